@@ -1,0 +1,116 @@
+#pragma once
+// An opened array: metadata, its codec chain and where its chunks live. read() fetches any box
+// into a strided destination; ReadPlan lets a caller (the batch assembler) gather the chunk work
+// of many boxes of many arrays, remove duplicate chunks, and run it all at once on a pool.
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "chute/array/metadata.h"
+#include "chute/array/strided_view.h"
+#include "chute/codec/codec_chain.h"
+#include "chute/codec/sharding.h"
+#include "chute/store/store.h"
+#include "chute/util/thread_pool.h"
+
+namespace chute {
+
+/// Time and bytes spent in reads, for the benchmark's breakdown. Summed over workers.
+struct ReadStats {
+  std::atomic<int64_t> read_ns{0};      // waiting for the store
+  std::atomic<int64_t> decode_ns{0};    // running the codec chain
+  std::atomic<int64_t> assemble_ns{0};  // copying staged chunks and filling missing ones
+  std::atomic<int64_t> bytes_read{0};   // encoded bytes from the store
+  std::atomic<int64_t> bytes_decoded{0};
+  std::atomic<int64_t> chunks{0};
+  std::atomic<int64_t> missing_chunks{0};
+  void reset();
+};
+
+/// Per-worker reusable state for executing chunk reads.
+struct ReadScratch {
+  ByteBuffer encoded;
+  ByteBuffer staging;
+  CodecScratch codec;
+  std::vector<ShardIndexEntry> shard_index;
+};
+
+class Array;
+
+/// Part of one chunk that lands in one destination: the region [chunk_start, +shape) of the
+/// decoded chunk goes to `dst` (already offset to the region's first element).
+struct ChunkTarget {
+  std::vector<int64_t> chunk_start;
+  StridedView dst;
+};
+
+/// All targets of one chunk of one array; executing it reads and decodes the chunk once.
+struct ChunkTask {
+  const Array* array = nullptr;
+  std::vector<int64_t> chunk_coords;  // in the array's read grid (inner chunks when sharded)
+  std::vector<ChunkTarget> targets;
+  std::string context;                // e.g. "sample 17", added to error messages
+};
+
+class ReadPlan {
+ public:
+  /// Adds the chunk work of reading box [start, start+dst.shape) of `array` into `dst`.
+  /// Chunks already planned for the same array get another target instead of another read.
+  void add(const Array& array, std::span<const int64_t> start, const StridedView& dst,
+           std::string context = {});
+  /// Runs every task on `pool` (inline when pool is null); scratch must have pool->size()
+  /// entries (or 1 without a pool). The first error is rethrown naming array and chunk key.
+  void execute(ThreadPool* pool, std::vector<ReadScratch>& scratch, ReadStats* stats = nullptr);
+  void clear();
+  size_t task_count() const { return tasks_.size(); }
+  const std::vector<ChunkTask>& tasks() const { return tasks_; }
+
+ private:
+  std::vector<ChunkTask> tasks_;
+  std::unordered_map<std::string, size_t> index_;  // (array, chunk) -> task
+};
+
+class Array {
+ public:
+  /// `prefix` is the array's folder inside `store` ("" when the store root is the array);
+  /// `name` is how messages refer to it (usually its path).
+  Array(StorePtr store, std::string prefix, ArrayMetadata metadata, std::string name);
+
+  const ArrayMetadata& metadata() const { return metadata_; }
+  const std::string& name() const { return name_; }
+  const Store& store() const { return *store_; }
+  const CodecChain& codecs() const { return *codecs_; }
+  /// The grid chunks are read in: the chunk shape, or the inner chunk shape when sharded.
+  const std::vector<int64_t>& read_chunk_shape() const { return read_chunk_shape_; }
+  size_t rank() const { return metadata_.shape.size(); }
+
+  /// Reads box [start, start + dst.shape) into dst. Throws kOutOfRange when the box leaves the
+  /// array, kInvalidArgument when dst's rank differs. Runs on `pool` when given.
+  void read(std::span<const int64_t> start, const StridedView& dst,
+            ThreadPool* pool = nullptr, ReadStats* stats = nullptr) const;
+
+  /// Key (relative to the store) of the stored object holding the chunk at read-grid coords:
+  /// the chunk's key, or its shard's key when sharded.
+  std::string storage_key(std::span<const int64_t> chunk_coords) const;
+
+  /// Reads, decodes and scatters one chunk task. Used by ReadPlan::execute.
+  void execute(const ChunkTask& task, ReadScratch& scratch, ReadStats* stats) const;
+
+ private:
+  StorePtr store_;
+  std::string prefix_;
+  ArrayMetadata metadata_;
+  std::string name_;
+  CodecChainPtr codecs_;
+  std::vector<int64_t> read_chunk_shape_;
+};
+
+using ArrayPtr = std::shared_ptr<const Array>;
+
+}  // namespace chute

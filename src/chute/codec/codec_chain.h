@@ -1,0 +1,68 @@
+#pragma once
+// A chain of Zarr codecs, built and validated once per array (tensorstore's "prepare"), then
+// used for every chunk. Decoding writes the chunk in C order and native byte order straight into
+// caller memory; per-worker state (decompression contexts, scratch buffers) lives in
+// CodecScratch so the steady state allocates nothing.
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "chute/array/metadata.h"
+#include "chute/util/byte_buffer.h"
+
+namespace chute {
+
+class ShardingCodec;
+
+/// Per-worker reusable state: one per thread, never shared between threads.
+class CodecScratch {
+ public:
+  CodecScratch();
+  ~CodecScratch();
+  CodecScratch(CodecScratch&&) noexcept;
+  CodecScratch& operator=(CodecScratch&&) noexcept;
+
+  ByteBuffer& buffer(size_t i);  // i in [0, 4): ping-pong buffers between stages
+  struct Contexts;               // zstd/blosc contexts, created lazily by the codecs
+  Contexts& contexts();
+
+ private:
+  ByteBuffer buffers_[4];
+  std::unique_ptr<Contexts> contexts_;
+};
+
+class CodecChain {
+ public:
+  /// Validates `codecs` for chunks of `chunk_shape` elements of `data_type`; throws kUnsupported
+  /// naming an unknown codec, kInvalidMetadata for a bad configuration or an inconsistent chain.
+  static std::shared_ptr<const CodecChain> create(std::span<const CodecSpec> codecs,
+                                                  const DataType& data_type,
+                                                  std::span<const int64_t> chunk_shape);
+  virtual ~CodecChain() = default;
+
+  /// Decodes one stored chunk into `out`, which must hold exactly decoded_nbytes() bytes.
+  /// Throws kCorruptData (truncated, corrupt, size mismatch, checksum) with a message that states
+  /// expected and found; sizes claimed by headers are checked before anything is allocated.
+  virtual void decode(std::span<const std::byte> encoded, std::span<std::byte> out,
+                      CodecScratch& scratch) const = 0;
+
+  /// Encodes one chunk (C order, native byte order, decoded_nbytes() bytes) into `out`.
+  virtual void encode(std::span<const std::byte> decoded, ByteBuffer& out,
+                      CodecScratch& scratch) const = 0;
+
+  virtual int64_t decoded_nbytes() const = 0;
+
+  /// Non-null when the array->bytes codec is sharding_indexed: then the array reads inner chunks
+  /// through it (partial reads) instead of calling decode() on whole shards.
+  virtual const ShardingCodec* sharding() const = 0;
+
+  /// e.g. "bytes(little) | blosc(lz4, shuffle, clevel 5)".
+  virtual std::string describe() const = 0;
+};
+
+using CodecChainPtr = std::shared_ptr<const CodecChain>;
+
+}  // namespace chute

@@ -1,0 +1,44 @@
+#pragma once
+// Opening Zarr v2 and v3 arrays and groups from a store or a local path. Metadata documents are
+// parsed into ArrayMetadata without I/O (parse_* functions) so they are tested and fuzzed alone.
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "chute/array/array.h"
+
+namespace chute {
+
+/// Parses a v2 `.zarray` document (plus optional `.zattrs` text, may be empty). `name` is used in
+/// error messages. Throws kInvalidMetadata / kUnsupported naming the field.
+ArrayMetadata parse_zarr_v2_array(std::string_view zarray_json, std::string_view zattrs_json,
+                                  const std::string& name);
+/// Parses a v3 `zarr.json` array document.
+ArrayMetadata parse_zarr_v3_array(std::string_view zarr_json, const std::string& name);
+
+struct Group {
+  std::string name;                      // path, for messages
+  int zarr_format = 3;
+  nlohmann::json attributes = nlohmann::json::object();
+  std::map<std::string, ArrayPtr> arrays;  // member path relative to the group -> array
+  std::vector<std::string> groups;         // member groups (relative paths)
+};
+
+/// Opens the array at `prefix` in `store` (v3 zarr.json, else v2 .zarray). kNotFound if neither.
+ArrayPtr open_zarr_array(StorePtr store, const std::string& prefix, const std::string& name);
+
+/// Opens the group at `prefix` with all its arrays, recursively; uses consolidated metadata
+/// (v2 .zmetadata, v3 consolidated_metadata) when present, else lists the store.
+Group open_zarr_group(StorePtr store, const std::string& prefix, const std::string& name);
+
+/// Opens a local path: an array folder, or "group/member" inside a group. kNotFound otherwise.
+ArrayPtr open_array(const std::string& path);
+Group open_group(const std::string& path);
+
+/// True when `path` is a Zarr group (has .zgroup or a zarr.json with node_type group).
+bool is_group(const std::string& path);
+
+}  // namespace chute

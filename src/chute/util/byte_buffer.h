@@ -1,0 +1,48 @@
+#pragma once
+// A growable byte buffer that never zero-initialises and never shrinks, so a buffer reused
+// across chunks stops allocating once it has seen the largest chunk (no allocation in the
+// steady state).
+
+#include <cstddef>
+#include <cstring>
+#include <memory>
+#include <span>
+
+namespace chute {
+
+class ByteBuffer {
+ public:
+  ByteBuffer() = default;
+  explicit ByteBuffer(size_t size) { resize(size); }
+  ByteBuffer(ByteBuffer&&) noexcept = default;
+  ByteBuffer& operator=(ByteBuffer&&) noexcept = default;
+
+  /// Sets the size; contents up to min(old, new) size are kept, the rest is uninitialised.
+  void resize(size_t size) {
+    if (size > capacity_) {
+      size_t capacity = capacity_ ? capacity_ : 4096;
+      while (capacity < size) capacity *= 2;
+      auto grown = std::unique_ptr<std::byte[]>(new std::byte[capacity]);
+      if (size_) std::memcpy(grown.get(), data_.get(), size_);
+      data_ = std::move(grown);
+      capacity_ = capacity;
+    }
+    size_ = size;
+  }
+  void clear() { size_ = 0; }
+
+  std::byte* data() { return data_.get(); }
+  const std::byte* data() const { return data_.get(); }
+  size_t size() const { return size_; }
+  size_t capacity() const { return capacity_; }
+  bool empty() const { return size_ == 0; }
+  std::span<std::byte> span() { return {data_.get(), size_}; }
+  std::span<const std::byte> span() const { return {data_.get(), size_}; }
+
+ private:
+  std::unique_ptr<std::byte[]> data_;
+  size_t size_ = 0;
+  size_t capacity_ = 0;
+};
+
+}  // namespace chute

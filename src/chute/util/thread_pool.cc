@@ -1,0 +1,92 @@
+#include "chute/util/thread_pool.h"
+
+#include <atomic>
+#include <exception>
+#include <memory>
+
+namespace chute {
+
+size_t default_thread_count() {
+  unsigned n = std::thread::hardware_concurrency();
+  return n == 0 ? 1 : n;
+}
+
+ThreadPool::ThreadPool(size_t threads) {
+  if (threads == 0) threads = default_thread_count();
+  workers_.reserve(threads);
+  for (size_t w = 0; w < threads; ++w) workers_.emplace_back([this, w] { worker_loop(w); });
+}
+
+ThreadPool::~ThreadPool() {
+  {
+    std::lock_guard lock(mutex_);
+    stopping_ = true;
+  }
+  wake_.notify_all();
+  for (auto& t : workers_) t.join();
+}
+
+void ThreadPool::worker_loop(size_t worker) {
+  for (;;) {
+    std::function<void(size_t)> job;
+    {
+      std::unique_lock lock(mutex_);
+      wake_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
+      if (queue_.empty()) return;  // stopping and drained
+      job = std::move(queue_.front());
+      queue_.pop_front();
+    }
+    job(worker);
+  }
+}
+
+namespace {
+struct Job {
+  size_t n = 0;
+  std::atomic<size_t> next{0};
+  std::atomic<bool> failed{false};
+  std::exception_ptr error;
+  std::mutex mutex;
+  std::condition_variable done_cv;
+  size_t runners_left = 0;
+};
+}  // namespace
+
+void ThreadPool::parallel_for(size_t n,
+                              const std::function<void(size_t index, size_t worker)>& task) {
+  if (n == 0) return;
+  auto job = std::make_shared<Job>();
+  job->n = n;
+  size_t runners = std::min(n, workers_.size());
+  job->runners_left = runners;
+  auto runner = [job, &task](size_t worker) {
+    for (;;) {
+      if (job->failed.load(std::memory_order_relaxed)) break;
+      size_t i = job->next.fetch_add(1, std::memory_order_relaxed);
+      if (i >= job->n) break;
+      try {
+        task(i, worker);
+      } catch (...) {
+        std::lock_guard lock(job->mutex);
+        if (!job->error) job->error = std::current_exception();
+        job->failed.store(true);
+      }
+    }
+    std::lock_guard lock(job->mutex);
+    if (--job->runners_left == 0) job->done_cv.notify_all();
+  };
+  {
+    std::lock_guard lock(mutex_);
+    for (size_t r = 0; r < runners; ++r) queue_.emplace_back(runner);
+  }
+  if (runners == 1) {
+    wake_.notify_one();
+  } else {
+    wake_.notify_all();
+  }
+  std::unique_lock lock(job->mutex);
+  job->done_cv.wait(lock, [&] { return job->runners_left == 0; });
+  if (job->error) std::rethrow_exception(job->error);
+}
+
+}  // namespace chute

@@ -1,0 +1,44 @@
+#pragma once
+// A fixed pool of worker threads. parallel_for() runs n independent tasks on the workers and
+// blocks until all are done; the first exception stops the remaining tasks and is rethrown to
+// the caller. Each task learns its worker index, so callers keep per-worker scratch state
+// (decompression contexts, staging buffers) without locks.
+
+#include <condition_variable>
+#include <cstddef>
+#include <deque>
+#include <functional>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace chute {
+
+class ThreadPool {
+ public:
+  /// threads == 0 means std::thread::hardware_concurrency().
+  explicit ThreadPool(size_t threads = 0);
+  ~ThreadPool();
+  ThreadPool(const ThreadPool&) = delete;
+  ThreadPool& operator=(const ThreadPool&) = delete;
+
+  size_t size() const { return workers_.size(); }
+
+  /// Runs task(i, worker) for i in [0, n) and waits. worker is in [0, size()).
+  /// Safe to call from several threads at once; not from inside a task of the same pool.
+  void parallel_for(size_t n, const std::function<void(size_t index, size_t worker)>& task);
+
+ private:
+  void worker_loop(size_t worker);
+
+  std::vector<std::thread> workers_;
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  std::deque<std::function<void(size_t)>> queue_;
+  bool stopping_ = false;
+};
+
+/// The default worker count: hardware threads, at least 1.
+size_t default_thread_count();
+
+}  // namespace chute
