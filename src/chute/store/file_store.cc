@@ -39,7 +39,8 @@ int open_or_missing(const std::string& path) {
 size_t pread_full(int fd, std::span<std::byte> out, uint64_t offset, const std::string& path) {
   size_t done = 0;
   while (done < out.size()) {
-    ssize_t n = ::pread(fd, out.data() + done, out.size() - done, static_cast<off_t>(offset + done));
+    ssize_t n =
+        ::pread(fd, out.data() + done, out.size() - done, static_cast<off_t>(offset + done));
     if (n < 0) {
       if (errno == EINTR) continue;
       fail_errno(errno, "read", path);

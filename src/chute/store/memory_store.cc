@@ -56,7 +56,8 @@ bool MemoryStore::read_range(std::string_view key, uint64_t offset,
 
 std::vector<std::string> MemoryStore::list(std::string_view prefix) const {
   std::lock_guard lock(mutex_);
-  std::string start = prefix.empty() ? std::string() : join_key(prefix, "");
+  std::string start = prefix.empty() ? std::string() : std::string(prefix) + "/";
+  if (start.size() > 1 && start[start.size() - 2] == '/') start.pop_back();
   std::set<std::string> names;
   for (auto it = values_.lower_bound(start); it != values_.end(); ++it) {
     const std::string& key = it->first;

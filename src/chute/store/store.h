@@ -26,7 +26,8 @@ class Store {
 
   /// Reads exactly out.size() bytes starting at `offset`. Returns false when the key is missing;
   /// throws kCorruptData when the value is shorter than offset + out.size().
-  virtual bool read_range(std::string_view key, uint64_t offset, std::span<std::byte> out) const = 0;
+  virtual bool read_range(std::string_view key, uint64_t offset,
+                          std::span<std::byte> out) const = 0;
 
   /// Names (not full keys) of the direct children of `prefix` ("" for the root): files and folders.
   virtual std::vector<std::string> list(std::string_view prefix) const = 0;

@@ -7,16 +7,26 @@ namespace chute {
 
 const char* error_code_name(ErrorCode code) {
   switch (code) {
-    case ErrorCode::kInvalidArgument: return "invalid argument";
-    case ErrorCode::kInvalidMetadata: return "invalid metadata";
-    case ErrorCode::kUnsupported: return "unsupported";
-    case ErrorCode::kCorruptData: return "corrupt data";
-    case ErrorCode::kNotFound: return "not found";
-    case ErrorCode::kPermissionDenied: return "permission denied";
-    case ErrorCode::kIoError: return "I/O error";
-    case ErrorCode::kOutOfRange: return "out of range";
-    case ErrorCode::kCancelled: return "cancelled";
-    case ErrorCode::kInternal: return "internal error";
+    case ErrorCode::kInvalidArgument:
+      return "invalid argument";
+    case ErrorCode::kInvalidMetadata:
+      return "invalid metadata";
+    case ErrorCode::kUnsupported:
+      return "unsupported";
+    case ErrorCode::kCorruptData:
+      return "corrupt data";
+    case ErrorCode::kNotFound:
+      return "not found";
+    case ErrorCode::kPermissionDenied:
+      return "permission denied";
+    case ErrorCode::kIoError:
+      return "I/O error";
+    case ErrorCode::kOutOfRange:
+      return "out of range";
+    case ErrorCode::kCancelled:
+      return "cancelled";
+    case ErrorCode::kInternal:
+      return "internal error";
   }
   return "error";
 }

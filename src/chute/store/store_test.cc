@@ -1,0 +1,156 @@
+// One conformance suite that every store passes, plus store-specific cases.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+
+#include "chute/store/counting_store.h"
+#include "chute/store/file_store.h"
+#include "chute/store/memory_store.h"
+#include "chute/util/error.h"
+
+namespace chute {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string as_string(const ByteBuffer& buffer) {
+  return std::string(reinterpret_cast<const char*>(buffer.data()), buffer.size());
+}
+
+// Builds a store holding {"a": "hello world", "dir/b": "xyz", "dir/sub/c": ""}.
+using StoreFactory = std::function<StorePtr()>;
+
+StorePtr make_memory_store() {
+  auto store = std::make_shared<MemoryStore>();
+  store->set("a", "hello world");
+  store->set("dir/b", "xyz");
+  store->set("dir/sub/c", "");
+  return store;
+}
+
+StorePtr make_file_store() {
+  static int counter = 0;
+  fs::path root = fs::temp_directory_path() / ("chute_store_test_" + std::to_string(::getpid()) +
+                                               "_" + std::to_string(counter++));
+  fs::create_directories(root / "dir" / "sub");
+  std::ofstream(root / "a") << "hello world";
+  std::ofstream(root / "dir" / "b") << "xyz";
+  std::ofstream(root / "dir" / "sub" / "c");
+  return std::make_shared<FileStore>(root.string());
+}
+
+StorePtr make_counting_store() { return std::make_shared<CountingStore>(make_memory_store()); }
+
+class StoreConformance : public ::testing::TestWithParam<StoreFactory> {};
+
+TEST_P(StoreConformance, ReadsWholeValues) {
+  StorePtr store = GetParam()();
+  ByteBuffer buffer;
+  ASSERT_TRUE(store->read("a", buffer));
+  EXPECT_EQ(as_string(buffer), "hello world");
+  ASSERT_TRUE(store->read("dir/b", buffer));
+  EXPECT_EQ(as_string(buffer), "xyz");
+  ASSERT_TRUE(store->read("dir/sub/c", buffer));
+  EXPECT_EQ(buffer.size(), 0u);
+}
+
+TEST_P(StoreConformance, MissingKeyIsNotAnError) {
+  StorePtr store = GetParam()();
+  ByteBuffer buffer;
+  EXPECT_FALSE(store->read("nope", buffer));
+  EXPECT_FALSE(store->read("dir/nope/deeper", buffer));
+  EXPECT_FALSE(store->size("nope").has_value());
+  std::byte out[2];
+  EXPECT_FALSE(store->read_range("nope", 0, out));
+}
+
+TEST_P(StoreConformance, SizeOfValues) {
+  StorePtr store = GetParam()();
+  EXPECT_EQ(store->size("a"), 11u);
+  EXPECT_EQ(store->size("dir/sub/c"), 0u);
+}
+
+TEST_P(StoreConformance, ReadsByteRanges) {
+  StorePtr store = GetParam()();
+  std::byte out[5];
+  ASSERT_TRUE(store->read_range("a", 6, out));
+  EXPECT_EQ(std::memcmp(out, "world", 5), 0);
+  ASSERT_TRUE(store->read_range("a", 0, std::span<std::byte>(out, 0)));
+}
+
+TEST_P(StoreConformance, RangePastTheEndIsCorruptData) {
+  StorePtr store = GetParam()();
+  std::byte out[8];
+  try {
+    store->read_range("a", 6, out);
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kCorruptData);
+    EXPECT_NE(std::string(e.what()).find("expected 8 bytes at offset 6"), std::string::npos)
+        << e.what();
+  }
+}
+
+TEST_P(StoreConformance, ListsDirectChildren) {
+  StorePtr store = GetParam()();
+  EXPECT_EQ(store->list(""), (std::vector<std::string>{"a", "dir"}));
+  EXPECT_EQ(store->list("dir"), (std::vector<std::string>{"b", "sub"}));
+  EXPECT_TRUE(store->list("nope").empty());
+}
+
+INSTANTIATE_TEST_SUITE_P(AllStores, StoreConformance,
+                         ::testing::Values(make_memory_store, make_file_store,
+                                           make_counting_store));
+
+TEST(StoreCounting, CountsRequestsBytesAndKeys) {
+  auto counting = std::make_shared<CountingStore>(make_memory_store(), /*log_keys=*/true);
+  ByteBuffer buffer;
+  counting->read("a", buffer);
+  counting->read("nope", buffer);
+  std::byte out[3];
+  counting->read_range("dir/b", 0, out);
+  EXPECT_EQ(counting->reads(), 2u);
+  EXPECT_EQ(counting->range_reads(), 1u);
+  EXPECT_EQ(counting->bytes_read(), 14u);
+  EXPECT_EQ(counting->logged_keys(), (std::vector<std::string>{"a", "nope", "dir/b"}));
+  counting->reset();
+  EXPECT_EQ(counting->reads(), 0u);
+  EXPECT_TRUE(counting->logged_keys().empty());
+}
+
+TEST(StoreFile, UnreadableFileIsPermissionDenied) {
+  if (::geteuid() == 0) GTEST_SKIP() << "root reads files whatever their mode";
+  auto store = std::dynamic_pointer_cast<const FileStore>(make_file_store());
+  std::string path = store->root() + "/a";
+  ::chmod(path.c_str(), 0);
+  ByteBuffer buffer;
+  try {
+    store->read("a", buffer);
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kPermissionDenied);
+    EXPECT_NE(std::string(e.what()).find(path), std::string::npos);
+  }
+}
+
+TEST(StoreFile, DirectoryIsNotAValue) {
+  StorePtr store = make_file_store();
+  ByteBuffer buffer;
+  EXPECT_FALSE(store->read("dir", buffer));
+  EXPECT_FALSE(store->size("dir").has_value());
+}
+
+TEST(StoreKeys, JoinKey) {
+  EXPECT_EQ(join_key("", "a"), "a");
+  EXPECT_EQ(join_key("g", ""), "g");
+  EXPECT_EQ(join_key("g/", "a"), "g/a");
+  EXPECT_EQ(join_key("g", "c/0/1"), "g/c/0/1");
+}
+
+}  // namespace
+}  // namespace chute
