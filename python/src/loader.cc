@@ -1,8 +1,231 @@
+// Bindings for datasets and the Loader. Batches become NumPy arrays without a copy: each array
+// holds a capsule owning a shared_ptr to the pooled batch buffer, so the memory goes back to the
+// pool when the last array (or a DLPack consumer of it) lets go. The Python-side Loader, Batch
+// and adapters live in chute/loader.py, chute/torch.py and chute/jax.py.
+
+#include <nanobind/ndarray.h>
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/pair.h>
+#include <nanobind/stl/shared_ptr.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
 #include "bindings.h"
+#include "chute/loader.h"
+#include "chute/util/error.h"
+
+namespace nb = nanobind;
 
 namespace chute::python {
+namespace {
 
-// Filled in by the Loader work (issue 3).
-void bind_loader(nanobind::module_& m) {}
+using NumpyArray = nb::ndarray<nb::numpy, nb::device::cpu, nb::c_contig>;
+
+nb::dlpack::dtype dlpack_dtype(const DataType& type) {
+  nb::dlpack::dtype out{};
+  out.bits = static_cast<uint8_t>(type.size * 8);
+  out.lanes = 1;
+  switch (type.kind) {
+    case DTypeKind::kBool: out.code = static_cast<uint8_t>(nb::dlpack::dtype_code::Bool); break;
+    case DTypeKind::kInt: out.code = static_cast<uint8_t>(nb::dlpack::dtype_code::Int); break;
+    case DTypeKind::kUInt: out.code = static_cast<uint8_t>(nb::dlpack::dtype_code::UInt); break;
+    case DTypeKind::kFloat: out.code = static_cast<uint8_t>(nb::dlpack::dtype_code::Float); break;
+    case DTypeKind::kComplex:
+      out.code = static_cast<uint8_t>(nb::dlpack::dtype_code::Complex);
+      break;
+    // NumPy has no bfloat16: hand out its bits as uint16; chute/loader.py views them as
+    // ml_dtypes.bfloat16.
+    case DTypeKind::kBFloat: out.code = static_cast<uint8_t>(nb::dlpack::dtype_code::UInt); break;
+  }
+  return out;
+}
+
+/// A zero-copy NumPy array over `array`, keeping its buffer alive through a capsule.
+NumpyArray to_numpy(const BatchArray& array) {
+  auto* owner = new std::shared_ptr<std::byte>(array.owner);
+  nb::capsule capsule(owner, [](void* p) noexcept {
+    delete static_cast<std::shared_ptr<std::byte>*>(p);
+  });
+  std::vector<size_t> shape(array.shape.begin(), array.shape.end());
+  return NumpyArray(array.data, shape.size(), shape.data(), capsule, nullptr,
+                    dlpack_dtype(array.dtype));
+}
+
+NumpyArray indices_to_numpy(std::vector<int64_t> indices) {
+  auto* owner = new std::vector<int64_t>(std::move(indices));
+  nb::capsule capsule(owner, [](void* p) noexcept { delete static_cast<std::vector<int64_t>*>(p); });
+  size_t shape[1] = {owner->size()};
+  return NumpyArray(owner->data(), 1, shape, capsule, nullptr, nb::dtype<int64_t>());
+}
+
+/// (epoch, index, indices, padding, [(name, array, dtype name)]) for chute.loader.Batch.
+nb::tuple batch_to_python(Batch batch) {
+  nb::list arrays;
+  for (const BatchArray& array : batch.arrays) {
+    arrays.append(nb::make_tuple(array.name, to_numpy(array), array.dtype.name()));
+  }
+  return nb::make_tuple(batch.epoch, batch.index, indices_to_numpy(std::move(batch.indices)),
+                        batch.padding, arrays);
+}
+
+DataType parse_output_dtype(const std::string& name) {
+  if (name == "float32") return {DTypeKind::kFloat, 4};
+  if (name == "float16") return {DTypeKind::kFloat, 2};
+  if (name == "bfloat16") return {DTypeKind::kBFloat, 2};
+  fail(ErrorCode::kInvalidArgument, "dtype must be float32, float16 or bfloat16, got '{}'", name);
+}
+
+nb::dict stats_to_python(const LoaderStats& s) {
+  nb::dict d;
+  d["batches"] = s.batches;
+  d["samples"] = s.samples;
+  d["wait_s"] = s.wait_ns * 1e-9;
+  d["first_batch_s"] = s.first_batch_ns < 0 ? -1.0 : s.first_batch_ns * 1e-9;
+  d["produce_s"] = s.produce_ns * 1e-9;
+  d["finish_s"] = s.finish_ns * 1e-9;
+  d["read_s"] = s.read_ns * 1e-9;
+  d["decode_s"] = s.decode_ns * 1e-9;
+  d["assemble_s"] = s.assemble_ns * 1e-9;
+  d["bytes_read"] = s.bytes_read;
+  d["bytes_decoded"] = s.bytes_decoded;
+  d["chunks"] = s.chunks;
+  d["missing_chunks"] = s.missing_chunks;
+  d["buffers_allocated"] = s.buffers_allocated;
+  nb::list occupancy;
+  for (const OccupancySample& o : s.occupancy) {
+    occupancy.append(nb::make_tuple(o.time_ns * 1e-9, o.queued));
+  }
+  d["occupancy"] = occupancy;
+  return d;
+}
+
+}  // namespace
+
+void bind_loader(nb::module_& m) {
+  nb::class_<Dataset>(m, "_Dataset", "What a sample is; built by chute.packed() or chute.windows().")
+      .def_prop_ro("num_samples", &Dataset::num_samples)
+      .def("describe", &Dataset::describe)
+      .def("outputs", [](const Dataset& d) {
+        nb::list out;
+        for (const OutputSpec& spec : d.outputs()) {
+          out.append(nb::make_tuple(spec.name, spec.dtype.name(), spec.sample_shape));
+        }
+        return out;
+      });
+
+  nb::class_<WindowDataset, Dataset>(m, "_WindowDataset")
+      .def_prop_ro("first_time", &WindowDataset::first_time)
+      .def_prop_ro("step_channels", &WindowDataset::step_channels)
+      .def("channel_names", &WindowDataset::channel_names, nb::arg("output"));
+
+  m.def(
+      "_open_packed",
+      [](const std::vector<std::pair<std::string, std::string>>& paths) -> DatasetPtr {
+        nb::gil_scoped_release release;
+        return open_packed_dataset(paths);
+      },
+      nb::arg("paths"));
+
+  m.def(
+      "_open_windows",
+      [](const std::string& path, std::vector<std::string> variables,
+         std::vector<int64_t> level_indices, std::vector<double> level_values,
+         std::vector<int64_t> input_offsets, std::vector<int64_t> target_offsets,
+         bool channels_last, const std::string& dtype, std::vector<float> mean,
+         std::vector<float> std, std::string mean_suffix, std::string std_suffix,
+         std::string level_coordinate, int64_t time_start,
+         int64_t time_stop) -> std::shared_ptr<WindowDataset> {
+        WindowOptions options;
+        options.variables = std::move(variables);
+        options.level_indices = std::move(level_indices);
+        options.level_values = std::move(level_values);
+        options.input_offsets = std::move(input_offsets);
+        options.target_offsets = std::move(target_offsets);
+        options.channels_last = channels_last;
+        options.output_dtype = parse_output_dtype(dtype);
+        options.mean = std::move(mean);
+        options.std = std::move(std);
+        options.mean_suffix = std::move(mean_suffix);
+        options.std_suffix = std::move(std_suffix);
+        options.level_coordinate = std::move(level_coordinate);
+        options.time_start = time_start;
+        options.time_stop = time_stop;
+        nb::gil_scoped_release release;
+        return open_window_dataset(path, std::move(options));
+      },
+      nb::arg("path"), nb::arg("variables"), nb::arg("level_indices"), nb::arg("level_values"),
+      nb::arg("input_offsets"), nb::arg("target_offsets"), nb::arg("channels_last"),
+      nb::arg("dtype"), nb::arg("mean"), nb::arg("std"), nb::arg("mean_suffix"),
+      nb::arg("std_suffix"), nb::arg("level_coordinate"), nb::arg("time_start"),
+      nb::arg("time_stop"));
+
+  nb::class_<Loader>(m, "_Loader", "The core loader; use chute.Loader instead.")
+      .def(
+          "__init__",
+          [](Loader* self, DatasetPtr dataset, int64_t batch_size, bool shuffle, uint64_t seed,
+             bool drop_last, size_t threads, size_t prefetch, int64_t rank, int64_t world_size) {
+            LoaderOptions options;
+            options.batch_size = batch_size;
+            options.shuffle = shuffle;
+            options.seed = seed;
+            options.drop_last = drop_last;
+            options.threads = threads;
+            options.prefetch = prefetch;
+            options.rank = rank;
+            options.world_size = world_size;
+            new (self) Loader(std::move(dataset), options);
+          },
+          nb::arg("dataset"), nb::arg("batch_size"), nb::arg("shuffle"), nb::arg("seed"),
+          nb::arg("drop_last"), nb::arg("threads"), nb::arg("prefetch"), nb::arg("rank"),
+          nb::arg("world_size"))
+      .def_prop_ro("batches_per_epoch", &Loader::batches_per_epoch)
+      .def_prop_ro("threads", &Loader::threads)
+      .def_prop_ro("num_samples", [](const Loader& l) { return l.dataset().num_samples(); })
+      .def(
+          "begin_epoch",
+          [](Loader& l, std::optional<int64_t> epoch, int64_t start_batch) {
+            nb::gil_scoped_release release;
+            if (epoch) {
+              l.begin_epoch(*epoch, start_batch);
+            } else {
+              l.begin_epoch();
+            }
+          },
+          nb::arg("epoch") = nb::none(), nb::arg("start_batch") = 0)
+      .def("next",
+           [](Loader& l) -> nb::object {
+             std::optional<Batch> batch;
+             {
+               nb::gil_scoped_release release;
+               batch = l.next();
+             }
+             if (!batch) return nb::none();
+             return batch_to_python(std::move(*batch));
+           })
+      .def("stop",
+           [](Loader& l) {
+             nb::gil_scoped_release release;
+             l.stop();
+           })
+      .def("state",
+           [](const Loader& l) {
+             SamplerState s = l.state();
+             return nb::make_tuple(s.seed, s.epoch, s.next_batch);
+           })
+      .def(
+          "restore",
+          [](Loader& l, uint64_t seed, int64_t epoch, int64_t next_batch) {
+            nb::gil_scoped_release release;
+            l.restore(SamplerState{seed, epoch, next_batch});
+          },
+          nb::arg("seed"), nb::arg("epoch"), nb::arg("next_batch"))
+      .def("stats", [](const Loader& l) { return stats_to_python(l.stats()); })
+      .def("reset_stats", &Loader::reset_stats);
+}
 
 }  // namespace chute::python

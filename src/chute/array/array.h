@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "chute/array/metadata.h"
+#include "chute/array/shard_index_cache.h"
 #include "chute/array/strided_view.h"
 #include "chute/codec/codec_chain.h"
 #include "chute/codec/sharding.h"
@@ -39,6 +40,7 @@ struct ReadScratch {
   ByteBuffer staging;
   CodecScratch codec;
   std::vector<ShardIndexEntry> shard_index;
+  std::string key;  // storage key of the chunk being read, reused across chunks
 };
 
 class Array;
@@ -72,8 +74,17 @@ class ReadPlan {
   const std::vector<ChunkTask>& tasks() const { return tasks_; }
 
  private:
+  struct ChunkId {
+    const Array* array;
+    int64_t chunk;  // row-major position in the array's read grid
+    bool operator==(const ChunkId&) const = default;
+  };
+  struct ChunkIdHash {
+    size_t operator()(const ChunkId& id) const;
+  };
+
   std::vector<ChunkTask> tasks_;
-  std::unordered_map<std::string, size_t> index_;  // (array, chunk) -> task
+  std::unordered_map<ChunkId, size_t, ChunkIdHash> index_;  // (array, chunk) -> task
 };
 
 class Array {
@@ -88,6 +99,8 @@ class Array {
   const CodecChain& codecs() const { return *codecs_; }
   /// The grid chunks are read in: the chunk shape, or the inner chunk shape when sharded.
   const std::vector<int64_t>& read_chunk_shape() const { return read_chunk_shape_; }
+  /// Chunks per dimension of the read grid.
+  const std::vector<int64_t>& read_grid_shape() const { return read_grid_shape_; }
   size_t rank() const { return metadata_.shape.size(); }
 
   /// Reads box [start, start + dst.shape) into dst. Throws kOutOfRange when the box leaves the
@@ -107,8 +120,20 @@ class Array {
   std::string prefix_;
   ArrayMetadata metadata_;
   std::string name_;
+  /// Reads the encoded bytes of the task's chunk into scratch.encoded (key in scratch.key);
+  /// false when the chunk (or, sharded, its shard or inner chunk) is missing.
+  bool read_encoded(const ChunkTask& task, ReadScratch& scratch, ReadStats* stats) const;
+  /// The decoded index of the shard whose key is in scratch.key (cached); empty when missing.
+  ShardIndexPtr shard_index(std::span<const int64_t> shard_coords, ReadScratch& scratch,
+                            ReadStats* stats) const;
+  void decode_and_scatter(const ChunkTask& task, ReadScratch& scratch, ReadStats* stats) const;
+  void fill_targets(const ChunkTask& task) const;
+
   CodecChainPtr codecs_;
   std::vector<int64_t> read_chunk_shape_;
+  std::vector<int64_t> read_grid_shape_;
+  std::vector<int64_t> shard_grid_shape_;            // sharded only
+  std::shared_ptr<ShardIndexCache> shard_indexes_;  // sharded only
 };
 
 using ArrayPtr = std::shared_ptr<const Array>;

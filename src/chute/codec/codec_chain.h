@@ -41,6 +41,12 @@ class CodecChain {
   static std::shared_ptr<const CodecChain> create(std::span<const CodecSpec> codecs,
                                                   const DataType& data_type,
                                                   std::span<const int64_t> chunk_shape);
+  /// As above; `fill_value` (data_type.size bytes in native order, or empty for zeros) is what a
+  /// whole-shard decode of a sharded chain writes into empty inner chunks.
+  static std::shared_ptr<const CodecChain> create(std::span<const CodecSpec> codecs,
+                                                  const DataType& data_type,
+                                                  std::span<const int64_t> chunk_shape,
+                                                  std::span<const std::byte> fill_value);
   virtual ~CodecChain() = default;
 
   /// Decodes one stored chunk into `out`, which must hold exactly decoded_nbytes() bytes.
@@ -55,8 +61,10 @@ class CodecChain {
 
   virtual int64_t decoded_nbytes() const = 0;
 
-  /// Non-null when the array->bytes codec is sharding_indexed: then the array reads inner chunks
-  /// through it (partial reads) instead of calling decode() on whole shards.
+  /// Non-null when the array->bytes codec is sharding_indexed and the shard is stored as is (no
+  /// array->array or bytes->bytes codec around it): then the array reads inner chunks through it
+  /// (partial reads) instead of calling decode() on whole shards. A chain with codecs around the
+  /// sharding codec returns null here and decodes whole shards.
   virtual const ShardingCodec* sharding() const = 0;
 
   /// e.g. "bytes(little) | blosc(lz4, shuffle, clevel 5)".

@@ -20,7 +20,7 @@ ArrayMetadata parse_zarr_v2_array(std::string_view zarray_json, std::string_view
 ArrayMetadata parse_zarr_v3_array(std::string_view zarr_json, const std::string& name);
 
 struct Group {
-  std::string name;                      // path, for messages
+  std::string name;  // path, for messages
   int zarr_format = 3;
   nlohmann::json attributes = nlohmann::json::object();
   std::map<std::string, ArrayPtr> arrays;  // member path relative to the group -> array

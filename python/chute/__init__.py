@@ -1,0 +1,73 @@
+"""chute: training batches from chunked scientific arrays (Zarr v2/v3).
+
+    >>> import chute
+    >>> a = chute.open("data/temperature.zarr")     # or "group.zarr/member"
+    >>> a.shape, a.dtype, a.chunks
+    >>> a[3, :, ::2]                                 # NumPy basic indexing -> numpy.ndarray
+    >>> g = chute.open_group("data/era5.zarr")       # Mapping: member name -> Array
+
+Errors are chute.Error subclasses that also derive from the built-in exception that fits:
+
+    InvalidArgumentError, InvalidMetadataError, UnsupportedError, CorruptDataError -> ValueError
+    NotFoundError -> FileNotFoundError, PermissionDeniedError -> PermissionError,
+    StorageError -> OSError, OutOfRangeError -> IndexError, InternalError -> RuntimeError,
+    CancelledError -> chute.Error only.
+"""
+
+from importlib import metadata as _metadata
+
+from . import _chute
+from ._array import Array, Group, open, open_group  # noqa: A004 - chute.open mirrors zarr.open
+from .loader import Batch, Dataset, Loader, packed, windows
+from ._chute import (
+    CancelledError,
+    CorruptDataError,
+    Error,
+    InternalError,
+    InvalidArgumentError,
+    InvalidMetadataError,
+    NotFoundError,
+    OutOfRangeError,
+    PermissionDeniedError,
+    StorageError,
+    UnsupportedError,
+    get_threads,
+    set_threads,
+)
+
+try:
+    __version__ = _metadata.version("chute")
+except _metadata.PackageNotFoundError:  # running from a build tree, not installed
+    __version__ = "0+unknown"
+
+__all__ = [
+    "Array",
+    "Batch",
+    "Dataset",
+    "Loader",
+    "packed",
+    "windows",
+    "CancelledError",
+    "CorruptDataError",
+    "Error",
+    "Group",
+    "InternalError",
+    "InvalidArgumentError",
+    "InvalidMetadataError",
+    "NotFoundError",
+    "OutOfRangeError",
+    "PermissionDeniedError",
+    "StorageError",
+    "UnsupportedError",
+    "get_threads",
+    "open",
+    "open_group",
+    "set_threads",
+]
+
+# Public names the other binding files register (e.g. the Loader) are exported as they are.
+for _name in dir(_chute):
+    if not _name.startswith("_") and _name not in globals():
+        globals()[_name] = getattr(_chute, _name)
+        __all__.append(_name)
+del _name

@@ -1,0 +1,283 @@
+"""Arrays and groups: NumPy basic indexing over the core's box reads.
+
+Every read allocates one fresh NumPy array for the bounding box of the request and has the core
+decode chunks straight into it (the GIL is released meanwhile); strides, dropped axes and new
+axes are then applied as NumPy views, so results match NumPy's basic indexing exactly.
+"""
+
+from __future__ import annotations
+
+import json
+import operator
+import os
+from collections.abc import Mapping
+from typing import Any, Iterator, Optional, Sequence, Tuple
+
+import numpy as np
+
+from . import _chute
+
+__all__ = ["Array", "Group", "open", "open_group"]
+
+_BASIC_INDEX_HELP = (
+    "only integers, slices (`:`), ellipsis (`...`) and numpy.newaxis (`None`) are valid indices "
+    "of a chute.Array; for fancy indexing read a box first (np.asarray(a[box])[index])"
+)
+
+
+def _numpy_dtype(core: Any) -> np.dtype:
+    if core.dtype_name == "bfloat16":
+        import ml_dtypes  # optional: only arrays of bfloat16 need it
+
+        return np.dtype(ml_dtypes.bfloat16)
+    return np.dtype(core.dtype_str)
+
+
+def _as_index(item: Any, axis: int, size: int) -> int:
+    """The non-negative position of integer index `item` on an axis of `size`."""
+    index = operator.index(item)
+    if index < -size or index >= size:
+        raise _chute.OutOfRangeError(
+            f"index {index} is out of bounds for axis {axis} with size {size}"
+        )
+    return index % size
+
+
+def _is_integer(item: Any) -> bool:
+    if isinstance(item, (bool, np.bool_)):
+        return False
+    if isinstance(item, (int, np.integer)):
+        return True
+    if isinstance(item, (np.ndarray, list, tuple, float, complex, str, bytes)):
+        return False
+    return hasattr(item, "__index__")
+
+
+def _expand_key(key: Any, ndim: int) -> list:
+    """The key as a list with one entry per axis (plus None entries), Ellipsis expanded."""
+    items = list(key) if isinstance(key, tuple) else [key]
+    ellipses = sum(1 for item in items if item is Ellipsis)
+    if ellipses > 1:
+        raise IndexError("an index can only have a single ellipsis ('...')")
+    indexed = sum(1 for item in items if item is not None and item is not Ellipsis)
+    if indexed > ndim:
+        raise IndexError(
+            f"too many indices for array: array is {ndim}-dimensional, but {indexed} were indexed"
+        )
+    fill = [slice(None)] * (ndim - indexed)
+    if ellipses:
+        at = next(i for i, item in enumerate(items) if item is Ellipsis)
+        return items[:at] + fill + items[at + 1 :]
+    return items + fill
+
+
+def plan_basic_index(
+    key: Any, shape: Sequence[int]
+) -> Tuple[Tuple[int, ...], Tuple[int, ...], tuple, bool]:
+    """Splits a basic index into a box to read and a NumPy index to apply to the box.
+
+    Returns (box_start, box_shape, view_index, compact): `compact` says the view skips elements
+    of the box (a step other than ±1), so the result should be copied to free the box.
+    """
+    box_start, box_shape, view = [], [], []
+    compact = False
+    axis = 0
+    for item in _expand_key(key, len(shape)):
+        if item is None:
+            view.append(None)
+            continue
+        size = shape[axis]
+        if isinstance(item, slice):
+            start, stop, step = item.indices(size)
+            count = len(range(start, stop, step))
+            if count == 0:
+                box_start.append(0)
+                box_shape.append(0)
+            elif step > 0:
+                box_start.append(start)
+                box_shape.append((count - 1) * step + 1)
+            else:
+                low = start + (count - 1) * step
+                box_start.append(low)
+                box_shape.append(start - low + 1)
+            view.append(slice(None, None, step))
+            compact = compact or (count > 1 and abs(step) > 1)
+        elif _is_integer(item):
+            box_start.append(_as_index(item, axis, size))
+            box_shape.append(1)
+            view.append(0)
+        else:
+            raise IndexError(f"{_BASIC_INDEX_HELP}; got {type(item).__name__}")
+        axis += 1
+    # A trailing Ellipsis makes NumPy return a 0-d array rather than a scalar when every axis
+    # is indexed by an integer, which is what zarr-python 3 returns too.
+    return tuple(box_start), tuple(box_shape), tuple(view) + (Ellipsis,), compact
+
+
+class Array:
+    """A Zarr array opened by chute. Index it like a NumPy array to read."""
+
+    __slots__ = ("_core", "_dtype", "_shape", "_attrs")
+
+    def __init__(self, core: Any):
+        self._core = core
+        self._dtype = _numpy_dtype(core)
+        self._shape = tuple(core.shape)
+        self._attrs: Optional[dict] = None
+
+    @property
+    def path(self) -> str:
+        """The path the array was opened from (used in error messages)."""
+        return self._core.path
+
+    @property
+    def shape(self) -> Tuple[int, ...]:
+        return self._shape
+
+    @property
+    def dtype(self) -> np.dtype:
+        """The element type in native byte order (whatever order the chunks are stored in)."""
+        return self._dtype
+
+    @property
+    def chunks(self) -> Tuple[int, ...]:
+        """The chunk shape of the grid (for sharded arrays: the shard shape)."""
+        return tuple(self._core.chunks)
+
+    @property
+    def read_chunks(self) -> Tuple[int, ...]:
+        """The unit chunks are read in: the chunk shape, or the inner chunk shape if sharded."""
+        return tuple(self._core.read_chunks)
+
+    @property
+    def fill_value(self) -> Any:
+        """The fill value as a NumPy scalar of the array's dtype (a null fill value reads as 0)."""
+        raw = self._core.fill_value_bytes
+        return np.frombuffer(raw, dtype=self._dtype, count=1)[0]
+
+    @property
+    def attrs(self) -> dict:
+        """The user attributes (.zattrs or zarr.json attributes)."""
+        if self._attrs is None:
+            self._attrs = json.loads(self._core.attrs_json)
+        return self._attrs
+
+    @property
+    def dimension_names(self) -> Optional[Tuple[str, ...]]:
+        """One name per axis ("" when unnamed), or None when the metadata names none."""
+        names = self._core.dimension_names
+        return tuple(names) if names else None
+
+    @property
+    def zarr_format(self) -> int:
+        return self._core.zarr_format
+
+    @property
+    def codecs(self) -> str:
+        """The codec chain, e.g. "bytes(little) | blosc(lz4, shuffle, clevel 5)"."""
+        return self._core.codecs
+
+    @property
+    def ndim(self) -> int:
+        return len(self._shape)
+
+    @property
+    def size(self) -> int:
+        return int(np.prod(self._shape, dtype=np.int64))
+
+    @property
+    def nbytes(self) -> int:
+        return self.size * self._dtype.itemsize
+
+    def __len__(self) -> int:
+        if not self._shape:
+            raise TypeError("len() of a 0-d chute.Array")
+        return self._shape[0]
+
+    def __repr__(self) -> str:
+        return (
+            f"<chute.Array {self.path!r} shape={self._shape} dtype={self._dtype} "
+            f"chunks={self.chunks}>"
+        )
+
+    def read(self, start: Sequence[int], shape: Sequence[int]) -> np.ndarray:
+        """Reads the box [start, start + shape) into a new C-contiguous NumPy array."""
+        out = np.empty(tuple(shape), dtype=self._dtype)
+        self._core.read_into(list(start), out)
+        return out
+
+    def read_into(self, start: Sequence[int], out: np.ndarray) -> np.ndarray:
+        """Reads the box [start, start + out.shape) into `out` (any non-negative strides)."""
+        if out.dtype != self._dtype:
+            raise TypeError(f"expected an output array of dtype {self._dtype}, got {out.dtype}")
+        self._core.read_into(list(start), out)
+        return out
+
+    def __getitem__(self, key: Any) -> np.ndarray:
+        start, shape, view, compact = plan_basic_index(key, self._shape)
+        result = self.read(start, shape)[view]
+        return np.ascontiguousarray(result) if compact else result
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        data = self.read((0,) * self.ndim, self._shape)
+        return data if dtype is None else data.astype(dtype, copy=False)
+
+    def __iter__(self) -> Iterator[np.ndarray]:
+        for i in range(len(self)):
+            yield self[i]
+
+
+class Group(Mapping):
+    """A Zarr group: a read-only mapping of member path (relative to the group) to Array.
+
+    Arrays of nested groups appear under their relative path ("sub/x").
+    """
+
+    def __init__(self, info: dict):
+        self._path = info["name"]
+        self._zarr_format = info["zarr_format"]
+        self._attrs = json.loads(info["attrs_json"])
+        self._groups = tuple(info["groups"])
+        self._arrays = {name: Array(core) for name, core in sorted(info["arrays"].items())}
+
+    @property
+    def path(self) -> str:
+        return self._path
+
+    @property
+    def zarr_format(self) -> int:
+        return self._zarr_format
+
+    @property
+    def attrs(self) -> dict:
+        return self._attrs
+
+    @property
+    def groups(self) -> Tuple[str, ...]:
+        """The member groups (relative paths)."""
+        return self._groups
+
+    def __getitem__(self, name: str) -> Array:
+        try:
+            return self._arrays[name]
+        except KeyError:
+            raise KeyError(f"{name!r} is not an array of group {self._path!r}") from None
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._arrays)
+
+    def __len__(self) -> int:
+        return len(self._arrays)
+
+    def __repr__(self) -> str:
+        return f"<chute.Group {self._path!r} arrays={list(self._arrays)}>"
+
+
+def open(path: "str | os.PathLike[str]") -> Array:  # noqa: A001 - mirrors zarr.open
+    """Opens the Zarr v2 or v3 array at `path` (an array folder, or "group/member")."""
+    return Array(_chute._open_array(os.fspath(path)))
+
+
+def open_group(path: "str | os.PathLike[str]") -> Group:
+    """Opens the Zarr v2 or v3 group at `path` with all its arrays (consolidated if available)."""
+    return Group(_chute._open_group(os.fspath(path)))

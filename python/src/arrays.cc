@@ -1,0 +1,152 @@
+// Bindings for opening arrays and groups and reading boxes into NumPy arrays. This layer is thin:
+// indexing, dtype handling and the Group mapping live in chute/_array.py; here are the calls that
+// touch the core, each releasing the GIL while it works.
+
+#include <nanobind/ndarray.h>
+#include <nanobind/stl/shared_ptr.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "bindings.h"
+#include "chute/format/zarr.h"
+#include "chute/util/error.h"
+#include "chute/util/thread_pool.h"
+
+namespace nb = nanobind;
+
+namespace chute::python {
+namespace {
+
+// The module-wide pool that Array reads run on; replaced by set_threads(). Readers hold a
+// shared_ptr so a replacement never destroys a pool that a read in flight still uses.
+std::mutex g_pool_mutex;
+std::shared_ptr<ThreadPool> g_pool;
+
+std::shared_ptr<ThreadPool> shared_pool() {
+  std::lock_guard<std::mutex> lock(g_pool_mutex);
+  if (!g_pool) g_pool = std::make_shared<ThreadPool>(default_thread_count());
+  return g_pool;
+}
+
+void set_threads(int64_t threads) {
+  if (threads < 0) fail(ErrorCode::kInvalidArgument, "threads must be >= 0, got {}", threads);
+  size_t count = threads == 0 ? default_thread_count() : static_cast<size_t>(threads);
+  auto pool = std::make_shared<ThreadPool>(count);
+  std::shared_ptr<ThreadPool> old;
+  {
+    std::lock_guard<std::mutex> lock(g_pool_mutex);
+    old = std::move(g_pool);
+    g_pool = std::move(pool);
+  }
+  // `old` is destroyed here (joining its workers) unless a read still holds it.
+}
+
+size_t get_threads() { return shared_pool()->size(); }
+
+using NumpyOut = nb::ndarray<nb::numpy, nb::device::cpu>;
+
+/// Reads box [start, start + out.shape) of `array` into `out`, which must have the array's rank,
+/// an item size equal to the array's element size and non-negative strides.
+void read_into(const Array& array, const std::vector<int64_t>& start, NumpyOut out) {
+  const ArrayMetadata& meta = array.metadata();
+  if (out.ndim() != meta.rank() || start.size() != meta.rank()) {
+    fail(ErrorCode::kInvalidArgument, "{}: expected a box of rank {}, got start of rank {} and "
+         "destination of rank {}", array.name(), meta.rank(), start.size(), out.ndim());
+  }
+  int64_t item_size = static_cast<int64_t>(out.itemsize());
+  if (item_size != meta.data_type.size) {
+    fail(ErrorCode::kInvalidArgument, "{}: expected a destination of {}-byte elements ({}), got "
+         "{}-byte elements", array.name(), meta.data_type.size, meta.data_type.name(), item_size);
+  }
+  StridedView view;
+  view.data = static_cast<std::byte*>(out.data());
+  int64_t elements = 1;
+  for (size_t d = 0; d < out.ndim(); ++d) {
+    view.shape.push_back(static_cast<int64_t>(out.shape(d)));
+    if (out.stride(d) < 0) {
+      fail(ErrorCode::kInvalidArgument, "{}: destination strides must be non-negative",
+           array.name());
+    }
+    view.byte_strides.push_back(out.stride(d) * item_size);
+    elements *= view.shape.back();
+  }
+  if (elements == 0) return;
+  std::shared_ptr<ThreadPool> pool = shared_pool();
+  nb::gil_scoped_release release;
+  array.read(start, view, pool.get());
+}
+
+nb::bytes fill_value_bytes(const Array& array) {
+  const std::vector<std::byte>& fill = array.metadata().fill_value;
+  return nb::bytes(reinterpret_cast<const char*>(fill.data()), fill.size());
+}
+
+nb::list codec_specs(const Array& array) {
+  nb::list specs;
+  for (const CodecSpec& spec : array.metadata().codecs) {
+    nb::dict entry;
+    entry["name"] = spec.name;
+    entry["configuration"] = spec.configuration.dump();
+    specs.append(entry);
+  }
+  return specs;
+}
+
+ArrayPtr open_path(const std::string& path) {
+  nb::gil_scoped_release release;
+  return open_array(path);
+}
+
+nb::dict open_group_path(const std::string& path) {
+  Group group;
+  {
+    nb::gil_scoped_release release;
+    group = open_group(path);
+  }
+  nb::dict arrays;
+  for (const auto& [member, array] : group.arrays) arrays[member.c_str()] = array;
+  nb::dict result;
+  result["name"] = group.name;
+  result["zarr_format"] = group.zarr_format;
+  result["attrs_json"] = group.attributes.dump();
+  result["arrays"] = arrays;
+  result["groups"] = group.groups;
+  return result;
+}
+
+}  // namespace
+
+void bind_arrays(nb::module_& m) {
+  nb::class_<Array>(m, "_Array", "An opened array of the core; use chute.Array instead.")
+      .def_prop_ro("path", &Array::name)
+      .def_prop_ro("shape", [](const Array& a) { return a.metadata().shape; })
+      .def_prop_ro("chunks", [](const Array& a) { return a.metadata().chunk_shape; })
+      .def_prop_ro("read_chunks", &Array::read_chunk_shape)
+      .def_prop_ro("dtype_str", [](const Array& a) { return a.metadata().data_type.numpy_str(); })
+      .def_prop_ro("dtype_name", [](const Array& a) { return a.metadata().data_type.name(); })
+      .def_prop_ro("fill_value_bytes", &fill_value_bytes)
+      .def_prop_ro("attrs_json", [](const Array& a) { return a.metadata().attributes.dump(); })
+      .def_prop_ro("dimension_names", [](const Array& a) { return a.metadata().dimension_names; })
+      .def_prop_ro("zarr_format", [](const Array& a) { return a.metadata().zarr_format; })
+      .def_prop_ro("codec_specs", &codec_specs)
+      .def_prop_ro("codecs", [](const Array& a) { return a.codecs().describe(); })
+      .def("storage_key", [](const Array& a, const std::vector<int64_t>& coords) {
+        return a.storage_key(coords);
+      })
+      .def("read_into", &read_into, nb::arg("start"), nb::arg("out"),
+           "Reads box [start, start + out.shape) into the NumPy array `out` (GIL released).");
+
+  m.def("_open_array", &open_path, nb::arg("path"));
+  m.def("_open_group", &open_group_path, nb::arg("path"));
+  m.def("_is_group", &is_group, nb::arg("path"));
+  m.def("set_threads", &set_threads, nb::arg("threads"),
+        "Sets the number of threads array reads use (0: one per hardware thread).");
+  m.def("get_threads", &get_threads, "The number of threads array reads use.");
+}
+
+}  // namespace chute::python

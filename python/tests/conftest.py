@@ -1,0 +1,90 @@
+"""Shared fixtures: the interop matrix is generated once per session into a tmp dir.
+
+zarr-python 3.x fixtures are written in-process; zarr-python 2.x fixtures by running
+fixtures/write_zarr2.py with the separate zarr 2.x environment (.venv-zarr2, or the python named
+by $CHUTE_ZARR2_PYTHON); their tests are skipped when that environment is missing.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+sys.path.insert(0, str(FIXTURES))
+
+import cases  # noqa: E402
+
+REPO = Path(__file__).resolve().parents[2]
+ZARR2_PYTHON = Path(os.environ.get("CHUTE_ZARR2_PYTHON", REPO / ".venv-zarr2" / "bin" / "python"))
+
+# What the interop tests compared, reported at the end of the run (the "matrix size").
+MATRIX = {"arrays": 0, "groups": 0, "reads": 0, "by_writer": {}}
+
+
+@pytest.fixture(scope="session")
+def zarr3_fixtures(tmp_path_factory) -> dict:
+    import write_zarr3
+
+    outdir = tmp_path_factory.mktemp("zarr3")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # zarr 3 warns about v2 numcodecs and unstable specs
+        return write_zarr3.write(str(outdir))
+
+
+@pytest.fixture(scope="session")
+def zarr2_fixtures(tmp_path_factory) -> dict:
+    if not ZARR2_PYTHON.exists():
+        pytest.skip(f"zarr-python 2.x environment not found at {ZARR2_PYTHON} "
+                    "(create .venv-zarr2 from python/requirements-zarr2.txt)")  # fmt: skip
+    outdir = tmp_path_factory.mktemp("zarr2")
+    result = subprocess.run(
+        [str(ZARR2_PYTHON), str(FIXTURES / "write_zarr2.py"), str(outdir)],
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    if result.returncode != 0:
+        pytest.fail(f"write_zarr2.py failed:\n{result.stdout}\n{result.stderr}")
+    return json.loads((outdir / "manifest-zarr2.json").read_text())
+
+
+@pytest.fixture
+def fixture_entry(request):
+    """Returns a function: case -> its manifest entry (fails the test if writing failed)."""
+
+    def get(case: dict) -> dict:
+        manifest = request.getfixturevalue(f"{case['writer']}_fixtures")
+        entry = manifest[case["id"]]
+        if "error" in entry:
+            pytest.fail(f"zarr-python could not write fixture {case['id']}: {entry['error']}")
+        return entry
+
+    return get
+
+
+def native(a: np.ndarray) -> np.ndarray:
+    return a.astype(a.dtype.newbyteorder("="), copy=False)
+
+
+def assert_same(actual, expected) -> None:
+    """Exact equality (NaN equal to NaN), same shape, same dtype up to byte order."""
+    assert isinstance(actual, np.ndarray), f"expected numpy.ndarray, got {type(actual)}"
+    expected = np.asarray(expected)
+    assert actual.shape == expected.shape
+    assert actual.dtype == expected.dtype.newbyteorder("="), (actual.dtype, expected.dtype)
+    np.testing.assert_array_equal(actual, native(expected), strict=True)
+
+
+def pytest_terminal_summary(terminalreporter):
+    if MATRIX["arrays"] or MATRIX["groups"]:
+        writers = ", ".join(f"{k}: {v}" for k, v in sorted(MATRIX["by_writer"].items()))
+        terminalreporter.write_line(
+            f"chute interop matrix: {MATRIX['arrays']} arrays and {MATRIX['groups']} groups "
+            f"checked against zarr-python ({writers}); {MATRIX['reads']} reads compared"
+        )

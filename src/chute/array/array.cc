@@ -1,0 +1,249 @@
+#include "chute/array/array.h"
+
+#include <fmt/ranges.h>
+
+#include <chrono>
+
+#include "chute/array/chunk_grid.h"
+#include "chute/array/strided_copy.h"
+#include "chute/util/error.h"
+
+namespace chute {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+int64_t elapsed_ns(Clock::time_point since) {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - since).count();
+}
+
+int64_t product(std::span<const int64_t> values) {
+  int64_t p = 1;
+  for (int64_t v : values) p *= v;
+  return p;
+}
+
+}  // namespace
+
+void ReadStats::reset() {
+  read_ns = 0;
+  decode_ns = 0;
+  assemble_ns = 0;
+  bytes_read = 0;
+  bytes_decoded = 0;
+  chunks = 0;
+  missing_chunks = 0;
+}
+
+Array::Array(StorePtr store, std::string prefix, ArrayMetadata metadata, std::string name)
+    : store_(std::move(store)),
+      prefix_(std::move(prefix)),
+      metadata_(std::move(metadata)),
+      name_(std::move(name)) {
+  const auto& shape = metadata_.shape;
+  const auto& chunks = metadata_.chunk_shape;
+  if (chunks.size() != shape.size()) {
+    fail(ErrorCode::kInvalidMetadata,
+         "array '{}': expected a chunk shape of rank {} like shape [{}], found [{}]", name_,
+         shape.size(), fmt::join(shape, ", "), fmt::join(chunks, ", "));
+  }
+  if (shape.size() > kMaxCopyRank) {
+    fail(ErrorCode::kUnsupported, "array '{}': rank {} exceeds the supported maximum of {}", name_,
+         shape.size(), kMaxCopyRank);
+  }
+  for (size_t d = 0; d < shape.size(); ++d) {
+    if (shape[d] < 0 || chunks[d] <= 0) {
+      fail(ErrorCode::kInvalidMetadata,
+           "array '{}': expected shape >= 0 and chunk shape > 0, found shape [{}], chunks [{}]",
+           name_, fmt::join(shape, ", "), fmt::join(chunks, ", "));
+    }
+  }
+  const size_t item_size = metadata_.data_type.size;
+  if (metadata_.fill_value.empty()) metadata_.fill_value.assign(item_size, std::byte{0});
+  if (metadata_.fill_value.size() != item_size) {
+    fail(ErrorCode::kInvalidMetadata, "array '{}': expected a fill value of {} bytes, found {}",
+         name_, item_size, metadata_.fill_value.size());
+  }
+
+  try {
+    codecs_ = CodecChain::create(metadata_.codecs, metadata_.data_type, chunks,
+                                  metadata_.fill_value);
+  } catch (const Error& e) {
+    throw e.with_context(fmt::format("array '{}'", name_));
+  }
+
+  const CodecChain* read_chain = codecs_.get();
+  if (const ShardingCodec* sharding = codecs_->sharding()) {
+    const auto& inner = sharding->inner_chunk_shape;
+    bool consistent = inner.size() == shape.size() && sharding->chunks_per_shard.size() == shape.size();
+    for (size_t d = 0; consistent && d < inner.size(); ++d) {
+      consistent = inner[d] > 0 && inner[d] * sharding->chunks_per_shard[d] == chunks[d];
+    }
+    if (!consistent) {
+      fail(ErrorCode::kInvalidMetadata,
+           "array '{}': expected inner chunks [{}] to divide the shard shape [{}]", name_,
+           fmt::join(inner, ", "), fmt::join(chunks, ", "));
+    }
+    read_chunk_shape_ = inner;
+    read_chain = sharding->inner.get();
+    shard_grid_shape_ = chunk_grid_shape(shape, chunks);
+    shard_indexes_ = std::make_shared<ShardIndexCache>();
+  } else {
+    read_chunk_shape_ = chunks;
+  }
+  read_grid_shape_ = chunk_grid_shape(shape, read_chunk_shape_);
+  const int64_t expected = product(read_chunk_shape_) * static_cast<int64_t>(item_size);
+  if (read_chain == nullptr || read_chain->decoded_nbytes() != expected) {
+    fail(ErrorCode::kInternal, "array '{}': codec chain decodes {} bytes per chunk, expected {}",
+         name_, read_chain ? read_chain->decoded_nbytes() : 0, expected);
+  }
+}
+
+std::string Array::storage_key(std::span<const int64_t> chunk_coords) const {
+  if (const ShardingCodec* sharding = codecs_->sharding()) {
+    std::vector<int64_t> shard(chunk_coords.size());
+    for (size_t d = 0; d < shard.size(); ++d) {
+      shard[d] = chunk_coords[d] / sharding->chunks_per_shard[d];
+    }
+    return join_key(prefix_, chunk_key(metadata_.chunk_key_encoding, shard));
+  }
+  return join_key(prefix_, chunk_key(metadata_.chunk_key_encoding, chunk_coords));
+}
+
+void Array::read(std::span<const int64_t> start, const StridedView& dst, ThreadPool* pool,
+                 ReadStats* stats) const {
+  ReadPlan plan;
+  plan.add(*this, start, dst);
+  thread_local std::vector<ReadScratch> scratch;
+  plan.execute(pool, scratch, stats);
+}
+
+void Array::execute(const ChunkTask& task, ReadScratch& scratch, ReadStats* stats) const {
+  scratch.key.clear();
+  try {
+    if (task.chunk_coords.size() != rank()) {
+      fail(ErrorCode::kInternal, "expected chunk coordinates of rank {}, found {}", rank(),
+           task.chunk_coords.size());
+    }
+    auto start = Clock::now();
+    const bool found = read_encoded(task, scratch, stats);
+    if (stats) {
+      stats->read_ns += elapsed_ns(start);
+      stats->chunks += 1;
+      if (found) stats->bytes_read += static_cast<int64_t>(scratch.encoded.size());
+    }
+    if (!found) {
+      start = Clock::now();
+      fill_targets(task);
+      if (stats) {
+        stats->missing_chunks += 1;
+        stats->assemble_ns += elapsed_ns(start);
+      }
+      return;
+    }
+    decode_and_scatter(task, scratch, stats);
+  } catch (const std::exception& e) {
+    std::string where = fmt::format("array '{}', chunk '{}'", name_, scratch.key);
+    if (codecs_->sharding() != nullptr) {
+      where += fmt::format(" (inner chunk [{}])", fmt::join(task.chunk_coords, ", "));
+    }
+    if (!task.context.empty()) where += ", " + task.context;
+    if (const auto* error = dynamic_cast<const Error*>(&e)) throw error->with_context(where);
+    throw Error(ErrorCode::kInternal, where + ": " + e.what());
+  }
+}
+
+bool Array::read_encoded(const ChunkTask& task, ReadScratch& scratch, ReadStats* stats) const {
+  const ShardingCodec* sharding = codecs_->sharding();
+  if (sharding == nullptr) {
+    append_chunk_key(scratch.key, prefix_, metadata_.chunk_key_encoding, task.chunk_coords);
+    return store_->read(scratch.key, scratch.encoded);
+  }
+  int64_t shard_coords[kMaxCopyRank];
+  int64_t inner_coords[kMaxCopyRank];
+  const size_t n = rank();
+  for (size_t d = 0; d < n; ++d) {
+    shard_coords[d] = task.chunk_coords[d] / sharding->chunks_per_shard[d];
+    inner_coords[d] = task.chunk_coords[d] % sharding->chunks_per_shard[d];
+  }
+  append_chunk_key(scratch.key, prefix_, metadata_.chunk_key_encoding, {shard_coords, n});
+  const ShardIndexPtr index = shard_index({shard_coords, n}, scratch, stats);
+  if (index->empty()) return false;  // no shard
+  const int64_t position = sharding->inner_position({inner_coords, n});
+  if (position < 0 || static_cast<size_t>(position) >= index->size()) {
+    fail(ErrorCode::kInternal, "inner chunk position {} outside a shard index of {} entries",
+         position, index->size());
+  }
+  const ShardIndexEntry entry = (*index)[static_cast<size_t>(position)];
+  if (entry.is_empty()) return false;
+  scratch.encoded.resize(entry.nbytes);
+  return store_->read_range(scratch.key, entry.offset, scratch.encoded.span());
+}
+
+ShardIndexPtr Array::shard_index(std::span<const int64_t> shard_coords, ReadScratch& scratch,
+                                 ReadStats* stats) const {
+  const int64_t shard = linear_chunk_index(shard_coords, shard_grid_shape_);
+  if (ShardIndexPtr cached = shard_indexes_->find(shard)) return cached;
+
+  const ShardingCodec& sharding = *codecs_->sharding();
+  const std::optional<uint64_t> shard_nbytes = store_->size(scratch.key);
+  if (!shard_nbytes) return shard_indexes_->insert(shard, std::make_shared<const ShardIndex>());
+  const uint64_t index_nbytes = sharding.index_encoded_nbytes();
+  if (*shard_nbytes < index_nbytes) {
+    fail(ErrorCode::kCorruptData, "expected a shard of at least {} bytes (its index), found {}",
+         index_nbytes, *shard_nbytes);
+  }
+  const uint64_t offset = sharding.index_at_end ? *shard_nbytes - index_nbytes : 0;
+  scratch.encoded.resize(index_nbytes);
+  if (!store_->read_range(scratch.key, offset, scratch.encoded.span())) {
+    return shard_indexes_->insert(shard, std::make_shared<const ShardIndex>());
+  }
+  if (stats) stats->bytes_read += static_cast<int64_t>(index_nbytes);
+  sharding.decode_index(scratch.encoded.span(), *shard_nbytes, scratch.shard_index,
+                        scratch.codec);
+  if (scratch.shard_index.empty()) {
+    fail(ErrorCode::kInternal, "decoded shard index has no entries");
+  }
+  return shard_indexes_->insert(shard, std::make_shared<const ShardIndex>(scratch.shard_index));
+}
+
+void Array::decode_and_scatter(const ChunkTask& task, ReadScratch& scratch,
+                               ReadStats* stats) const {
+  const ShardingCodec* sharding = codecs_->sharding();
+  const CodecChain& chain = sharding ? *sharding->inner : *codecs_;
+  const auto nbytes = static_cast<size_t>(chain.decoded_nbytes());
+  const int64_t item_size = metadata_.data_type.size;
+
+  // A target covering the whole chunk with a C-contiguous layout takes the decoded bytes
+  // directly; the other targets (duplicates from other samples) are copied from it.
+  const ChunkTarget* direct = nullptr;
+  for (const ChunkTarget& target : task.targets) {
+    if (target.dst.shape == read_chunk_shape_ && target.dst.is_contiguous(item_size)) {
+      direct = &target;
+      break;
+    }
+  }
+  std::byte* decoded = direct ? direct->dst.data : nullptr;
+  if (!direct) {
+    scratch.staging.resize(nbytes);
+    decoded = scratch.staging.data();
+  }
+  auto start = Clock::now();
+  chain.decode(scratch.encoded.span(), {decoded, nbytes}, scratch.codec);
+  if (stats) {
+    stats->decode_ns += elapsed_ns(start);
+    stats->bytes_decoded += static_cast<int64_t>(nbytes);
+  }
+  start = Clock::now();
+  for (const ChunkTarget& target : task.targets) {
+    if (&target == direct) continue;
+    strided_copy(decoded, read_chunk_shape_, target.chunk_start, target.dst, item_size);
+  }
+  if (stats) stats->assemble_ns += elapsed_ns(start);
+}
+
+void Array::fill_targets(const ChunkTask& task) const {
+  for (const ChunkTarget& target : task.targets) strided_fill(target.dst, metadata_.fill_value);
+}
+
+}  // namespace chute

@@ -1,0 +1,186 @@
+// Planning reads of many boxes: duplicate chunks are read once, targets land in the right
+// places, and errors name the array, the chunk key and the sample.
+
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "chute/array/array.h"
+#include "chute/array/array_test_support.h"
+#include "chute/store/counting_store.h"
+#include "chute/store/memory_store.h"
+
+namespace chute {
+namespace {
+
+using namespace chute::testing;
+
+struct Fixture {
+  std::shared_ptr<MemoryStore> memory = std::make_shared<MemoryStore>();
+  std::shared_ptr<CountingStore> counting = std::make_shared<CountingStore>(memory, true);
+};
+
+StridedView view_of(std::vector<float>& buffer, Coords shape) {
+  return StridedView::contiguous(reinterpret_cast<std::byte*>(buffer.data()), std::move(shape),
+                                 sizeof(float));
+}
+
+std::string error_message(const std::function<void()>& fn, ErrorCode expected) {
+  try {
+    fn();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), expected) << e.what();
+    return e.what();
+  }
+  ADD_FAILURE() << "expected an error";
+  return {};
+}
+
+TEST(ReadPlan, SharedChunksAreReadOnce) {
+  Fixture f;
+  Coords shape{20, 20}, chunks{5, 5};
+  auto m = make_metadata<float>(shape, chunks);
+  write_chunks<float>(*f.memory, "", m);
+  Array array(f.counting, "", m, "shared");
+
+  // Boxes [2:8, 3:9] and [4:10, 6:12] touch chunks {0,1}x{0,1} and {0,1}x{1,2}: 6 distinct.
+  std::vector<float> a(36), b(36);
+  ReadPlan plan;
+  plan.add(array, Coords{2, 3}, view_of(a, {6, 6}), "sample 0");
+  plan.add(array, Coords{4, 6}, view_of(b, {6, 6}), "sample 1");
+  EXPECT_EQ(plan.task_count(), 6u);
+  std::vector<ReadScratch> scratch;
+  ThreadPool pool(2);
+  plan.execute(&pool, scratch, nullptr);
+  EXPECT_EQ(f.counting->reads(), 6u);
+  auto keys = f.counting->logged_keys();
+  std::sort(keys.begin(), keys.end());
+  EXPECT_EQ(std::unique(keys.begin(), keys.end()), keys.end());
+  EXPECT_TRUE(same_elements(expected_box<float>(Coords{2, 3}, Coords{6, 6}, chunks, 0.f), a));
+  EXPECT_TRUE(same_elements(expected_box<float>(Coords{4, 6}, Coords{6, 6}, chunks, 0.f), b));
+}
+
+TEST(ReadPlan, ManySamplesOfOneChunkDecodeOnceIntoEach) {
+  // Whole-chunk boxes requested by several samples: one read, one decode straight into the
+  // first destination, copies into the others.
+  Fixture f;
+  Coords shape{4, 8, 8}, chunks{1, 8, 8};
+  auto m = make_metadata<float>(shape, chunks);
+  write_chunks<float>(*f.memory, "", m);
+  Array array(f.counting, "", m, "samples");
+  std::vector<float> batch(4 * 64);
+  ReadPlan plan;
+  const int64_t picks[] = {2, 0, 2, 2};
+  for (int64_t s = 0; s < 4; ++s) {
+    StridedView slot = view_of(batch, {1, 8, 8});
+    slot.data += s * 64 * sizeof(float);
+    plan.add(array, Coords{picks[s], 0, 0}, slot, fmt::format("sample {}", s));
+  }
+  EXPECT_EQ(plan.task_count(), 2u);
+  std::vector<ReadScratch> scratch(1);
+  ReadStats stats;
+  plan.execute(nullptr, scratch, &stats);
+  EXPECT_EQ(f.counting->reads(), 2u);
+  EXPECT_EQ(stats.bytes_decoded.load(), 2 * 64 * 4);
+  for (int64_t s = 0; s < 4; ++s) {
+    std::vector<float> slot(batch.begin() + s * 64, batch.begin() + (s + 1) * 64);
+    EXPECT_TRUE(same_elements(expected_box<float>(Coords{picks[s], 0, 0}, Coords{1, 8, 8}, chunks,
+                                                  0.f),
+                              slot))
+        << "sample " << s;
+  }
+}
+
+TEST(ReadPlan, SeveralArraysInOnePlan) {
+  Fixture f;
+  auto m1 = make_metadata<float>({8, 8}, {4, 4});
+  auto m2 = make_metadata<float>({8, 8}, {4, 4}, {}, 9.f);
+  write_chunks<float>(*f.memory, "one", m1);
+  Array one(f.counting, "one", m1, "one");
+  Array two(f.counting, "two", m2, "two");  // nothing stored: all fill
+  std::vector<float> a(16), b(16);
+  ReadPlan plan;
+  plan.add(one, Coords{2, 2}, view_of(a, {4, 4}));
+  plan.add(two, Coords{2, 2}, view_of(b, {4, 4}));
+  EXPECT_EQ(plan.task_count(), 8u);
+  std::vector<ReadScratch> scratch;
+  plan.execute(nullptr, scratch);
+  EXPECT_TRUE(same_elements(expected_box<float>(Coords{2, 2}, Coords{4, 4}, {4, 4}, 0.f), a));
+  EXPECT_EQ(b, std::vector<float>(16, 9.f));
+  plan.clear();
+  EXPECT_EQ(plan.task_count(), 0u);
+}
+
+TEST(ReadPlan, BoxOutsideTheArrayIsOutOfRange) {
+  auto m = make_metadata<float>({10, 12}, {5, 5});
+  Array array(std::make_shared<MemoryStore>(), "", m, "era5/t2m");
+  std::vector<float> out(100);
+  for (Coords start : {Coords{6, 0}, Coords{-1, 0}, Coords{0, 3}}) {
+    std::string message = error_message(
+        [&] { array.read(start, view_of(out, {5, 10})); }, ErrorCode::kOutOfRange);
+    EXPECT_NE(message.find("era5/t2m"), std::string::npos) << message;
+    EXPECT_NE(message.find("[10, 12]"), std::string::npos) << message;
+  }
+  std::string message = error_message([&] { array.read(Coords{6, 0}, view_of(out, {5, 10})); },
+                                      ErrorCode::kOutOfRange);
+  EXPECT_NE(message.find("[6:11, 0:10]"), std::string::npos) << message;
+  error_message([&] { array.read(Coords{0}, view_of(out, {5})); }, ErrorCode::kInvalidArgument);
+}
+
+TEST(ReadPlan, EmptyBoxReadsNothing) {
+  Fixture f;
+  auto m = make_metadata<float>({10, 12}, {5, 5});
+  Array array(f.counting, "", m, "a");
+  std::vector<float> out(1);
+  array.read(Coords{10, 3}, view_of(out, {0, 4}));
+  EXPECT_EQ(f.counting->reads(), 0u);
+}
+
+TEST(ReadPlan, TruncatedChunkNamesArrayKeyAndSample) {
+  Fixture f;
+  Coords shape{8, 8}, chunks{4, 4};
+  auto m = make_metadata<float>(shape, chunks);
+  write_chunks<float>(*f.memory, "data/temp", m);
+  f.memory->set("data/temp/c/1/0", std::vector<std::byte>(10));  // 64 bytes expected
+  Array array(f.counting, "data/temp", m, "data/temp");
+  std::vector<float> out(64);
+  ReadPlan plan;
+  plan.add(array, Coords{0, 0}, view_of(out, {8, 8}), "sample 17");
+  for (size_t threads : {0, 2}) {
+    ThreadPool pool(threads ? threads : 1);
+    std::vector<ReadScratch> scratch;
+    std::string message = error_message(
+        [&] { plan.execute(threads ? &pool : nullptr, scratch); }, ErrorCode::kCorruptData);
+    EXPECT_NE(message.find("array 'data/temp'"), std::string::npos) << message;
+    EXPECT_NE(message.find("chunk 'data/temp/c/1/0'"), std::string::npos) << message;
+    EXPECT_NE(message.find("sample 17"), std::string::npos) << message;
+  }
+}
+
+TEST(ReadPlan, ScratchIsReusedWithoutGrowth) {
+  Fixture f;
+  Coords shape{16, 16}, chunks{4, 4};
+  auto m = make_metadata<float>(shape, chunks);
+  write_chunks<float>(*f.memory, "", m);
+  Array array(f.memory, "", m, "a");
+  std::vector<float> out(9);
+  std::vector<ReadScratch> scratch(1);
+  std::mt19937_64 rng(2);
+  size_t staging_capacity = 0, encoded_capacity = 0;
+  for (int i = 0; i < 50; ++i) {
+    Coords start{int64_t(rng() % 13), int64_t(rng() % 13)};
+    ReadPlan plan;
+    plan.add(array, start, view_of(out, {3, 3}));
+    plan.execute(nullptr, scratch);
+    ASSERT_TRUE(same_elements(expected_box<float>(start, Coords{3, 3}, chunks, 0.f), out));
+    if (i == 0) {
+      staging_capacity = scratch[0].staging.capacity();
+      encoded_capacity = scratch[0].encoded.capacity();
+    }
+  }
+  EXPECT_EQ(scratch[0].staging.capacity(), staging_capacity);
+  EXPECT_EQ(scratch[0].encoded.capacity(), encoded_capacity);
+}
+
+}  // namespace
+}  // namespace chute

@@ -1,0 +1,180 @@
+#include "chute/array/strided_copy.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "chute/util/error.h"
+
+namespace chute {
+namespace {
+
+/// The loop nest of a copy after dropping unit dimensions and merging contiguous neighbours,
+/// outermost first. Strides are in bytes.
+struct LoopNest {
+  size_t rank = 0;
+  int64_t extent[kMaxCopyRank];
+  int64_t dst_stride[kMaxCopyRank];
+  int64_t src_stride[kMaxCopyRank];
+
+  void push(int64_t n, int64_t dst, int64_t src) {
+    if (n == 1) return;  // a unit dimension never steps
+    if (rank > 0 && dst_stride[rank - 1] == n * dst && src_stride[rank - 1] == n * src) {
+      extent[rank - 1] *= n;  // contiguous in both: merge into the outer neighbour
+      dst_stride[rank - 1] = dst;
+      src_stride[rank - 1] = src;
+      return;
+    }
+    extent[rank] = n;
+    dst_stride[rank] = dst;
+    src_stride[rank] = src;
+    ++rank;
+  }
+
+  /// Removes the innermost dimension when it is contiguous in both and returns the bytes that
+  /// one memcpy then moves; otherwise returns one element.
+  int64_t pop_contiguous_run(int64_t item_size, bool src_contiguous) {
+    if (rank > 0 && dst_stride[rank - 1] == item_size &&
+        (!src_contiguous || src_stride[rank - 1] == item_size)) {
+      --rank;
+      return extent[rank] * item_size;
+    }
+    return item_size;
+  }
+};
+
+/// Calls line(dst, src, n, dst_stride, src_stride) once per innermost line of the nest, where
+/// the line runs n steps of the innermost dimension (one step when the nest is empty).
+template <typename Line>
+void walk(const LoopNest& nest, std::byte* dst, const std::byte* src, Line&& line) {
+  if (nest.rank == 0) {
+    line(dst, src, int64_t{1}, int64_t{0}, int64_t{0});
+    return;
+  }
+  const size_t inner = nest.rank - 1;
+  int64_t index[kMaxCopyRank] = {};
+  for (;;) {
+    line(dst, src, nest.extent[inner], nest.dst_stride[inner], nest.src_stride[inner]);
+    size_t d = inner;
+    for (;;) {
+      if (d == 0) return;
+      --d;
+      dst += nest.dst_stride[d];
+      src += nest.src_stride[d];
+      if (++index[d] < nest.extent[d]) break;
+      dst -= nest.dst_stride[d] * nest.extent[d];
+      src -= nest.src_stride[d] * nest.extent[d];
+      index[d] = 0;
+    }
+  }
+}
+
+template <size_t N>
+void copy_fixed(std::byte* dst, const std::byte* src, int64_t n, int64_t dst_stride,
+                int64_t src_stride) {
+  for (int64_t i = 0; i < n; ++i, dst += dst_stride, src += src_stride) std::memcpy(dst, src, N);
+}
+
+/// Copies n runs of `run` bytes; sizes of common elements get a fixed-size memcpy.
+void copy_line(std::byte* dst, const std::byte* src, int64_t n, int64_t dst_stride,
+               int64_t src_stride, int64_t run) {
+  switch (run) {
+    case 1: return copy_fixed<1>(dst, src, n, dst_stride, src_stride);
+    case 2: return copy_fixed<2>(dst, src, n, dst_stride, src_stride);
+    case 4: return copy_fixed<4>(dst, src, n, dst_stride, src_stride);
+    case 8: return copy_fixed<8>(dst, src, n, dst_stride, src_stride);
+    case 16: return copy_fixed<16>(dst, src, n, dst_stride, src_stride);
+    default:
+      for (int64_t i = 0; i < n; ++i, dst += dst_stride, src += src_stride) {
+        std::memcpy(dst, src, static_cast<size_t>(run));
+      }
+  }
+}
+
+void check_rank(size_t rank) {
+  if (rank > kMaxCopyRank) {
+    fail(ErrorCode::kUnsupported, "expected a view of rank at most {}, got rank {}", kMaxCopyRank,
+         rank);
+  }
+}
+
+bool has_zero_extent(const std::vector<int64_t>& shape) {
+  return std::any_of(shape.begin(), shape.end(), [](int64_t n) { return n <= 0; });
+}
+
+}  // namespace
+
+void strided_copy(const std::byte* src, std::span<const int64_t> src_shape,
+                  std::span<const int64_t> src_start, const StridedView& dst, int64_t item_size) {
+  const size_t rank = dst.shape.size();
+  check_rank(rank);
+  if (src_shape.size() != rank || src_start.size() != rank || dst.byte_strides.size() != rank) {
+    fail(ErrorCode::kInternal, "strided_copy: ranks differ (source {}, start {}, destination {})",
+         src_shape.size(), src_start.size(), rank);
+  }
+  if (has_zero_extent(dst.shape)) return;
+
+  int64_t src_strides[kMaxCopyRank];
+  int64_t stride = item_size;
+  int64_t offset = 0;
+  for (size_t d = rank; d-- > 0;) {
+    src_strides[d] = stride;
+    offset += src_start[d] * stride;
+    stride *= src_shape[d];
+  }
+  LoopNest nest;
+  for (size_t d = 0; d < rank; ++d) nest.push(dst.shape[d], dst.byte_strides[d], src_strides[d]);
+  const int64_t run = nest.pop_contiguous_run(item_size, /*src_contiguous=*/true);
+  walk(nest, dst.data, src + offset,
+       [run](std::byte* d, const std::byte* s, int64_t n, int64_t ds, int64_t ss) {
+         copy_line(d, s, n, ds, ss, run);
+       });
+}
+
+void strided_fill(const StridedView& dst, std::span<const std::byte> value) {
+  const size_t rank = dst.shape.size();
+  check_rank(rank);
+  if (dst.byte_strides.size() != rank) {
+    fail(ErrorCode::kInternal, "strided_fill: {} strides for rank {}", dst.byte_strides.size(),
+         rank);
+  }
+  if (has_zero_extent(dst.shape) || value.empty()) return;
+  const auto item_size = static_cast<int64_t>(value.size());
+
+  LoopNest nest;
+  for (size_t d = 0; d < rank; ++d) nest.push(dst.shape[d], dst.byte_strides[d], 0);
+  const int64_t run = nest.pop_contiguous_run(item_size, /*src_contiguous=*/false);
+  const auto run_bytes = static_cast<size_t>(run);
+
+  const bool one_byte_pattern =
+      std::all_of(value.begin(), value.end(), [&](std::byte b) { return b == value[0]; });
+  if (one_byte_pattern) {  // zeros, or any one-byte element: memset each run
+    const int c = std::to_integer<int>(value[0]);
+    walk(nest, dst.data, nullptr,
+         [&](std::byte* d, const std::byte*, int64_t n, int64_t ds, int64_t) {
+           for (int64_t i = 0; i < n; ++i, d += ds) std::memset(d, c, run_bytes);
+         });
+    return;
+  }
+  if (run == item_size) {  // element by element, from the value itself
+    walk(nest, dst.data, value.data(),
+         [&](std::byte* d, const std::byte* s, int64_t n, int64_t ds, int64_t) {
+           copy_line(d, s, n, ds, 0, run);
+         });
+    return;
+  }
+  // Contiguous runs: fill the first run by doubling, then copy it to every other run.
+  std::byte* pattern = dst.data;
+  std::memcpy(pattern, value.data(), value.size());
+  for (size_t filled = value.size(); filled < run_bytes;) {
+    const size_t count = std::min(filled, run_bytes - filled);
+    std::memcpy(pattern + filled, pattern, count);
+    filled += count;
+  }
+  walk(nest, dst.data, nullptr, [&](std::byte* d, const std::byte*, int64_t n, int64_t ds, int64_t) {
+    for (int64_t i = 0; i < n; ++i, d += ds) {
+      if (d != pattern) std::memcpy(d, pattern, run_bytes);
+    }
+  });
+}
+
+}  // namespace chute

@@ -1,0 +1,164 @@
+#include "chute/array/strided_copy.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <vector>
+
+#include "chute/util/error.h"
+
+namespace chute {
+namespace {
+
+using Coords = std::vector<int64_t>;
+
+int64_t product(const Coords& v) {
+  int64_t p = 1;
+  for (int64_t x : v) p *= x;
+  return p;
+}
+
+bool next_index(Coords& index, const Coords& shape) {
+  for (size_t d = index.size(); d-- > 0;) {
+    if (++index[d] < shape[d]) return true;
+    index[d] = 0;
+  }
+  return false;
+}
+
+TEST(StridedView, ContiguousStridesAreCOrder) {
+  std::byte* base = nullptr;
+  auto view = StridedView::contiguous(base, {2, 3, 4}, 8);
+  EXPECT_EQ(view.byte_strides, (Coords{96, 32, 8}));
+  EXPECT_TRUE(view.is_contiguous(8));
+  EXPECT_FALSE(view.is_contiguous(4));
+  auto scalar = StridedView::contiguous(base, {}, 4);
+  EXPECT_TRUE(scalar.byte_strides.empty());
+  EXPECT_TRUE(scalar.is_contiguous(4));
+}
+
+TEST(StridedView, UnitDimensionsIgnoreTheirStride) {
+  StridedView view{nullptr, {1, 5, 1, 2}, {12345, 8, -7, 4}};
+  EXPECT_TRUE(view.is_contiguous(4));
+  StridedView channel{nullptr, {4, 5}, {60, 12}};  // every 3rd float
+  EXPECT_FALSE(channel.is_contiguous(4));
+}
+
+/// The box [start, start+dst_shape) of a C-order source, copied element by element into a
+/// destination buffer laid out with `dst_strides`: the naive reference.
+void naive_copy(const std::byte* src, const Coords& src_shape, const Coords& start,
+                std::byte* dst, const Coords& dst_shape, const Coords& dst_strides,
+                int64_t item) {
+  if (product(dst_shape) == 0) return;
+  Coords index(dst_shape.size(), 0);
+  do {
+    int64_t s = 0, t = 0, stride = item;
+    for (size_t d = dst_shape.size(); d-- > 0;) {
+      s += (start[d] + index[d]) * stride;
+      stride *= src_shape[d];
+      t += index[d] * dst_strides[d];
+    }
+    std::memcpy(dst + t, src + s, static_cast<size_t>(item));
+  } while (!dst_shape.empty() && next_index(index, dst_shape));
+}
+
+struct Layout {
+  Coords strides;
+  int64_t nbytes;
+};
+
+/// A destination layout for `shape`: C order with each dimension's extent padded by `pad[d]`
+/// and the innermost spaced by `spacing` elements (e.g. every 3rd channel).
+Layout padded_layout(const Coords& shape, const Coords& pad, int64_t spacing, int64_t item) {
+  Layout layout{Coords(shape.size()), 0};
+  int64_t stride = item * spacing;
+  for (size_t d = shape.size(); d-- > 0;) {
+    layout.strides[d] = stride;
+    stride *= shape[d] + pad[d];
+  }
+  layout.nbytes = stride;
+  return layout;
+}
+
+TEST(StridedCopy, RandomBoxesMatchElementwiseCopy) {
+  std::mt19937_64 rng(7);
+  for (int trial = 0; trial < 400; ++trial) {
+    const size_t rank = static_cast<size_t>(trial % 6);
+    const int64_t items[] = {1, 2, 3, 4, 8, 16};
+    const int64_t item = items[rng() % 6];
+    Coords src_shape(rank), start(rank), shape(rank), pad(rank);
+    for (size_t d = 0; d < rank; ++d) {
+      src_shape[d] = 1 + static_cast<int64_t>(rng() % 6);
+      start[d] = static_cast<int64_t>(rng() % static_cast<uint64_t>(src_shape[d]));
+      shape[d] = 1 + static_cast<int64_t>(rng() % static_cast<uint64_t>(src_shape[d] - start[d]));
+      pad[d] = (rng() % 3 == 0) ? static_cast<int64_t>(rng() % 3) : 0;
+    }
+    const int64_t spacing = (rng() % 4 == 0) ? 3 : 1;
+    std::vector<std::byte> src(static_cast<size_t>(product(src_shape) * item));
+    for (auto& b : src) b = static_cast<std::byte>(rng());
+    Layout layout = padded_layout(shape, pad, spacing, item);
+    std::vector<std::byte> actual(static_cast<size_t>(layout.nbytes), std::byte{0xEE});
+    std::vector<std::byte> expected = actual;
+
+    naive_copy(src.data(), src_shape, start, expected.data(), shape, layout.strides, item);
+    StridedView dst{actual.data(), shape, layout.strides};
+    strided_copy(src.data(), src_shape, start, dst, item);
+    ASSERT_EQ(expected, actual) << "trial " << trial << " rank " << rank << " item " << item;
+  }
+}
+
+TEST(StridedCopy, ZeroExtentCopiesNothing) {
+  std::vector<std::byte> src(16, std::byte{1}), dst(16, std::byte{0});
+  StridedView view{dst.data(), {0, 4}, {16, 4}};
+  strided_copy(src.data(), Coords{4, 4}, Coords{0, 0}, view, 1);
+  EXPECT_EQ(dst, std::vector<std::byte>(16, std::byte{0}));
+}
+
+TEST(StridedCopy, RankAboveTheLimitIsUnsupported) {
+  Coords shape(kMaxCopyRank + 1, 1), start(kMaxCopyRank + 1, 0);
+  std::byte one{};
+  auto view = StridedView::contiguous(&one, shape, 1);
+  try {
+    strided_copy(&one, shape, start, view, 1);
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kUnsupported);
+  }
+}
+
+template <typename T>
+void check_fill(T value, const Coords& shape, const Coords& pad, int64_t spacing) {
+  const auto item = static_cast<int64_t>(sizeof(T));
+  Layout layout = padded_layout(shape, pad, spacing, item);
+  std::vector<std::byte> buffer(static_cast<size_t>(layout.nbytes), std::byte{0xEE});
+  std::vector<std::byte> expected = buffer;
+  std::vector<std::byte> value_bytes(sizeof(T));
+  std::memcpy(value_bytes.data(), &value, sizeof(T));
+  // The reference: copy from a source whose every element is `value`.
+  std::vector<std::byte> src(static_cast<size_t>(product(shape)) * sizeof(T));
+  for (size_t i = 0; i < src.size(); i += sizeof(T)) std::memcpy(&src[i], &value, sizeof(T));
+  naive_copy(src.data(), shape, Coords(shape.size(), 0), expected.data(), shape, layout.strides,
+             item);
+  strided_fill(StridedView{buffer.data(), shape, layout.strides}, value_bytes);
+  EXPECT_EQ(expected, buffer) << "rank " << shape.size() << " spacing " << spacing;
+}
+
+TEST(StridedFill, FillsEveryElementAndNothingElse) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  for (int64_t spacing : {1, 3}) {
+    check_fill<float>(nan, {}, {}, spacing);
+    check_fill<float>(nan, {7}, {0}, spacing);
+    check_fill<float>(nan, {3, 5, 7}, {0, 0, 0}, spacing);
+    check_fill<float>(-1.5f, {3, 5, 7}, {1, 0, 2}, spacing);
+    check_fill<double>(0.0, {2, 3, 4, 5}, {0, 1, 0, 0}, spacing);
+    check_fill<uint8_t>(42, {4, 1, 9}, {0, 0, 3}, spacing);
+    check_fill<int16_t>(0x0102, {2, 2, 2, 2, 33}, {0, 0, 0, 0, 0}, spacing);
+    check_fill<uint64_t>(0x0102030405060708ULL, {5, 1000}, {0, 0}, spacing);
+  }
+}
+
+}  // namespace
+}  // namespace chute

@@ -1,0 +1,154 @@
+#include "chute/bench/bench_dataset.h"
+
+#include <chrono>
+#include <filesystem>
+
+#include "chute/bench/machine.h"
+#include "chute/dataset/packed_dataset.h"
+#include "chute/dataset/window_dataset.h"
+#include "chute/format/zarr.h"
+#include "chute/synth/manifest.h"
+#include "chute/util/error.h"
+
+namespace chute::bench {
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+int64_t bytes_on_disk(const std::string& path) {
+  std::error_code ec;
+  if (fs::is_regular_file(path, ec)) return static_cast<int64_t>(fs::file_size(path, ec));
+  int64_t total = 0;
+  for (auto it = fs::recursive_directory_iterator(path, ec);
+       !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+    if (it->is_regular_file(ec)) total += static_cast<int64_t>(it->file_size(ec));
+  }
+  return total;
+}
+
+json describe_array(const std::string& name, const std::string& path, const Array& array) {
+  const ArrayMetadata& m = array.metadata();
+  return {{"name", name},
+          {"path", path},
+          {"shape", m.shape},
+          {"chunks", m.chunk_shape},
+          {"dtype", m.data_type.name()},
+          {"codecs", array.codecs().describe()},
+          {"chunk_bytes", m.chunk_nbytes()}};
+}
+
+void open_packed(BenchDataset& out) {
+  std::vector<std::pair<std::string, ArrayPtr>> arrays;
+  for (const auto& [name, path] : out.packed_arrays) arrays.emplace_back(name, open_array(path));
+  auto dataset = std::make_shared<PackedDataset>(arrays);
+  for (size_t i = 0; i < arrays.size(); ++i) {
+    out.description["arrays"].push_back(
+        describe_array(arrays[i].first, out.packed_arrays[i].second, *arrays[i].second));
+    out.stored_bytes += bytes_on_disk(out.packed_arrays[i].second);
+  }
+  out.dataset = std::move(dataset);
+}
+
+void open_variables(BenchDataset& out, const synth::Manifest& manifest) {
+  WindowOptions options;
+  for (const char* key : {"variables_3d", "variables_2d"}) {
+    if (manifest.options.contains(key)) {
+      for (const auto& name : manifest.options[key]) options.variables.push_back(name);
+    }
+  }
+  if (options.variables.empty()) {
+    fail(ErrorCode::kInvalidMetadata, "{}/chute.json: a variables dataset lists no variables",
+         out.path);
+  }
+  auto dataset = open_window_dataset(out.path, options);
+  const Group group = open_group(out.path);
+  for (const std::string& name : options.variables) {
+    if (auto found = group.arrays.find(name); found != group.arrays.end()) {
+      out.description["arrays"].push_back(
+          describe_array(name, join_key(out.path, name), *found->second));
+    }
+  }
+  out.stored_bytes = bytes_on_disk(out.path);
+  out.dataset = std::move(dataset);
+}
+
+}  // namespace
+
+std::pair<std::string, std::string> parse_array_argument(const std::string& argument) {
+  const size_t eq = argument.find('=');
+  if (eq == std::string::npos) {
+    std::string name = fs::path(argument).lexically_normal().filename().string();
+    if (name.empty()) name = fs::path(argument).lexically_normal().parent_path().filename().string();
+    if (name.empty()) fail(ErrorCode::kInvalidArgument, "--array: cannot name '{}'", argument);
+    return {fs::path(name).stem().string(), argument};
+  }
+  std::string name = argument.substr(0, eq), path = argument.substr(eq + 1);
+  if (name.empty() || path.empty()) {
+    fail(ErrorCode::kInvalidArgument, "--array: expected NAME=PATH, got '{}'", argument);
+  }
+  return {name, path};
+}
+
+BenchDataset open_bench_dataset(const std::string& folder,
+                                const std::vector<std::pair<std::string, std::string>>& arrays) {
+  if (folder.empty() == arrays.empty()) {
+    fail(ErrorCode::kInvalidArgument,
+         "bench: expected a DATASET folder or --array NAME=PATH options, got {}",
+         folder.empty() ? "neither" : "both");
+  }
+  const auto start = std::chrono::steady_clock::now();
+  BenchDataset out;
+  out.path = folder;
+  out.description = {{"path", folder}, {"arrays", json::array()}};
+  if (!folder.empty() && synth::has_manifest(folder)) {
+    const synth::Manifest manifest = synth::read_manifest(folder);
+    out.workload = manifest.workload;
+    if (manifest.workload == "packed") {
+      for (const auto& [name, relative] : manifest.arrays) {
+        out.packed_arrays.emplace_back(name, (fs::path(folder) / relative).string());
+      }
+      // The manifest's map is sorted by name; inputs before targets reads better.
+      std::stable_sort(out.packed_arrays.begin(), out.packed_arrays.end(),
+                       [](const auto& a, const auto& b) {
+                         return (a.first == "inputs") > (b.first == "inputs");
+                       });
+      open_packed(out);
+    } else if (manifest.workload == "variables") {
+      open_variables(out, manifest);
+    } else {
+      fail(ErrorCode::kUnsupported,
+           "{}: chute bench measures packed and variables datasets, found workload '{}'", folder,
+           manifest.workload);
+    }
+  } else {
+    out.workload = "packed";
+    if (!arrays.empty()) {
+      out.packed_arrays = arrays;
+      out.description["path"] = arrays.front().second;
+    } else if (is_group(folder)) {
+      for (const auto& [name, array] : open_group(folder).arrays) {
+        out.packed_arrays.emplace_back(name, join_key(folder, name));
+      }
+      if (out.packed_arrays.empty()) fail(ErrorCode::kInvalidArgument, "{}: group has no arrays", folder);
+    } else {
+      out.packed_arrays.emplace_back(parse_array_argument(folder).first, folder);
+    }
+    open_packed(out);
+  }
+  out.open_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+
+  int64_t sample_bytes = 0;
+  for (const OutputSpec& output : out.dataset->outputs()) sample_bytes += output.sample_nbytes();
+  out.description["workload"] = out.workload;
+  out.description["description"] = out.dataset->describe();
+  out.description["samples"] = out.dataset->num_samples();
+  out.description["sample_bytes"] = sample_bytes;
+  out.description["stored_bytes"] = out.stored_bytes;
+  out.description["fits_in_ram"] = out.stored_bytes < describe_machine().memory_available_bytes;
+  out.description["open_seconds"] = out.open_seconds;
+  return out;
+}
+
+}  // namespace chute::bench

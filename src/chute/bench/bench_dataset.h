@@ -1,0 +1,38 @@
+#pragma once
+// What `chute bench` measures: a dataset folder made by `chute make-dataset` (its chute.json
+// names the workload and the arrays), or the user's own arrays given as name=path pairs (a
+// packed dataset: arrays sharing axis 0).
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "chute/dataset/dataset.h"
+
+namespace chute::bench {
+
+struct BenchDataset {
+  std::string path;      // the folder, or "" for --array pairs
+  std::string workload;  // "packed" or "variables"
+  DatasetPtr dataset;
+  /// (output name, array path) of the arrays behind a packed dataset (what the peers read);
+  /// empty for other workloads.
+  std::vector<std::pair<std::string, std::string>> packed_arrays;
+  int64_t stored_bytes = 0;   // on disk, all arrays
+  double open_seconds = 0;    // opening metadata and building the dataset
+  nlohmann::json description;  // the report's "dataset" section
+};
+
+/// Opens `folder` (with chute.json: packed or variables; without: one Zarr array, or a group
+/// whose arrays share axis 0) or, when `folder` is empty, the `arrays` pairs as a packed
+/// dataset. Throws kInvalidArgument when both or neither are given, kUnsupported for the
+/// volume workload, and the opening errors of the arrays themselves.
+BenchDataset open_bench_dataset(const std::string& folder,
+                                const std::vector<std::pair<std::string, std::string>>& arrays);
+
+/// Parses "name=path"; a bare path is named after its last path component.
+std::pair<std::string, std::string> parse_array_argument(const std::string& argument);
+
+}  // namespace chute::bench

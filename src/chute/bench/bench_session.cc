@@ -1,0 +1,244 @@
+#include "chute/bench/bench_session.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include "chute/bench/bench_dataset.h"
+#include "chute/bench/loader_source.h"
+#include "chute/bench/machine.h"
+#include "chute/bench/peers.h"
+#include "chute/bench/python_tools.h"
+#include "chute/bench/report.h"
+#include "chute/bench/roofline.h"
+#include "chute/util/error.h"
+#include "chute/util/thread_pool.h"
+
+namespace chute::bench {
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+bool has(const std::vector<Mode>& modes, Mode mode) {
+  return std::find(modes.begin(), modes.end(), mode) != modes.end();
+}
+
+std::string rate_line(const ModeResult& r) {
+  return fmt::format("{:.1f} ± {:.1f} samples/s, {:.3f} GB/s, {:.4f} s/batch", r.samples_per_s.mean,
+                     r.samples_per_s.std, r.gb_per_s.mean, r.s_per_batch.mean);
+}
+
+void write_json(const json& report, const std::string& path) {
+  const fs::path target(path);
+  std::error_code ec;
+  if (target.has_parent_path()) fs::create_directories(target.parent_path(), ec);
+  std::ofstream out(path);
+  if (!out) fail_errno(errno, "write the JSON report", path);
+  out << report.dump(2) << "\n";
+  if (!out) fail_errno(errno, "write the JSON report", path);
+}
+
+/// Runs the plotting helper; returns the PNG paths it wrote (notes go into the report).
+void make_plots(json& report, const std::string& json_path, const std::string& out_dir,
+                const std::function<void(const std::string&)>& log) {
+  std::error_code ec;
+  fs::create_directories(out_dir, ec);
+  ToolResult tool = run_python_tool("bench_plots", {json_path, "--out", out_dir});
+  json plots = json::array();
+  for (const std::string& line : tool.stdout_lines) {
+    if (line.size() > 4 && line.ends_with(".png")) plots.push_back(line);
+  }
+  report["plots"] = plots;
+  if (tool.exit_code != 0 || plots.empty()) {
+    std::string reason = tool.stderr_text;
+    while (!reason.empty() && reason.back() == '\n') reason.pop_back();
+    if (size_t newline = reason.rfind('\n'); newline != std::string::npos) {
+      reason = reason.substr(newline + 1);
+    }
+    std::string note = "plots skipped: " + (reason.empty() ? std::string("no plot written") : reason);
+    for (const std::string& line : tool.stdout_lines) {
+      if (line.rfind("skipped:", 0) == 0) note = "plots " + line;
+    }
+    report["notes"].push_back(note);
+    log(note);
+  } else {
+    log(fmt::format("plots: {} PNG files in {}", plots.size(), out_dir));
+  }
+}
+
+}  // namespace
+
+std::vector<Mode> parse_modes(const std::string& text) {
+  std::vector<Mode> modes;
+  std::stringstream stream(text);
+  std::string name;
+  while (std::getline(stream, name, ',')) {
+    if (name == "all") {
+      for (Mode m : {Mode::kIo, Mode::kCompute, Mode::kFull}) {
+        if (!has(modes, m)) modes.push_back(m);
+      }
+    } else if (!name.empty()) {
+      const Mode m = parse_mode(name);
+      if (!has(modes, m)) modes.push_back(m);
+    }
+  }
+  if (modes.empty()) fail(ErrorCode::kInvalidArgument, "--mode: expected io, compute, full or all");
+  return modes;
+}
+
+json run_bench(const BenchOptions& o, const std::function<void(const std::string&)>& log) {
+  if (o.batch_size < 1 || o.prefetch < 1 || o.threads < 0 || o.batches < 1 || o.trials < 1 ||
+      o.warmup < 0 || o.step_ms < 0) {
+    fail(ErrorCode::kInvalidArgument,
+         "bench: expected --batch-size, --prefetch, --batches, --trials >= 1 and --threads, "
+         "--warmup, --step-ms >= 0");
+  }
+  const SweepSpec sweep = parse_sweep(o.sweep);  // fail on a bad sweep before measuring
+  const MachineInfo machine = describe_machine();
+  const BenchDataset data = open_bench_dataset(o.dataset, o.arrays);
+  log(fmt::format("dataset: {} ({} samples), opened in {:.3f} s", data.dataset->describe(),
+                  data.dataset->num_samples(), data.open_seconds));
+
+  const int threads = o.threads > 0 ? o.threads : static_cast<int>(default_thread_count());
+  LoaderOptions base;
+  base.batch_size = o.batch_size;
+  base.shuffle = o.shuffle;
+  base.seed = o.seed;
+  base.drop_last = o.drop_last;
+  base.threads = static_cast<size_t>(threads);
+  base.prefetch = static_cast<size_t>(o.prefetch);
+  base.rank = o.rank;
+  base.world_size = o.world_size;
+  const LoaderSetting setting{threads, o.prefetch, o.batch_size};
+  const SourceFactory factory = loader_factory(data.dataset, base);
+
+  json mode_names = json::array();
+  for (Mode m : o.modes) mode_names.push_back(mode_name(m));
+  json settings = {{"threads", threads},     {"prefetch", o.prefetch}, {"batch_size", o.batch_size},
+                   {"shuffle", o.shuffle},   {"seed", o.seed},         {"drop_last", o.drop_last},
+                   {"rank", o.rank},         {"world_size", o.world_size},
+                   {"warmup", o.warmup},     {"trials", o.trials},     {"batches", o.batches},
+                   {"step_ms", o.step_ms},   {"modes", mode_names}};
+  json report = make_report(machine, data.description, settings, o.command);
+
+  RunOptions run;
+  run.warmup = o.warmup;
+  run.trials = o.trials;
+  run.batches = o.batches;
+  run.step_ms = o.step_ms;
+
+  // io first: its batches are the ones the roofline and the peers read, its time sets the step.
+  const bool need_io =
+      has(o.modes, Mode::kIo) || o.step_ms <= 0 || o.roofline || !o.peers.empty();
+  ModeResult io;
+  if (need_io) {
+    run.record_indices = true;
+    io = run_mode(Mode::kIo, factory, setting, run);
+    run.record_indices = false;
+    log("io: " + rate_line(io) + fmt::format(", first batch {:.3f} s", io.time_to_first_batch_s));
+    add_mode(report, io);
+    if (!has(o.modes, Mode::kIo)) {
+      report["notes"].push_back("the io mode ran too: the step time, roofline and peers need it");
+    }
+  }
+  run.step_ms = o.step_ms > 0 ? o.step_ms : 1.1 * io.s_per_batch.mean * 1e3;
+  report["settings"]["step_ms"] = run.step_ms;
+  for (Mode m : {Mode::kCompute, Mode::kFull}) {
+    if (!has(o.modes, m)) continue;
+    ModeResult result = run_mode(m, factory, setting, run);
+    log(fmt::format("{}: {}, accelerator utilisation {:.1f}%", mode_name(m), rate_line(result),
+                    result.accelerator_utilisation * 100));
+    add_mode(report, result);
+  }
+
+  // The roofline on the chunks the io batches touched.
+  std::vector<ChunkRef> chunks;
+  double decode_single_gbps = 0;
+  if (o.roofline) {
+    chunks = chunks_of_batches(*data.dataset, io.batch_indices);
+    RooflineOptions probe;
+    probe.threads = threads;
+    probe.usable_cores = machine.usable_cores;
+    const RooflineResult roofline = measure_roofline(chunks, probe);
+    decode_single_gbps = roofline.decode_single_gbps;
+    set_roofline(report, roofline);
+    log(fmt::format("roofline: read {:.2f} GB/s ({}), decode {:.2f} GB/s × {}, limit {:.2f} GB/s",
+                    roofline.read_gbps, roofline.read_source, roofline.decode_single_gbps,
+                    roofline.decode_parallelism, roofline.combined_gbps));
+  }
+
+  // The peers read the same batches (warm-up ones included) with the same thread count.
+  if (!o.peers.empty()) {
+    json peers;
+    if (data.workload == "packed") {
+      PeerSpec spec;
+      spec.peers = o.peers;
+      spec.arrays = data.packed_arrays;
+      spec.batches = io.batch_indices;
+      spec.warmup = std::max(1, o.warmup);
+      spec.trials = o.trials;
+      spec.threads = threads;
+      spec.batch_size = o.batch_size;
+      spec.max_seconds_per_peer = o.peer_seconds;
+      log(fmt::format("peers: {} reading the same {} batches...", fmt::join(o.peers, ", "),
+                      spec.batches.size()));
+      peers = run_peers(spec);
+      add_ratios(peers, io.samples_per_s.mean);
+    } else {
+      peers = json::array();
+      for (const std::string& name : o.peers) {
+        peers.push_back({{"name", name},
+                         {"status", "skipped"},
+                         {"note", "the peers read packed datasets only (workload is " +
+                                      data.workload + ")"}});
+      }
+    }
+    for (const json& peer : peers) {
+      log(fmt::format("peer {}: {}{}", peer.value("name", "?"), peer.value("status", "?"),
+                      peer.value("status", "") == "ok"
+                          ? fmt::format(", {:.1f} samples/s", peer["samples_per_s"].value("mean", 0.0))
+                          : ": " + peer.value("note", "")));
+    }
+    report["peers"] = std::move(peers);
+  }
+
+  // Sweeps: the io mode per setting; the read roofline re-measured per thread count.
+  if (!sweep.empty()) {
+    std::vector<SweepPoint> points;
+    std::vector<double> limits;
+    std::map<int, double> limit_by_threads;
+    for (const LoaderSetting& s : expand(sweep, setting)) {
+      const ModeResult r = run_mode(Mode::kIo, factory, s, run);
+      points.push_back({s, r.samples_per_s.mean, r.samples_per_s.std, r.gb_per_s.mean,
+                        r.s_per_batch.mean});
+      if (o.roofline && !chunks.empty() && !limit_by_threads.contains(s.threads)) {
+        RooflineOptions probe;
+        probe.threads = s.threads;
+        probe.usable_cores = machine.usable_cores;
+        probe.known_decode_single_gbps = decode_single_gbps;
+        limit_by_threads[s.threads] = measure_roofline(chunks, probe).combined_gbps;
+      }
+      limits.push_back(limit_by_threads.contains(s.threads) ? limit_by_threads[s.threads] : 0);
+      log(fmt::format("sweep threads={} prefetch={} batch={}: {}", s.threads, s.prefetch,
+                      s.batch_size, rate_line(r)));
+    }
+    report["sweeps"].push_back(sweep_to_json(sweep, points, limits));
+  }
+  report["peak_memory"] = to_json(peak_memory());
+
+  std::string json_path = o.json_path;
+  if (json_path.empty() && !o.out_dir.empty()) json_path = (fs::path(o.out_dir) / "results.json").string();
+  if (!json_path.empty()) write_json(report, json_path);
+  if (!o.out_dir.empty()) {
+    make_plots(report, json_path, o.out_dir, log);
+    write_json(report, json_path);  // again, with the plots' paths and notes
+  }
+  return report;
+}
+
+}  // namespace chute::bench

@@ -1,0 +1,51 @@
+#pragma once
+// `chute bench`: the whole measurement behind the command, so the CLI file only parses flags.
+// Order: open the dataset; io mode (its batches are the ones every later probe reads); compute
+// and full modes (step = 1.1 × the io batch time unless given); the roofline on the chunks the
+// io batches touched; the peers on the same batches; sweeps; then the report, JSON and plots.
+
+#include <functional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "chute/bench/bench_run.h"
+#include "chute/bench/sweep.h"
+
+namespace chute::bench {
+
+struct BenchOptions {
+  std::string dataset;                                       // folder, or "" with arrays
+  std::vector<std::pair<std::string, std::string>> arrays;   // --array NAME=PATH
+  int batch_size = 16;
+  int threads = 0;  // 0: one per usable core
+  int prefetch = 2;
+  bool shuffle = true;
+  uint64_t seed = 0;
+  bool drop_last = false;
+  int rank = 0;
+  int world_size = 1;
+  std::vector<Mode> modes = {Mode::kIo, Mode::kCompute, Mode::kFull};
+  double step_ms = 0;  // 0: 1.1 × the io mode's mean s/batch
+  int batches = 20;
+  int warmup = 2;
+  int trials = 3;
+  std::vector<std::string> sweep;  // raw --sweep arguments
+  std::vector<std::string> peers;  // --compare
+  double peer_seconds = 120;       // time limit per peer
+  bool roofline = true;
+  std::string json_path;  // --json
+  std::string out_dir;    // --out: plots (and results.json when --json is not given)
+  std::string command;    // the command line, for the record
+};
+
+/// Parses "io", "compute", "full" or "all" (comma-separated lists allowed).
+std::vector<Mode> parse_modes(const std::string& text);
+
+/// Runs everything; progress lines go to `log` (stderr in the CLI). Returns the report.
+nlohmann::json run_bench(const BenchOptions& options,
+                         const std::function<void(const std::string&)>& log);
+
+}  // namespace chute::bench

@@ -1,0 +1,220 @@
+#include "chute/bench/roofline.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <set>
+#include <utility>
+
+#include "chute/bench/machine.h"
+#include "chute/codec/sharding.h"
+#include "chute/store/file_store.h"
+#include "chute/util/error.h"
+
+namespace chute::bench {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+/// Decodes one stored object into `out` (warm, large enough) and returns the decoded bytes.
+/// Whole chunks go through the array's codec chain; shards decode each non-empty inner chunk.
+int64_t decode_object(const Array& array, std::span<const std::byte> stored, ByteBuffer& out,
+                      CodecScratch& scratch, std::vector<ShardIndexEntry>& index) {
+  const ShardingCodec* sharding = array.codecs().sharding();
+  if (sharding == nullptr) {
+    const auto nbytes = static_cast<size_t>(array.codecs().decoded_nbytes());
+    out.resize(nbytes);
+    array.codecs().decode(stored, out.span(), scratch);
+    return static_cast<int64_t>(nbytes);
+  }
+  const uint64_t index_nbytes = sharding->index_encoded_nbytes();
+  if (stored.size() < index_nbytes) {
+    fail(ErrorCode::kCorruptData, "shard of {} bytes is shorter than its index ({} bytes)",
+         stored.size(), index_nbytes);
+  }
+  auto encoded_index = sharding->index_at_end ? stored.last(index_nbytes) : stored.first(index_nbytes);
+  sharding->decode_index(encoded_index, stored.size(), index, scratch);
+  const auto inner_nbytes = static_cast<size_t>(sharding->inner->decoded_nbytes());
+  out.resize(inner_nbytes);
+  int64_t decoded = 0;
+  for (const ShardIndexEntry& entry : index) {
+    if (entry.is_empty()) continue;
+    sharding->inner->decode(stored.subspan(entry.offset, entry.nbytes), out.span(), scratch);
+    decoded += static_cast<int64_t>(inner_nbytes);
+  }
+  return decoded;
+}
+
+RooflineResult finish(RooflineResult result, double read_s, double decode_s) {
+  const auto gbps = [](int64_t bytes, double seconds) {
+    return seconds > 0 ? static_cast<double>(bytes) / seconds / 1e9 : 0.0;
+  };
+  result.read_gbps = gbps(result.decoded_bytes, read_s);
+  result.read_stored_gbps = gbps(result.encoded_bytes, read_s);
+  result.decode_single_gbps = gbps(result.decoded_bytes, decode_s);
+  result.decode_gbps = result.decode_single_gbps * result.decode_parallelism;
+  result.combined_gbps = combined_limit(result.read_gbps, result.decode_gbps);
+  return result;
+}
+
+std::string file_path(const ChunkRef& ref) {
+  if (const auto* files = dynamic_cast<const FileStore*>(&ref.array->store())) {
+    return join_key(files->root(), ref.key);
+  }
+  return {};
+}
+
+}  // namespace
+
+std::vector<ChunkRef> unique_chunks(std::span<const ChunkTask> tasks) {
+  std::vector<ChunkRef> refs;
+  std::set<std::pair<const Array*, std::string>> seen;
+  for (const ChunkTask& task : tasks) {
+    std::string key = task.array->storage_key(task.chunk_coords);
+    if (seen.emplace(task.array, key).second) refs.push_back({task.array, std::move(key)});
+  }
+  return refs;
+}
+
+double combined_limit(double read_gbps, double decode_gbps) {
+  if (read_gbps <= 0 || decode_gbps <= 0) return 0;
+  return 1.0 / (1.0 / read_gbps + 1.0 / decode_gbps);
+}
+
+RooflineResult measure_roofline(std::span<const ChunkRef> all_chunks,
+                                const RooflineOptions& options) {
+  RooflineResult result;
+  result.threads = std::max(1, options.threads);
+  result.decode_parallelism = std::min(result.threads, std::max(1, options.usable_cores));
+  result.chunks_total = all_chunks.size();
+
+  // Stored sizes first: missing chunks are fill values, not reads.
+  std::vector<ChunkRef> present;
+  std::vector<int64_t> stored_sizes;
+  for (const ChunkRef& ref : all_chunks) {
+    if (auto size = ref.array->store().size(ref.key)) {
+      present.push_back(ref);
+      stored_sizes.push_back(static_cast<int64_t>(*size));
+    } else {
+      ++result.missing_chunks;
+    }
+  }
+  if (present.empty()) return result;
+
+  // An evenly spaced subset when the chunks would hold more than the cap in memory.
+  int64_t nominal_decoded = 0;
+  for (const ChunkRef& ref : present) nominal_decoded += ref.array->metadata().chunk_nbytes();
+  size_t stride = 1;
+  if (nominal_decoded > options.max_decoded_bytes && options.max_decoded_bytes > 0) {
+    stride = static_cast<size_t>((nominal_decoded + options.max_decoded_bytes - 1) /
+                                 options.max_decoded_bytes);
+  }
+  std::vector<ChunkRef> chunks;
+  std::vector<int64_t> sizes;
+  for (size_t i = 0; i < present.size(); i += stride) {
+    chunks.push_back(present[i]);
+    sizes.push_back(stored_sizes[i]);
+  }
+  result.chunks = chunks.size();
+  const int64_t max_stored = *std::max_element(sizes.begin(), sizes.end());
+  for (int64_t size : sizes) result.encoded_bytes += size;
+
+  std::vector<std::string> paths;
+  for (const ChunkRef& ref : chunks) {
+    if (std::string path = file_path(ref); !path.empty()) paths.push_back(std::move(path));
+  }
+  if (!paths.empty()) result.page_cache_fraction = page_cache_resident_fraction(paths);
+  const MachineInfo machine = describe_machine();
+  result.fits_in_ram = result.encoded_bytes < machine.memory_available_bytes;
+
+  // Read probe: every worker's buffer is grown to the largest object and touched beforehand.
+  ThreadPool pool(static_cast<size_t>(result.threads));
+  std::vector<ByteBuffer> buffers(pool.size());
+  for (ByteBuffer& buffer : buffers) {
+    buffer.resize(static_cast<size_t>(max_stored));
+    std::memset(buffer.data(), 0, buffer.size());
+  }
+  double best_read_s = 0;
+  for (int pass = 0; pass < std::max(1, options.repeats); ++pass) {
+    const auto start = Clock::now();
+    pool.parallel_for(chunks.size(), [&](size_t i, size_t worker) {
+      if (!chunks[i].array->store().read(chunks[i].key, buffers[worker])) {
+        fail(ErrorCode::kNotFound, "roofline: chunk {} of {} disappeared during the run",
+             chunks[i].key, chunks[i].array->name());
+      }
+    });
+    const double elapsed = seconds_since(start);
+    if (pass == 0 || elapsed < best_read_s) best_read_s = elapsed;
+  }
+  // The best pass counts, so data that fits in RAM is read from the page cache by then.
+  const bool cached = result.page_cache_fraction >= 0.95 ||
+                      (result.fits_in_ram && options.repeats > 1);
+  if (paths.empty()) {
+    result.read_source = "in-memory store";
+  } else {
+    result.read_source = cached ? "page cache (memory bandwidth)" : "storage";
+  }
+
+  if (options.known_decode_single_gbps > 0) {
+    int64_t decoded = 0;
+    for (const ChunkRef& ref : chunks) decoded += ref.array->metadata().chunk_nbytes();
+    result.decoded_bytes = decoded;
+    const double seconds = static_cast<double>(decoded) / (options.known_decode_single_gbps * 1e9);
+    return finish(result, best_read_s, seconds);
+  }
+
+  // Decode probe: the stored objects held in memory, decoded one after another on one thread.
+  std::vector<ByteBuffer> stored(chunks.size());
+  pool.parallel_for(chunks.size(), [&](size_t i, size_t) {
+    chunks[i].array->store().read(chunks[i].key, stored[i]);
+  });
+  ByteBuffer out;
+  CodecScratch scratch;
+  std::vector<ShardIndexEntry> index;
+  int64_t max_decoded = 0;
+  for (const ChunkRef& ref : chunks) {
+    max_decoded = std::max(max_decoded, ref.array->metadata().chunk_nbytes());
+  }
+  out.resize(static_cast<size_t>(max_decoded));
+  std::memset(out.data(), 0, out.size());
+  decode_object(*chunks[0].array, stored[0].span(), out, scratch, index);  // warm contexts
+  double best_decode_s = 0;
+  for (int pass = 0; pass < std::max(1, options.repeats); ++pass) {
+    int64_t decoded = 0;
+    const auto start = Clock::now();
+    for (size_t i = 0; i < chunks.size(); ++i) {
+      decoded += decode_object(*chunks[i].array, stored[i].span(), out, scratch, index);
+    }
+    const double elapsed = seconds_since(start);
+    if (pass == 0 || elapsed < best_decode_s) best_decode_s = elapsed;
+    result.decoded_bytes = decoded;
+  }
+
+  return finish(result, best_read_s, best_decode_s);
+}
+
+nlohmann::json to_json(const RooflineResult& r) {
+  return {{"threads", r.threads},
+          {"decode_parallelism", r.decode_parallelism},
+          {"chunks", r.chunks},
+          {"chunks_total", r.chunks_total},
+          {"missing_chunks", r.missing_chunks},
+          {"stored_bytes", r.encoded_bytes},
+          {"decoded_bytes", r.decoded_bytes},
+          {"compression_ratio",
+           r.encoded_bytes > 0 ? static_cast<double>(r.decoded_bytes) / r.encoded_bytes : 0.0},
+          {"read_gbps", r.read_gbps},
+          {"read_stored_gbps", r.read_stored_gbps},
+          {"decode_single_gbps", r.decode_single_gbps},
+          {"decode_gbps", r.decode_gbps},
+          {"combined_gbps", r.combined_gbps},
+          {"page_cache_fraction", r.page_cache_fraction},
+          {"fits_in_ram", r.fits_in_ram},
+          {"read_source", r.read_source}};
+}
+
+}  // namespace chute::bench

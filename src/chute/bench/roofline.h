@@ -1,0 +1,69 @@
+#pragma once
+// The machine's limit for a given set of chunks, measured in the same run as the loader:
+//   read     = pread of the chunks' stored objects into warm buffers on `threads` workers;
+//   decode   = the single-threaded decode rate (codec chain into a warm buffer) × the number of
+//              threads that can run at once (min(threads, usable cores));
+//   combined = what workers that each read then decode a chunk can reach: 1/(1/read + 1/decode).
+// All rates are GB/s of DECODED bytes (10^9 bytes/s), so they compare directly with the loader's
+// GB/s. When the chunks sit in the page cache the read rate is a memory-bandwidth figure, not a
+// storage one: the result says which it is.
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "chute/array/array.h"
+
+namespace chute::bench {
+
+/// One stored object to probe: a chunk (or, for sharded arrays, a whole shard) of an array.
+struct ChunkRef {
+  const Array* array = nullptr;
+  std::string key;  // Array::storage_key of the chunk or shard
+};
+
+/// The distinct stored objects behind a set of chunk tasks (e.g. every ReadPlan of the batches
+/// the benchmark read). Inner chunks of a shard map to their shard.
+std::vector<ChunkRef> unique_chunks(std::span<const ChunkTask> tasks);
+
+struct RooflineOptions {
+  int threads = 1;
+  int usable_cores = 1;
+  int repeats = 3;                     // timed passes; the best counts
+  int64_t max_decoded_bytes = 1 << 30;  // probe an evenly spaced subset above this
+  /// When > 0, the single-threaded decode rate already measured on these chunks: the decode
+  /// probe is skipped (sweeps re-measure only the read rate per thread count).
+  double known_decode_single_gbps = 0;
+};
+
+struct RooflineResult {
+  int threads = 1;
+  int decode_parallelism = 1;  // min(threads, usable cores)
+  size_t chunks = 0;           // probed (after subsetting)
+  size_t chunks_total = 0;     // before subsetting
+  size_t missing_chunks = 0;   // absent from the store (fill value): not probed
+  int64_t encoded_bytes = 0;
+  int64_t decoded_bytes = 0;
+  double read_gbps = 0;           // decoded-byte equivalent of the read pass
+  double read_stored_gbps = 0;    // stored (compressed) bytes per second
+  double decode_single_gbps = 0;  // one thread
+  double decode_gbps = 0;         // × decode_parallelism
+  double combined_gbps = 0;       // the limit the loader is compared with
+  double page_cache_fraction = -1;  // of the probed files resident before the read pass
+  bool fits_in_ram = false;         // the probed stored bytes < MemAvailable
+  std::string read_source;          // "page cache (memory bandwidth)" or "storage"
+};
+
+/// Measures the roofline on `chunks`. Throws when a chunk is corrupt (the same error the loader
+/// would give). Precondition: every ref's array outlives the call.
+RooflineResult measure_roofline(std::span<const ChunkRef> chunks, const RooflineOptions& options);
+
+/// The combined per-chunk limit: 1 / (1/read + 1/decode); 0 when either is 0.
+double combined_limit(double read_gbps, double decode_gbps);
+
+nlohmann::json to_json(const RooflineResult& roofline);
+
+}  // namespace chute::bench

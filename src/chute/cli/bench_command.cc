@@ -1,0 +1,95 @@
+// `chute bench DATASET`: measures the loader on a dataset (io / compute / full modes, roofline,
+// peers, sweeps) and prints the tables; --json and --out keep the record and the plots. The work
+// is in chute/bench/bench_session.h; this file only maps flags onto BenchOptions.
+#include <iostream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "chute/bench/bench_dataset.h"
+#include "chute/bench/bench_session.h"
+#include "chute/bench/peers.h"
+#include "chute/bench/report.h"
+#include "commands.h"
+
+namespace chute::cli {
+
+namespace {
+
+struct BenchFlags {
+  bench::BenchOptions options;
+  std::vector<std::string> arrays;
+  std::string modes = "all";
+  std::string compare;
+  bool quiet = false;
+};
+
+}  // namespace
+
+void register_bench(CLI::App& app) {
+  auto flags = std::make_shared<BenchFlags>();
+  bench::BenchOptions& o = flags->options;
+  CLI::App* bench = app.add_subcommand(
+      "bench",
+      "Measure the loader on a dataset: io, compute and full modes, the machine's roofline, "
+      "peers side by side, sweeps");
+  bench->add_option("DATASET", o.dataset,
+                    "a folder made by `chute make-dataset` (with chute.json), a Zarr array or a "
+                    "group whose arrays share axis 0");
+  bench->add_option("--array", flags->arrays,
+                    "NAME=PATH of an array of your own (repeat; arrays share the sample axis 0)");
+  bench->add_option("--batch-size", o.batch_size, "samples per batch (per rank)")
+      ->capture_default_str();
+  bench->add_option("--threads", o.threads, "reader/decoder threads (0: one per usable core)")
+      ->capture_default_str();
+  bench->add_option("--prefetch", o.prefetch, "batches queued ahead of the consumer")
+      ->capture_default_str();
+  bench->add_flag("--shuffle,!--no-shuffle", o.shuffle, "shuffle samples per epoch (default on)");
+  bench->add_option("--seed", o.seed, "shuffle seed")->capture_default_str();
+  bench->add_flag("--drop-last", o.drop_last, "drop the incomplete last batch of an epoch");
+  bench->add_option("--rank", o.rank, "this process's rank")->capture_default_str();
+  bench->add_option("--world-size", o.world_size, "number of ranks")->capture_default_str();
+  bench->add_option("--mode", flags->modes, "io, compute, full or all (comma-separated)")
+      ->capture_default_str();
+  bench->add_option("--step-ms", o.step_ms,
+                    "simulated training step in ms (default: 1.1 × the io mode's batch time)");
+  bench->add_option("--batches", o.batches, "batches per trial")->capture_default_str();
+  bench->add_option("--warmup", o.warmup, "warm-up batches before the trials")
+      ->capture_default_str();
+  bench->add_option("--trials", o.trials, "trials per mode")->capture_default_str();
+  bench->add_option("--sweep", o.sweep,
+                    "settings to sweep, e.g. threads=1,2,4 prefetch=1,2 batch=8,16");
+  bench->add_option("--compare", flags->compare,
+                    "peers reading the same batches: zarr,dask,tensorstore,torch (or all)");
+  bench->add_option("--peer-seconds", o.peer_seconds, "time limit per peer (s)")
+      ->capture_default_str();
+  bench->add_option("--json", o.json_path, "write the results as JSON to this file");
+  bench->add_option("--out", o.out_dir, "write PNG plots (and results.json) to this folder");
+  bench->add_flag("--roofline,!--no-roofline", o.roofline,
+                  "measure the roofline on the same chunks (default on)");
+  bench->add_flag("-q,--quiet", flags->quiet, "no progress lines on stderr");
+
+  bench->callback([flags, bench] {
+    bench::BenchOptions& options = flags->options;
+    for (const std::string& argument : flags->arrays) {
+      options.arrays.push_back(bench::parse_array_argument(argument));
+    }
+    options.modes = bench::parse_modes(flags->modes);
+    if (!flags->compare.empty()) options.peers = bench::parse_peer_list(flags->compare);
+    options.command = "chute bench";
+    for (const CLI::Option* option : bench->get_options()) {
+      if (option->count() == 0 || option->get_name() == "--help") continue;
+      options.command += " " + (option->get_lnames().empty() ? std::string()
+                                                             : "--" + option->get_lnames()[0] + " ");
+      for (const std::string& value : option->results()) options.command += value + " ";
+      while (options.command.back() == ' ') options.command.pop_back();
+    }
+    const bool quiet = flags->quiet;
+    const nlohmann::json report = bench::run_bench(options, [quiet](const std::string& line) {
+      if (!quiet) std::cerr << "chute bench: " << line << std::endl;
+    });
+    std::cout << bench::render_report(report) << std::flush;
+  });
+}
+
+}  // namespace chute::cli

@@ -1,0 +1,18 @@
+#include "chute/dataset/dataset.h"
+
+namespace chute {
+
+int64_t OutputSpec::sample_elements() const {
+  int64_t n = 1;
+  for (int64_t extent : sample_shape) n *= extent;
+  return n;
+}
+
+const std::vector<OutputSpec>& Dataset::staging() const {
+  static const std::vector<OutputSpec> kNone;
+  return kNone;
+}
+
+void Dataset::finish(const BatchMemory&, ThreadPool*) const {}
+
+}  // namespace chute

@@ -1,0 +1,68 @@
+#pragma once
+// What a sample is. A Dataset names its outputs (dtype and per-sample shape of each) and, for one
+// sample and one slot of the batch, adds the boxes to read into a ReadPlan with destinations
+// inside the batch's buffers. The batch assembler gathers all samples of a batch into one plan
+// (duplicate chunks are read once), executes it, then calls finish() for transforms after the
+// read (normalisation, casts).
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "chute/array/array.h"
+#include "chute/array/dtype.h"
+#include "chute/util/thread_pool.h"
+
+namespace chute {
+
+/// One output of a dataset: a batch holds it as an array of shape (batch, sample_shape...).
+struct OutputSpec {
+  std::string name;
+  DataType dtype;
+  std::vector<int64_t> sample_shape;
+
+  int64_t sample_elements() const;
+  int64_t sample_nbytes() const { return sample_elements() * dtype.size; }
+};
+
+/// The memory of one batch being assembled. outputs[k] holds batch_size × outputs()[k] in C order;
+/// staging[k] likewise for staging()[k] (scratch the dataset reads into before finish() turns it
+/// into outputs, e.g. float32 values cast to bfloat16). Slots are numbered 0..batch_size-1.
+struct BatchMemory {
+  int64_t batch_size = 0;
+  std::vector<std::byte*> outputs;
+  std::vector<std::byte*> staging;
+};
+
+class Dataset {
+ public:
+  virtual ~Dataset() = default;
+
+  /// Samples are numbered 0..num_samples()-1.
+  virtual int64_t num_samples() const = 0;
+  /// What a batch holds, in a fixed order.
+  virtual const std::vector<OutputSpec>& outputs() const = 0;
+  /// Extra per-batch buffers that plan() reads into and finish() consumes (default: none). The
+  /// assembler owns them and reuses them for every batch.
+  virtual const std::vector<OutputSpec>& staging() const;
+
+  /// Adds the reads of sample `sample` into slot `slot` of `memory` to `plan`.
+  /// Preconditions: 0 <= sample < num_samples(), 0 <= slot < memory.batch_size; the buffers of
+  /// `memory` stay valid until the plan is executed. Reads of different slots never overlap.
+  virtual void plan(int64_t sample, int64_t slot, const BatchMemory& memory,
+                    ReadPlan& plan) const = 0;
+
+  /// Runs after the plan of a whole batch has been executed: transforms the `memory` of that
+  /// batch in place (or staging -> outputs). May use `pool` (null means inline). Default: nothing.
+  /// The result must not depend on the pool's size.
+  virtual void finish(const BatchMemory& memory, ThreadPool* pool) const;
+
+  /// One line for messages and benchmark reports.
+  virtual std::string describe() const = 0;
+};
+
+using DatasetPtr = std::shared_ptr<const Dataset>;
+
+}  // namespace chute

@@ -1,0 +1,115 @@
+// Opening single Zarr arrays from a store or a local path.
+
+#include <fmt/format.h>
+
+#include "chute/format/json_fields.h"
+#include "chute/format/zarr.h"
+#include "chute/format/zarr_parse.h"
+#include "chute/store/file_store.h"
+#include "chute/util/error.h"
+
+namespace chute {
+
+using nlohmann::json;
+
+std::optional<std::string> read_store_text(const Store& store, const std::string& key) {
+  ByteBuffer buffer;
+  if (!store.read(key, buffer)) return std::nullopt;
+  return std::string(reinterpret_cast<const char*>(buffer.data()), buffer.size());
+}
+
+std::string store_location(const Store& store, const std::string& prefix) {
+  return join_key(store.describe(), prefix);
+}
+
+namespace {
+
+bool is_group_node(const json& doc) {
+  if (!doc.is_object()) return false;
+  auto it = doc.find("node_type");
+  return it != doc.end() && *it == "group";
+}
+
+bool store_has_group(const Store& store, const std::string& prefix) {
+  if (store.size(join_key(prefix, ".zgroup"))) return true;
+  auto text = read_store_text(store, join_key(prefix, "zarr.json"));
+  if (!text) return false;
+  json doc = json::parse(*text, nullptr, /*allow_exceptions=*/false);
+  return is_group_node(doc);
+}
+
+std::string strip_trailing_slashes(std::string path) {
+  while (path.size() > 1 && path.back() == '/') path.pop_back();
+  return path;
+}
+
+}  // namespace
+
+ArrayPtr try_open_zarr_array(StorePtr store, const std::string& prefix, const std::string& name) {
+  ArrayMetadata metadata;
+  try {
+    if (auto text = read_store_text(*store, join_key(prefix, "zarr.json"))) {
+      json doc = parse_json_document(*text, fmt::format("array '{}': zarr.json", name));
+      if (is_group_node(doc)) return nullptr;
+      metadata = parse_zarr_v3_array_json(doc, name);
+    } else if (auto zarray = read_store_text(*store, join_key(prefix, ".zarray"))) {
+      auto zattrs = read_store_text(*store, join_key(prefix, ".zattrs"));
+      metadata = parse_zarr_v2_array(*zarray, zattrs.value_or(""), name);
+    } else {
+      return nullptr;
+    }
+  } catch (const json::exception& e) {
+    fail(ErrorCode::kInvalidMetadata, "array '{}': invalid metadata: {}", name, e.what());
+  }
+  return std::make_shared<Array>(std::move(store), prefix, std::move(metadata), name);
+}
+
+ArrayPtr open_zarr_array(StorePtr store, const std::string& prefix, const std::string& name) {
+  if (ArrayPtr array = try_open_zarr_array(store, prefix, name)) return array;
+  const std::string location = store_location(*store, prefix);
+  if (store_has_group(*store, prefix)) {
+    fail(ErrorCode::kInvalidArgument, "'{}' is a Zarr group, not an array; open it as a group",
+         location);
+  }
+  fail(ErrorCode::kNotFound, "no Zarr array at '{}' (no zarr.json or .zarray)", location);
+}
+
+ArrayPtr open_array(const std::string& path) {
+  const std::string clean = strip_trailing_slashes(path);
+  auto store = std::make_shared<FileStore>(clean);
+  if (ArrayPtr array = try_open_zarr_array(store, "", clean)) return array;
+  if (store_has_group(*store, "")) {
+    fail(ErrorCode::kInvalidArgument, "'{}' is a Zarr group, not an array; open it as a group",
+         clean);
+  }
+  // "group/member": walk up to the nearest group, then find the member inside it (its own
+  // metadata files, or the group's consolidated metadata).
+  for (size_t slash = clean.rfind('/'); slash != std::string::npos && slash > 0;
+       slash = clean.rfind('/', slash - 1)) {
+    const std::string group_path = clean.substr(0, slash);
+    const std::string member = clean.substr(slash + 1);
+    auto group_store = std::make_shared<FileStore>(group_path);
+    if (!store_has_group(*group_store, "")) continue;
+    if (ArrayPtr array = try_open_zarr_array(group_store, member, clean)) return array;
+    if (ArrayPtr array = open_consolidated_member(group_store, "", member, clean)) return array;
+    fail(ErrorCode::kNotFound, "no Zarr array at '{}' (group '{}' has no array member '{}')", clean,
+         group_path, member);
+  }
+  fail(ErrorCode::kNotFound, "no Zarr array at '{}' (no zarr.json or .zarray)", clean);
+}
+
+Group open_group(const std::string& path) {
+  const std::string clean = strip_trailing_slashes(path);
+  return open_zarr_group(std::make_shared<FileStore>(clean), "", clean);
+}
+
+bool is_group(const std::string& path) {
+  try {
+    FileStore store(strip_trailing_slashes(path));
+    return store_has_group(store, "");
+  } catch (const Error&) {
+    return false;
+  }
+}
+
+}  // namespace chute

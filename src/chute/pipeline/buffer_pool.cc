@@ -1,0 +1,102 @@
+#include "chute/pipeline/buffer_pool.h"
+
+#include <cstdlib>
+#include <mutex>
+#include <new>
+#include <vector>
+
+#include "chute/util/error.h"
+
+namespace chute {
+
+namespace {
+constexpr size_t kAlignment = 64;
+}
+
+struct BufferPool::State {
+  size_t buffer_bytes = 0;
+  size_t max_idle = 0;
+  mutable std::mutex mutex;
+  std::vector<std::byte*> idle;
+  size_t allocated = 0;
+  size_t allocations = 0;
+  bool open = true;  // false once the BufferPool object is gone: released buffers are freed
+
+  void give_back(std::byte* buffer) {
+    {
+      std::lock_guard lock(mutex);
+      if (open && idle.size() < max_idle) {
+        idle.push_back(buffer);
+        return;
+      }
+      --allocated;
+    }
+    std::free(buffer);
+  }
+
+  ~State() {
+    for (std::byte* buffer : idle) std::free(buffer);
+  }
+};
+
+BufferPool::BufferPool(size_t buffer_bytes, size_t max_idle) : state_(std::make_shared<State>()) {
+  if (buffer_bytes == 0) fail(ErrorCode::kInvalidArgument, "buffer pool: buffer size must be > 0");
+  state_->buffer_bytes = (buffer_bytes + kAlignment - 1) / kAlignment * kAlignment;
+  state_->max_idle = max_idle;
+}
+
+BufferPool::~BufferPool() {
+  std::vector<std::byte*> idle;
+  {
+    std::lock_guard lock(state_->mutex);
+    state_->open = false;
+    idle.swap(state_->idle);
+    state_->allocated -= idle.size();
+  }
+  for (std::byte* buffer : idle) std::free(buffer);
+}
+
+std::shared_ptr<std::byte> BufferPool::acquire() {
+  std::byte* buffer = nullptr;
+  {
+    std::lock_guard lock(state_->mutex);
+    if (!state_->idle.empty()) {
+      buffer = state_->idle.back();
+      state_->idle.pop_back();
+    } else {
+      ++state_->allocated;
+      ++state_->allocations;
+    }
+  }
+  if (!buffer) {
+    buffer = static_cast<std::byte*>(std::aligned_alloc(kAlignment, state_->buffer_bytes));
+    if (!buffer) {
+      std::lock_guard lock(state_->mutex);
+      --state_->allocated;
+      fail(ErrorCode::kIoError, "out of memory allocating a batch buffer of {} bytes",
+           state_->buffer_bytes);
+    }
+  }
+  // The deleter holds the state, so a buffer outliving the pool still has somewhere to go.
+  return std::shared_ptr<std::byte>(buffer,
+                                    [state = state_](std::byte* b) { state->give_back(b); });
+}
+
+size_t BufferPool::buffer_bytes() const { return state_->buffer_bytes; }
+
+size_t BufferPool::allocated() const {
+  std::lock_guard lock(state_->mutex);
+  return state_->allocated;
+}
+
+size_t BufferPool::idle() const {
+  std::lock_guard lock(state_->mutex);
+  return state_->idle.size();
+}
+
+size_t BufferPool::allocations() const {
+  std::lock_guard lock(state_->mutex);
+  return state_->allocations;
+}
+
+}  // namespace chute

@@ -1,0 +1,179 @@
+#pragma once
+// The Loader: deterministic, sharded, prefetched training batches decoded into recycled buffers.
+//
+//   #include "chute/loader.h"
+//
+//   // W1: arrays sharing the sample axis; W2: chute::open_window_dataset(path, WindowOptions).
+//   auto dataset = chute::open_packed_dataset({{"inputs", "train/inputs.zarr"},
+//                                              {"targets", "train/targets.zarr"}});
+//   chute::LoaderOptions options;
+//   options.batch_size = 16;
+//   options.shuffle = true;
+//   options.seed = 0;
+//   options.drop_last = true;
+//   options.prefetch = 2;                           // threads = 0: one per hardware thread
+//   chute::Loader loader(dataset, options);
+//   for (int epoch = 0; epoch < 2; ++epoch) {
+//     for (const chute::Batch& batch : loader) {    // each range-for runs the next epoch
+//       const chute::BatchArray& x = batch["inputs"];  // shape (16, lat, lon, C), float32
+//       const float* values = x.as<float>();           // C-contiguous; valid while x.owner is
+//       use(values, batch.indices);                    // held (copy the shared_ptr to keep it)
+//     }
+//   }
+//
+//   // Or explicitly, with a saved position: loader.begin_epoch(3, /*start_batch=*/10);
+//   while (std::optional<chute::Batch> batch = loader.next()) { ... }
+//   chute::SamplerState saved = loader.state();     // {seed, epoch, next_batch}
+//   loader.restore(saved);                          // the next begin_epoch() resumes there
+//
+// Threads: one producer thread per running epoch assembles batches (BatchAssembler, on its own
+// pool of `threads` workers) into a PrefetchQueue of `prefetch` batches. A reader error reaches
+// the consumer as a chute::Error from next(), after the batches queued before it, naming the
+// array, chunk key, sample and batch; the epoch then ends. begin_epoch() while an epoch runs
+// cancels it (the producer finishes its current batch and exits); stop() and the destructor join
+// every thread. Batch content depends only on (seed, epoch, rank, world_size, batch), never on
+// `threads` or `prefetch`. Loader methods are for one consumer thread; stats() may be called
+// from any thread.
+
+#include <atomic>
+#include <cstdint>
+#include <iterator>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <thread>
+#include <vector>
+
+#include "chute/array/array.h"
+#include "chute/dataset/dataset.h"
+#include "chute/pipeline/batch.h"
+#include "chute/sampler/sampler.h"
+
+namespace chute {
+
+class BatchAssembler;
+class BufferPool;
+class PrefetchQueue;
+
+struct LoaderOptions {
+  int64_t batch_size = 16;  // per rank
+  bool shuffle = true;
+  uint64_t seed = 0;
+  bool drop_last = false;  // false: the last batch is padded by wrapping around (see Sampler)
+  size_t threads = 0;      // reader/decoder threads; 0 = default_thread_count()
+  size_t prefetch = 2;     // batches queued ahead of the consumer, >= 1
+  int64_t rank = 0;
+  int64_t world_size = 1;
+};
+
+/// The consumer's view of the queue at one next() call.
+struct OccupancySample {
+  int64_t time_ns = 0;  // since the epoch began
+  int64_t queued = 0;   // batches waiting in the queue when next() was called
+};
+
+struct LoaderStats {
+  int64_t batches = 0;  // handed to the consumer
+  int64_t samples = 0;
+  int64_t wait_ns = 0;          // consumer time blocked inside next()
+  int64_t first_batch_ns = -1;  // begin_epoch() -> first batch returned, for the latest epoch
+  int64_t produce_ns = 0;       // producer time assembling batches (plan + read + finish)
+  int64_t finish_ns = 0;        // of which post-read transforms
+  // ReadStats, summed over reader threads:
+  int64_t read_ns = 0;
+  int64_t decode_ns = 0;
+  int64_t assemble_ns = 0;
+  int64_t bytes_read = 0;
+  int64_t bytes_decoded = 0;
+  int64_t chunks = 0;
+  int64_t missing_chunks = 0;
+  int64_t buffers_allocated = 0;  // batch buffers the pool has allocated (flat in steady state)
+  std::vector<OccupancySample> occupancy;  // one per next() call since reset (capped at 1<<20)
+};
+
+class Loader {
+ public:
+  /// Throws kInvalidArgument for bad options (batch_size < 1, prefetch < 1, rank outside
+  /// [0, world_size)) or a dataset without outputs.
+  Loader(DatasetPtr dataset, LoaderOptions options);
+  ~Loader();
+  Loader(const Loader&) = delete;
+  Loader& operator=(const Loader&) = delete;
+
+  const LoaderOptions& options() const { return options_; }
+  const Dataset& dataset() const { return *dataset_; }
+  const Sampler& sampler() const { return sampler_; }
+  int64_t batches_per_epoch() const { return sampler_.batches_per_epoch(); }
+  /// Reader threads actually used.
+  size_t threads() const;
+
+  /// Starts `epoch` at batch `start_batch` (0 <= start_batch <= batches_per_epoch()), cancelling
+  /// and joining a running epoch first.
+  void begin_epoch(int64_t epoch, int64_t start_batch = 0);
+  /// Starts the next epoch: the restored position after restore(), else the epoch after the
+  /// last one begun (0 at first), from its first batch.
+  void begin_epoch();
+  /// The next batch of the running epoch; nullopt at its end, after stop(), or when no epoch
+  /// was begun. Rethrows a producer error once (then the epoch is over).
+  std::optional<Batch> next();
+  /// Cancels the running epoch and joins its producer. Idempotent.
+  void stop();
+
+  /// {seed, epoch, batches of that epoch consumed (counting start_batch)}.
+  SamplerState state() const;
+  /// Makes the next begin_epoch() (no arguments) resume at `state`. Stops a running epoch.
+  /// Throws kInvalidArgument when the seed differs from options().seed or next_batch is out of
+  /// range.
+  void restore(const SamplerState& state);
+
+  LoaderStats stats() const;
+  void reset_stats();
+
+  /// Range-for support: begin() calls begin_epoch() and runs the next epoch.
+  class Iterator {
+   public:
+    using iterator_category = std::input_iterator_tag;
+    using value_type = Batch;
+    using difference_type = std::ptrdiff_t;
+    using pointer = const Batch*;
+    using reference = const Batch&;
+
+    Iterator() = default;
+    const Batch& operator*() const { return *current_; }
+    const Batch* operator->() const { return &*current_; }
+    Iterator& operator++();
+    bool operator==(const Iterator& other) const { return !current_ && !other.current_; }
+
+   private:
+    friend class Loader;
+    explicit Iterator(Loader* loader);
+    Loader* loader_ = nullptr;
+    std::optional<Batch> current_;
+  };
+  Iterator begin();
+  Iterator end() { return Iterator(); }
+
+ private:
+  void produce(int64_t epoch, int64_t start_batch, std::shared_ptr<PrefetchQueue> queue);
+  void add_read_stats(const ReadStats& stats, int64_t produce_ns, int64_t finish_ns);
+
+  DatasetPtr dataset_;
+  LoaderOptions options_;
+  Sampler sampler_;
+  std::unique_ptr<BatchAssembler> assembler_;
+  std::unique_ptr<BufferPool> pool_;
+
+  std::thread producer_;
+  std::shared_ptr<PrefetchQueue> queue_;
+  bool running_ = false;
+  int64_t epoch_ = -1;    // last epoch begun
+  int64_t consumed_ = 0;  // next batch of epoch_ for the consumer
+  std::optional<SamplerState> pending_restore_;
+  int64_t epoch_begin_ns_ = 0;  // steady clock at begin_epoch
+  bool first_batch_seen_ = false;
+
+  mutable std::mutex stats_mutex_;
+  LoaderStats stats_;
+};
+
+}  // namespace chute

@@ -1,0 +1,83 @@
+#include "chute/pipeline/prefetch_queue.h"
+
+#include <chrono>
+#include <utility>
+
+#include "chute/util/error.h"
+
+namespace chute {
+
+PrefetchQueue::PrefetchQueue(size_t capacity) : capacity_(capacity) {
+  if (capacity == 0) fail(ErrorCode::kInvalidArgument, "prefetch queue capacity must be >= 1");
+}
+
+bool PrefetchQueue::push(Batch&& batch) {
+  std::unique_lock lock(mutex_);
+  not_full_.wait(lock, [&] { return closed_ || finished_ || items_.size() < capacity_; });
+  if (closed_ || finished_) return false;
+  items_.push_back(std::move(batch));
+  lock.unlock();
+  not_empty_.notify_one();
+  return true;
+}
+
+void PrefetchQueue::finish(std::exception_ptr error) {
+  {
+    std::lock_guard lock(mutex_);
+    if (finished_) return;
+    finished_ = true;
+    error_ = std::move(error);
+  }
+  not_empty_.notify_all();
+  not_full_.notify_all();
+}
+
+std::optional<Batch> PrefetchQueue::pop(int64_t* wait_ns) {
+  std::unique_lock lock(mutex_);
+  auto ready = [&] { return closed_ || finished_ || !items_.empty(); };
+  if (!ready()) {
+    const auto start = std::chrono::steady_clock::now();
+    not_empty_.wait(lock, ready);
+    if (wait_ns) {
+      *wait_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                     std::chrono::steady_clock::now() - start)
+                     .count();
+    }
+  } else if (wait_ns) {
+    *wait_ns = 0;
+  }
+  if (closed_) return std::nullopt;
+  if (!items_.empty()) {
+    Batch batch = std::move(items_.front());
+    items_.pop_front();
+    lock.unlock();
+    not_full_.notify_one();
+    return batch;
+  }
+  if (error_) std::rethrow_exception(std::exchange(error_, nullptr));
+  return std::nullopt;
+}
+
+void PrefetchQueue::close() {
+  std::deque<Batch> dropped;
+  {
+    std::lock_guard lock(mutex_);
+    closed_ = true;
+    dropped.swap(items_);
+  }
+  not_full_.notify_all();
+  not_empty_.notify_all();
+  // `dropped` releases its buffers here, outside the lock.
+}
+
+size_t PrefetchQueue::size() const {
+  std::lock_guard lock(mutex_);
+  return items_.size();
+}
+
+bool PrefetchQueue::closed() const {
+  std::lock_guard lock(mutex_);
+  return closed_;
+}
+
+}  // namespace chute

@@ -1,0 +1,49 @@
+#pragma once
+// A bounded blocking queue between the producer thread (assembling batches) and the consumer.
+// The producer ends an epoch with finish(error): a stored error is rethrown to the consumer on
+// its next pop() (after the batches queued before it), then the queue reports the end. close()
+// is the consumer leaving: the producer's blocked push() returns false at once.
+
+#include <condition_variable>
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <exception>
+#include <mutex>
+#include <optional>
+
+#include "chute/pipeline/batch.h"
+
+namespace chute {
+
+class PrefetchQueue {
+ public:
+  /// capacity >= 1.
+  explicit PrefetchQueue(size_t capacity);
+
+  /// Blocks while the queue is full. Returns false, dropping `batch`, once close() was called.
+  bool push(Batch&& batch);
+  /// The producer is done: with an error, or normally (nullptr). Later pushes are dropped.
+  void finish(std::exception_ptr error = nullptr);
+  /// Blocks until a batch, the end (nullopt) or the stored error (rethrown once; later calls
+  /// return nullopt). `wait_ns`, when given, receives the time spent blocked.
+  std::optional<Batch> pop(int64_t* wait_ns = nullptr);
+  /// Drops queued batches, wakes everyone; push() returns false from now on, pop() nullopt.
+  void close();
+
+  size_t size() const;
+  size_t capacity() const { return capacity_; }
+  bool closed() const;
+
+ private:
+  const size_t capacity_;
+  mutable std::mutex mutex_;
+  std::condition_variable not_full_;
+  std::condition_variable not_empty_;
+  std::deque<Batch> items_;
+  std::exception_ptr error_;
+  bool finished_ = false;
+  bool closed_ = false;
+};
+
+}  // namespace chute
