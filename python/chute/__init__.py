@@ -17,8 +17,7 @@ Errors are chute.Error subclasses that also derive from the built-in exception t
 from importlib import metadata as _metadata
 
 from . import _chute
-from ._array import Array, Group, open, open_group  # noqa: A004 - chute.open mirrors zarr.open
-from .loader import Batch, Dataset, Loader, packed, windows
+from ._array import Array, Group, open, open_group
 from ._chute import (
     CancelledError,
     CorruptDataError,
@@ -34,6 +33,7 @@ from ._chute import (
     get_threads,
     set_threads,
 )
+from .loader import Batch, Dataset, Loader, packed, windows
 
 try:
     __version__ = _metadata.version("chute")
@@ -43,17 +43,15 @@ except _metadata.PackageNotFoundError:  # running from a build tree, not install
 __all__ = [
     "Array",
     "Batch",
-    "Dataset",
-    "Loader",
-    "packed",
-    "windows",
     "CancelledError",
     "CorruptDataError",
+    "Dataset",
     "Error",
     "Group",
     "InternalError",
     "InvalidArgumentError",
     "InvalidMetadataError",
+    "Loader",
     "NotFoundError",
     "OutOfRangeError",
     "PermissionDeniedError",
@@ -62,7 +60,9 @@ __all__ = [
     "get_threads",
     "open",
     "open_group",
+    "packed",
     "set_threads",
+    "windows",
 ]
 
 # Public names the other binding files register (e.g. the Loader) are exported as they are.

@@ -10,8 +10,8 @@ from __future__ import annotations
 import json
 import operator
 import os
-from collections.abc import Mapping
-from typing import Any, Iterator, Optional, Sequence, Tuple
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -73,7 +73,7 @@ def _expand_key(key: Any, ndim: int) -> list:
 
 def plan_basic_index(
     key: Any, shape: Sequence[int]
-) -> Tuple[Tuple[int, ...], Tuple[int, ...], tuple, bool]:
+) -> tuple[tuple[int, ...], tuple[int, ...], tuple, bool]:
     """Splits a basic index into a box to read and a NumPy index to apply to the box.
 
     Returns (box_start, box_shape, view_index, compact): `compact` says the view skips elements
@@ -117,13 +117,13 @@ def plan_basic_index(
 class Array:
     """A Zarr array opened by chute. Index it like a NumPy array to read."""
 
-    __slots__ = ("_core", "_dtype", "_shape", "_attrs")
+    __slots__ = ("_attrs", "_core", "_dtype", "_shape")
 
     def __init__(self, core: Any):
         self._core = core
         self._dtype = _numpy_dtype(core)
         self._shape = tuple(core.shape)
-        self._attrs: Optional[dict] = None
+        self._attrs: dict | None = None
 
     @property
     def path(self) -> str:
@@ -131,7 +131,7 @@ class Array:
         return self._core.path
 
     @property
-    def shape(self) -> Tuple[int, ...]:
+    def shape(self) -> tuple[int, ...]:
         return self._shape
 
     @property
@@ -140,12 +140,12 @@ class Array:
         return self._dtype
 
     @property
-    def chunks(self) -> Tuple[int, ...]:
+    def chunks(self) -> tuple[int, ...]:
         """The chunk shape of the grid (for sharded arrays: the shard shape)."""
         return tuple(self._core.chunks)
 
     @property
-    def read_chunks(self) -> Tuple[int, ...]:
+    def read_chunks(self) -> tuple[int, ...]:
         """The unit chunks are read in: the chunk shape, or the inner chunk shape if sharded."""
         return tuple(self._core.read_chunks)
 
@@ -163,7 +163,7 @@ class Array:
         return self._attrs
 
     @property
-    def dimension_names(self) -> Optional[Tuple[str, ...]]:
+    def dimension_names(self) -> tuple[str, ...] | None:
         """One name per axis ("" when unnamed), or None when the metadata names none."""
         names = self._core.dimension_names
         return tuple(names) if names else None
@@ -253,7 +253,7 @@ class Group(Mapping):
         return self._attrs
 
     @property
-    def groups(self) -> Tuple[str, ...]:
+    def groups(self) -> tuple[str, ...]:
         """The member groups (relative paths)."""
         return self._groups
 
@@ -273,11 +273,11 @@ class Group(Mapping):
         return f"<chute.Group {self._path!r} arrays={list(self._arrays)}>"
 
 
-def open(path: "str | os.PathLike[str]") -> Array:  # noqa: A001 - mirrors zarr.open
+def open(path: str | os.PathLike[str]) -> Array:
     """Opens the Zarr v2 or v3 array at `path` (an array folder, or "group/member")."""
     return Array(_chute._open_array(os.fspath(path)))
 
 
-def open_group(path: "str | os.PathLike[str]") -> Group:
+def open_group(path: str | os.PathLike[str]) -> Group:
     """Opens the Zarr v2 or v3 group at `path` with all its arrays (consolidated if available)."""
     return Group(_chute._open_group(os.fspath(path)))

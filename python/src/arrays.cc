@@ -55,13 +55,17 @@ using NumpyOut = nb::ndarray<nb::numpy, nb::device::cpu>;
 void read_into(const Array& array, const std::vector<int64_t>& start, NumpyOut out) {
   const ArrayMetadata& meta = array.metadata();
   if (out.ndim() != meta.rank() || start.size() != meta.rank()) {
-    fail(ErrorCode::kInvalidArgument, "{}: expected a box of rank {}, got start of rank {} and "
-         "destination of rank {}", array.name(), meta.rank(), start.size(), out.ndim());
+    fail(ErrorCode::kInvalidArgument,
+         "{}: expected a box of rank {}, got start of rank {} and "
+         "destination of rank {}",
+         array.name(), meta.rank(), start.size(), out.ndim());
   }
   int64_t item_size = static_cast<int64_t>(out.itemsize());
   if (item_size != meta.data_type.size) {
-    fail(ErrorCode::kInvalidArgument, "{}: expected a destination of {}-byte elements ({}), got "
-         "{}-byte elements", array.name(), meta.data_type.size, meta.data_type.name(), item_size);
+    fail(ErrorCode::kInvalidArgument,
+         "{}: expected a destination of {}-byte elements ({}), got "
+         "{}-byte elements",
+         array.name(), meta.data_type.size, meta.data_type.name(), item_size);
   }
   StridedView view;
   view.data = static_cast<std::byte*>(out.data());
@@ -135,9 +139,8 @@ void bind_arrays(nb::module_& m) {
       .def_prop_ro("zarr_format", [](const Array& a) { return a.metadata().zarr_format; })
       .def_prop_ro("codec_specs", &codec_specs)
       .def_prop_ro("codecs", [](const Array& a) { return a.codecs().describe(); })
-      .def("storage_key", [](const Array& a, const std::vector<int64_t>& coords) {
-        return a.storage_key(coords);
-      })
+      .def("storage_key",
+           [](const Array& a, const std::vector<int64_t>& coords) { return a.storage_key(coords); })
       .def("read_into", &read_into, nb::arg("start"), nb::arg("out"),
            "Reads box [start, start + out.shape) into the NumPy array `out` (GIL released).");
 

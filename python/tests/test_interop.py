@@ -7,6 +7,7 @@ edge chunks, 1-D to 5-D, key encodings, sharding, groups) are listed in fixtures
 from __future__ import annotations
 
 import os
+import warnings
 
 import cases
 import numpy as np
@@ -19,6 +20,7 @@ ALL_CASES = cases.zarr2_cases() + cases.zarr3_cases()
 ARRAY_CASES = [c for c in ALL_CASES if c.get("kind") != "group"]
 GROUP_CASES = [c for c in ALL_CASES if c.get("kind") == "group"]
 RANDOM_BOXES = 16
+ZARR_BOXES = 4  # of the random boxes, also read by zarr-python 3 itself
 
 
 def _count(case: dict, reads: int, kind: str = "arrays") -> None:
@@ -58,6 +60,11 @@ def _index_expressions(shape, seed: int) -> list:
 def test_array_matches_zarr_python(case, fixture_entry):
     entry = fixture_entry(case)
     expected = np.load(entry["expected"])
+    if "unsupported" in case:
+        with pytest.raises(chute.UnsupportedError, match=case["unsupported"]) as info:
+            chute.open(entry["path"])[...]
+        assert entry["path"] in str(info.value)
+        return
     a = chute.open(entry["path"])
 
     assert a.shape == tuple(case["shape"]) == expected.shape
@@ -80,7 +87,22 @@ def test_array_matches_zarr_python(case, fixture_entry):
         want = expected[key]
         got = a[key]
         assert_same(got, want if isinstance(want, np.ndarray) else np.asarray(want))
-    _count(case, 2 + len(boxes) + len(keys))
+    direct = _compare_with_zarr_directly(case, entry["path"], a, boxes[:ZARR_BOXES])
+    _count(case, 2 + len(boxes) + len(keys) + direct)
+
+
+def _compare_with_zarr_directly(case: dict, path: str, a: chute.Array, boxes: list) -> int:
+    """Reads some boxes with zarr-python 3 itself (in-process) as well; returns the count."""
+    if case["writer"] != "zarr3":
+        return 0
+    import zarr
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        z = zarr.open_array(path, mode="r")
+        for box in boxes:
+            assert_same(a[box], z[box])
+    return len(boxes)
 
 
 @pytest.mark.parametrize("case", GROUP_CASES, ids=[c["id"] for c in GROUP_CASES])
@@ -114,3 +136,21 @@ def test_matrix_size_is_reported():
         sizes[key] = sizes.get(key, 0) + 1
     print(f"\ninterop matrix cases: {len(ARRAY_CASES)} arrays + {len(GROUP_CASES)} groups: {sizes}")
     assert len(ARRAY_CASES) >= 150
+
+
+@pytest.mark.parametrize("fmt", [2, 3])
+def test_consolidated_group_needs_no_member_metadata_files(tmp_path, fmt):
+    """With consolidated metadata the members are described by the group document alone."""
+    import write_zarr3
+
+    case = next(c for c in cases.zarr3_cases() if c["id"] == f"zarr3_v{fmt}_group_consolidated")
+    path = str(tmp_path / "g.zarr")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        write_zarr3.write_group(case, path)
+    expected = chute.open_group(path)["lat"][...]
+    member_doc = os.path.join(path, "lat", ".zarray" if fmt == 2 else "zarr.json")
+    os.remove(member_doc)
+    g = chute.open_group(path)
+    assert sorted(g) == sorted(case["members"])
+    assert_same(g["lat"][...], expected)

@@ -66,8 +66,8 @@ Array::Array(StorePtr store, std::string prefix, ArrayMetadata metadata, std::st
   }
 
   try {
-    codecs_ = CodecChain::create(metadata_.codecs, metadata_.data_type, chunks,
-                                  metadata_.fill_value);
+    codecs_ =
+        CodecChain::create(metadata_.codecs, metadata_.data_type, chunks, metadata_.fill_value);
   } catch (const Error& e) {
     throw e.with_context(fmt::format("array '{}'", name_));
   }
@@ -75,7 +75,8 @@ Array::Array(StorePtr store, std::string prefix, ArrayMetadata metadata, std::st
   const CodecChain* read_chain = codecs_.get();
   if (const ShardingCodec* sharding = codecs_->sharding()) {
     const auto& inner = sharding->inner_chunk_shape;
-    bool consistent = inner.size() == shape.size() && sharding->chunks_per_shard.size() == shape.size();
+    bool consistent =
+        inner.size() == shape.size() && sharding->chunks_per_shard.size() == shape.size();
     for (size_t d = 0; consistent && d < inner.size(); ++d) {
       consistent = inner[d] > 0 && inner[d] * sharding->chunks_per_shard[d] == chunks[d];
     }
@@ -199,8 +200,7 @@ ShardIndexPtr Array::shard_index(std::span<const int64_t> shard_coords, ReadScra
     return shard_indexes_->insert(shard, std::make_shared<const ShardIndex>());
   }
   if (stats) stats->bytes_read += static_cast<int64_t>(index_nbytes);
-  sharding.decode_index(scratch.encoded.span(), *shard_nbytes, scratch.shard_index,
-                        scratch.codec);
+  sharding.decode_index(scratch.encoded.span(), *shard_nbytes, scratch.shard_index, scratch.codec);
   if (scratch.shard_index.empty()) {
     fail(ErrorCode::kInternal, "decoded shard index has no entries");
   }

@@ -57,7 +57,7 @@ struct ChunkTask {
   const Array* array = nullptr;
   std::vector<int64_t> chunk_coords;  // in the array's read grid (inner chunks when sharded)
   std::vector<ChunkTarget> targets;
-  std::string context;                // e.g. "sample 17", added to error messages
+  std::string context;  // e.g. "sample 17", added to error messages
 };
 
 class ReadPlan {
@@ -105,8 +105,8 @@ class Array {
 
   /// Reads box [start, start + dst.shape) into dst. Throws kOutOfRange when the box leaves the
   /// array, kInvalidArgument when dst's rank differs. Runs on `pool` when given.
-  void read(std::span<const int64_t> start, const StridedView& dst,
-            ThreadPool* pool = nullptr, ReadStats* stats = nullptr) const;
+  void read(std::span<const int64_t> start, const StridedView& dst, ThreadPool* pool = nullptr,
+            ReadStats* stats = nullptr) const;
 
   /// Key (relative to the store) of the stored object holding the chunk at read-grid coords:
   /// the chunk's key, or its shard's key when sharded.
@@ -132,7 +132,7 @@ class Array {
   CodecChainPtr codecs_;
   std::vector<int64_t> read_chunk_shape_;
   std::vector<int64_t> read_grid_shape_;
-  std::vector<int64_t> shard_grid_shape_;            // sharded only
+  std::vector<int64_t> shard_grid_shape_;           // sharded only
   std::shared_ptr<ShardIndexCache> shard_indexes_;  // sharded only
 };
 

@@ -99,7 +99,8 @@ TEST(ArrayRead, MissingChunksReadAsNaNFill) {
   Array array = make_array<float>(m, present);
   ReadStats stats;
   auto actual = read_box<float>(array, Coords{0, 0}, shape, nullptr, &stats);
-  EXPECT_TRUE(same_elements(expected_box<float>(Coords{0, 0}, shape, chunks, nan, present), actual));
+  EXPECT_TRUE(
+      same_elements(expected_box<float>(Coords{0, 0}, shape, chunks, nan, present), actual));
   EXPECT_TRUE(std::isnan(actual[5]));  // chunk (0, 1) is missing
   EXPECT_EQ(stats.chunks.load(), 9);
   EXPECT_EQ(stats.missing_chunks.load(), 4);

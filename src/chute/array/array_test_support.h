@@ -15,6 +15,7 @@
 #include "chute/array/array.h"
 #include "chute/array/chunk_grid.h"
 #include "chute/store/memory_store.h"
+#include "chute/util/error.h"
 
 namespace chute::testing {
 
@@ -123,16 +124,16 @@ void write_chunks(MemoryStore& store, const std::string& prefix, const ArrayMeta
 template <typename T>
 ArrayMetadata make_sharded_metadata(Coords shape, Coords shard, Coords inner, bool index_at_end,
                                     T fill = T{0}, bool crc = false) {
-  nlohmann::json index_codecs = nlohmann::json::array({{{"name", "bytes"},
-                                                        {"configuration", {{"endian", "little"}}}}});
+  nlohmann::json index_codecs =
+      nlohmann::json::array({{{"name", "bytes"}, {"configuration", {{"endian", "little"}}}}});
   if (crc) index_codecs.push_back({{"name", "crc32c"}});
-  CodecSpec sharding{"sharding_indexed",
-                     {{"chunk_shape", inner},
-                      {"codecs", nlohmann::json::array({{{"name", "bytes"},
-                                                         {"configuration",
-                                                          {{"endian", "little"}}}}})},
-                      {"index_codecs", index_codecs},
-                      {"index_location", index_at_end ? "end" : "start"}}};
+  CodecSpec sharding{
+      "sharding_indexed",
+      {{"chunk_shape", inner},
+       {"codecs",
+        nlohmann::json::array({{{"name", "bytes"}, {"configuration", {{"endian", "little"}}}}})},
+       {"index_codecs", index_codecs},
+       {"index_location", index_at_end ? "end" : "start"}}};
   return make_metadata<T>(std::move(shape), std::move(shard), {sharding}, fill);
 }
 
@@ -208,8 +209,8 @@ template <typename T>
   }
   for (size_t i = 0; i < expected.size(); ++i) {
     if (std::memcmp(&expected[i], &actual[i], sizeof(T)) != 0) {
-      return ::testing::AssertionFailure() << "element " << i << ": expected " << +expected[i]
-                                           << ", got " << +actual[i];
+      return ::testing::AssertionFailure()
+             << "element " << i << ": expected " << +expected[i] << ", got " << +actual[i];
     }
   }
   return ::testing::AssertionSuccess();

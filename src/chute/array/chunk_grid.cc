@@ -9,7 +9,8 @@ namespace chute {
 std::vector<int64_t> chunk_grid_shape(std::span<const int64_t> shape,
                                       std::span<const int64_t> chunk_shape) {
   std::vector<int64_t> grid(shape.size());
-  for (size_t d = 0; d < shape.size(); ++d) grid[d] = (shape[d] + chunk_shape[d] - 1) / chunk_shape[d];
+  for (size_t d = 0; d < shape.size(); ++d)
+    grid[d] = (shape[d] + chunk_shape[d] - 1) / chunk_shape[d];
   return grid;
 }
 

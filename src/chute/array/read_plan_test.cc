@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <random>
 
 #include "chute/array/array.h"
@@ -84,9 +85,8 @@ TEST(ReadPlan, ManySamplesOfOneChunkDecodeOnceIntoEach) {
   EXPECT_EQ(stats.bytes_decoded.load(), 2 * 64 * 4);
   for (int64_t s = 0; s < 4; ++s) {
     std::vector<float> slot(batch.begin() + s * 64, batch.begin() + (s + 1) * 64);
-    EXPECT_TRUE(same_elements(expected_box<float>(Coords{picks[s], 0, 0}, Coords{1, 8, 8}, chunks,
-                                                  0.f),
-                              slot))
+    EXPECT_TRUE(same_elements(
+        expected_box<float>(Coords{picks[s], 0, 0}, Coords{1, 8, 8}, chunks, 0.f), slot))
         << "sample " << s;
   }
 }
@@ -105,7 +105,7 @@ TEST(ReadPlan, SeveralArraysInOnePlan) {
   EXPECT_EQ(plan.task_count(), 8u);
   std::vector<ReadScratch> scratch;
   plan.execute(nullptr, scratch);
-  EXPECT_TRUE(same_elements(expected_box<float>(Coords{2, 2}, Coords{4, 4}, {4, 4}, 0.f), a));
+  EXPECT_TRUE(same_elements(expected_box<float>(Coords{2, 2}, Coords{4, 4}, Coords{4, 4}, 0.f), a));
   EXPECT_EQ(b, std::vector<float>(16, 9.f));
   plan.clear();
   EXPECT_EQ(plan.task_count(), 0u);
@@ -117,12 +117,18 @@ TEST(ReadPlan, BoxOutsideTheArrayIsOutOfRange) {
   std::vector<float> out(100);
   for (Coords start : {Coords{6, 0}, Coords{-1, 0}, Coords{0, 3}}) {
     std::string message = error_message(
-        [&] { array.read(start, view_of(out, {5, 10})); }, ErrorCode::kOutOfRange);
+        [&] {
+          array.read(start, view_of(out, {5, 10}));
+        },
+        ErrorCode::kOutOfRange);
     EXPECT_NE(message.find("era5/t2m"), std::string::npos) << message;
     EXPECT_NE(message.find("[10, 12]"), std::string::npos) << message;
   }
-  std::string message = error_message([&] { array.read(Coords{6, 0}, view_of(out, {5, 10})); },
-                                      ErrorCode::kOutOfRange);
+  std::string message = error_message(
+      [&] {
+        array.read(Coords{6, 0}, view_of(out, {5, 10}));
+      },
+      ErrorCode::kOutOfRange);
   EXPECT_NE(message.find("[6:11, 0:10]"), std::string::npos) << message;
   error_message([&] { array.read(Coords{0}, view_of(out, {5})); }, ErrorCode::kInvalidArgument);
 }
@@ -149,8 +155,8 @@ TEST(ReadPlan, TruncatedChunkNamesArrayKeyAndSample) {
   for (size_t threads : {0, 2}) {
     ThreadPool pool(threads ? threads : 1);
     std::vector<ReadScratch> scratch;
-    std::string message = error_message(
-        [&] { plan.execute(threads ? &pool : nullptr, scratch); }, ErrorCode::kCorruptData);
+    std::string message = error_message([&] { plan.execute(threads ? &pool : nullptr, scratch); },
+                                        ErrorCode::kCorruptData);
     EXPECT_NE(message.find("array 'data/temp'"), std::string::npos) << message;
     EXPECT_NE(message.find("chunk 'data/temp/c/1/0'"), std::string::npos) << message;
     EXPECT_NE(message.find("sample 17"), std::string::npos) << message;

@@ -78,11 +78,16 @@ void copy_fixed(std::byte* dst, const std::byte* src, int64_t n, int64_t dst_str
 void copy_line(std::byte* dst, const std::byte* src, int64_t n, int64_t dst_stride,
                int64_t src_stride, int64_t run) {
   switch (run) {
-    case 1: return copy_fixed<1>(dst, src, n, dst_stride, src_stride);
-    case 2: return copy_fixed<2>(dst, src, n, dst_stride, src_stride);
-    case 4: return copy_fixed<4>(dst, src, n, dst_stride, src_stride);
-    case 8: return copy_fixed<8>(dst, src, n, dst_stride, src_stride);
-    case 16: return copy_fixed<16>(dst, src, n, dst_stride, src_stride);
+    case 1:
+      return copy_fixed<1>(dst, src, n, dst_stride, src_stride);
+    case 2:
+      return copy_fixed<2>(dst, src, n, dst_stride, src_stride);
+    case 4:
+      return copy_fixed<4>(dst, src, n, dst_stride, src_stride);
+    case 8:
+      return copy_fixed<8>(dst, src, n, dst_stride, src_stride);
+    case 16:
+      return copy_fixed<16>(dst, src, n, dst_stride, src_stride);
     default:
       for (int64_t i = 0; i < n; ++i, dst += dst_stride, src += src_stride) {
         std::memcpy(dst, src, static_cast<size_t>(run));
@@ -170,11 +175,12 @@ void strided_fill(const StridedView& dst, std::span<const std::byte> value) {
     std::memcpy(pattern + filled, pattern, count);
     filled += count;
   }
-  walk(nest, dst.data, nullptr, [&](std::byte* d, const std::byte*, int64_t n, int64_t ds, int64_t) {
-    for (int64_t i = 0; i < n; ++i, d += ds) {
-      if (d != pattern) std::memcpy(d, pattern, run_bytes);
-    }
-  });
+  walk(nest, dst.data, nullptr,
+       [&](std::byte* d, const std::byte*, int64_t n, int64_t ds, int64_t) {
+         for (int64_t i = 0; i < n; ++i, d += ds) {
+           if (d != pattern) std::memcpy(d, pattern, run_bytes);
+         }
+       });
 }
 
 }  // namespace chute

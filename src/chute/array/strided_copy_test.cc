@@ -49,9 +49,8 @@ TEST(StridedView, UnitDimensionsIgnoreTheirStride) {
 
 /// The box [start, start+dst_shape) of a C-order source, copied element by element into a
 /// destination buffer laid out with `dst_strides`: the naive reference.
-void naive_copy(const std::byte* src, const Coords& src_shape, const Coords& start,
-                std::byte* dst, const Coords& dst_shape, const Coords& dst_strides,
-                int64_t item) {
+void naive_copy(const std::byte* src, const Coords& src_shape, const Coords& start, std::byte* dst,
+                const Coords& dst_shape, const Coords& dst_strides, int64_t item) {
   if (product(dst_shape) == 0) return;
   Coords index(dst_shape.size(), 0);
   do {

@@ -91,7 +91,8 @@ nlohmann::json run_peers(const PeerSpec& spec) {
   for (const std::string& line : tool.stdout_lines) {
     auto parsed = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
     if (parsed.is_object() && parsed.contains("name") && parsed["name"].is_string()) {
-      results[parsed["name"].get<std::string>()] = std::move(parsed);
+      std::string name = parsed["name"].get<std::string>();
+      results[name] = std::move(parsed);
     }
   }
   if (failure.empty() && tool.exit_code != 0) {

@@ -73,6 +73,9 @@ std::string find_python() {
       if (is_executable(candidate)) return candidate.string();
     }
   }
+  // A build tree's chute: the project's own virtual environment beside the sources.
+  const fs::path venv = source_root() / ".venv" / "bin" / "python3";
+  if (!source_root().empty() && is_executable(venv)) return venv.string();
   return "python3";
 }
 

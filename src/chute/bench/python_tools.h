@@ -2,7 +2,8 @@
 // Running chute's Python helpers (bench_peers, bench_plots) from the C++ bench.
 //
 // The interpreter: $CHUTE_PYTHON, else python3/python next to the running `chute` executable
-// (a virtual environment's bin/), else python3 on PATH. The helper: the source file
+// (a virtual environment's bin/), else the .venv beside the sources chute was built from (a build
+// tree's binary), else python3 on PATH. The helper: the source file
 // python/chute/<module>.py of the tree chute was built from when it still exists (run with
 // runpy, so the package's compiled extension is not needed), else `-m chute.<module>` from the
 // installed package.

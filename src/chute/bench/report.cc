@@ -24,6 +24,11 @@ double std_of(const json& object, const char* key) {
   return object.is_object() && object.contains(key) ? number(object[key], "std") : NAN;
 }
 
+std::string integer(const json& object, const char* key) {
+  const double value = number(object, key);
+  return std::isfinite(value) ? fmt::format("{}", static_cast<int64_t>(value)) : "-";
+}
+
 std::string text(const json& object, const char* key) {
   if (!object.is_object()) return {};
   auto found = object.find(key);
@@ -90,7 +95,7 @@ std::string render_modes(const json& modes, int threads) {
                    format_seconds(number(b, "compute"))});
     if (std::string(name) != "compute") {
       const json& q = m["queue"];
-      queue.add_row({name, format_number(number(q, "capacity", 0)),
+      queue.add_row({name, integer(q, "capacity"),
                      format_number(number(q, "mean_occupancy", 0)),
                      format_percent(number(q, "empty_fraction", 0))});
     }
@@ -140,8 +145,7 @@ std::string render_sweep(const json& sweep) {
                "efficiency", "% roofline"});
   for (const json& p : sweep["points"]) {
     const double roofline = number(p, "percent_of_roofline");
-    table.add_row({format_number(number(p, "threads"), 1), format_number(number(p, "prefetch"), 1),
-                   format_number(number(p, "batch_size"), 2),
+    table.add_row({integer(p, "threads"), integer(p, "prefetch"), integer(p, "batch_size"),
                    format_mean_std(number(p, "samples_per_s"), number(p, "samples_per_s_std")),
                    format_number(number(p, "gb_per_s")), format_seconds(number(p, "s_per_batch")),
                    fmt::format("{:.2f}×", number(p, "speedup")),

@@ -17,10 +17,15 @@ size_t display_width(const std::string& text) {
   return width;
 }
 
+/// A number with at most a unit and a "± spread": "12.5", "1.2 GB/s", "3.1 ± 0.2", "2.00×".
+/// Prose that happens to start with a digit has more spaces and stays left-aligned.
 bool looks_numeric(const std::string& cell) {
   if (cell.empty()) return false;
   const unsigned char first = cell[0];
-  return std::isdigit(first) || ((first == '-' || first == '+') && cell.size() > 1);
+  const bool starts_like_number =
+      std::isdigit(first) ||
+      ((first == '-' || first == '+') && cell.size() > 1 && std::isdigit(static_cast<unsigned char>(cell[1])));
+  return starts_like_number && std::count(cell.begin(), cell.end(), ' ') <= 3;
 }
 
 }  // namespace
@@ -45,7 +50,7 @@ std::string Table::render(const std::string& title) const {
     std::string out;
     for (size_t c = 0; c < cells.size(); ++c) {
       const size_t pad = widths[c] - display_width(cells[c]);
-      const bool right = !header && c > 0 && looks_numeric(cells[c]);
+      const bool right = !header && looks_numeric(cells[c]);
       if (c > 0) out += "  ";
       if (right) out += std::string(pad, ' ');
       out += cells[c];

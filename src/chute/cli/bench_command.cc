@@ -10,6 +10,7 @@
 #include "chute/bench/bench_session.h"
 #include "chute/bench/peers.h"
 #include "chute/bench/report.h"
+#include "chute/dist/bench_on_ranks.h"
 #include "commands.h"
 
 namespace chute::cli {
@@ -85,10 +86,14 @@ void register_bench(CLI::App& app) {
       while (options.command.back() == ' ') options.command.pop_back();
     }
     const bool quiet = flags->quiet;
-    const nlohmann::json report = bench::run_bench(options, [quiet](const std::string& line) {
-      if (!quiet) std::cerr << "chute bench: " << line << std::endl;
-    });
-    std::cout << bench::render_report(report) << std::flush;
+    // MPI: under mpirun/srun every rank runs the bench and rank 0 prints the per-rank, aggregate
+    // and --sweep ranks=... tables (chute/dist/bench_on_ranks.h); one rank: run_bench unchanged.
+    std::unique_ptr<dist::Comm> comm = dist::make_comm();
+    const nlohmann::json report =
+        dist::run_bench_on_ranks(*comm, options, [quiet](const std::string& line) {
+          if (!quiet) std::cerr << "chute bench: " << line << std::endl;
+        });
+    if (comm->rank() == 0) std::cout << dist::render_bench_on_ranks(report) << std::flush;
   });
 }
 

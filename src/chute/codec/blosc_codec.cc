@@ -46,8 +46,8 @@ class BloscCodec final : public BytesToBytesCodec {
                   CodecScratch& scratch) const override {
     const size_t claimed = validate(in);
     if (claimed > limit) {
-      fail(ErrorCode::kCorruptData, "blosc: header claims {} decoded bytes, more than the {} allowed",
-           claimed, limit);
+      fail(ErrorCode::kCorruptData,
+           "blosc: header claims {} decoded bytes, more than the {} allowed", claimed, limit);
     }
     out.resize(claimed);
     decode_exact(in, out.span(), scratch);

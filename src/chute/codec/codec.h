@@ -4,8 +4,8 @@
 // creation) and then used for every chunk from many threads: codecs are immutable, all
 // per-thread state lives in CodecScratch.
 
-#include <zstd.h>
 #include <zlib.h>
+#include <zstd.h>
 
 #include <cstdint>
 #include <memory>
@@ -17,6 +17,7 @@
 
 #include "chute/array/dtype.h"
 #include "chute/codec/codec_chain.h"
+#include "chute/codec/sharding.h"
 
 namespace chute {
 
@@ -50,6 +51,9 @@ struct CodecScratch::Contexts {
   std::unique_ptr<z_stream> inflate_zlib_;
   std::unique_ptr<z_stream> inflate_gzip_;
   std::unique_ptr<CodecScratch> nested_;
+
+ public:
+  std::vector<ShardIndexEntry> shard_index;  // a whole-shard decode's index
 };
 
 /// Buffers of CodecScratch: kStageA/kStageB ping-pong between chain stages; kCodecTemp is for a
@@ -122,8 +126,7 @@ std::unique_ptr<ArrayToBytesCodec> make_bytes_codec(const nlohmann::json& config
 std::unique_ptr<ArrayToBytesCodec> make_sharding_codec(const nlohmann::json& config,
                                                        const ChunkLayout& decoded,
                                                        std::span<const std::byte> fill_value);
-std::unique_ptr<BytesToBytesCodec> make_blosc_codec(const nlohmann::json& config,
-                                                    int element_size);
+std::unique_ptr<BytesToBytesCodec> make_blosc_codec(const nlohmann::json& config, int element_size);
 std::unique_ptr<BytesToBytesCodec> make_zstd_codec(const nlohmann::json& config);
 std::unique_ptr<BytesToBytesCodec> make_gzip_codec(const nlohmann::json& config, bool gzip);
 std::unique_ptr<BytesToBytesCodec> make_lz4_codec(const nlohmann::json& config);
@@ -132,6 +135,9 @@ std::unique_ptr<BytesToBytesCodec> make_shuffle_codec(const nlohmann::json& conf
                                                       int element_size);
 
 // Helpers shared by the codec files.
+
+/// The encoded size of every chunk through `chain`, when it does not depend on the data.
+std::optional<int64_t> fixed_encoded_nbytes(const CodecChain& chain);
 
 /// "expected N bytes, got M" failures for decoded sizes.
 [[noreturn]] void fail_size(const char* codec, uint64_t expected, uint64_t got);
@@ -145,7 +151,6 @@ int64_t config_int(const nlohmann::json& config, const char* key, int64_t fallba
 /// Byte-shuffles `in` (count elements of `element_size` bytes) into `out` (numcodecs Shuffle);
 /// trailing bytes that do not fill an element are copied unchanged.
 void byte_shuffle(std::span<const std::byte> in, std::span<std::byte> out, size_t element_size);
-void byte_unshuffle(std::span<const std::byte> in, std::span<std::byte> out,
-                    size_t element_size);
+void byte_unshuffle(std::span<const std::byte> in, std::span<std::byte> out, size_t element_size);
 
 }  // namespace chute

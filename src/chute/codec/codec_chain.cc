@@ -22,8 +22,8 @@ struct NamedSpec {
 };
 
 Kind kind_of(const std::string& name) {
-  if (name == "transpose" || name == "delta" || name == "fixedscaleoffset" ||
-      name == "astype" || name == "quantize") {
+  if (name == "transpose" || name == "delta" || name == "fixedscaleoffset" || name == "astype" ||
+      name == "quantize") {
     return Kind::kArrayToArray;
   }
   if (name == "bytes" || name == "sharding_indexed") return Kind::kArrayToBytes;
@@ -65,7 +65,8 @@ class ChainImpl final : public CodecChain {
   std::vector<std::unique_ptr<BytesToBytesCodec>> b2b;
   std::vector<std::optional<int64_t>> b2b_decoded_nbytes;  // known decoded size of b2b[i]
   int64_t nbytes = 0;
-  size_t decode_limit = 0;  // bound for intermediate streams of unknown size
+  std::optional<int64_t> encoded_nbytes;  // when fixed
+  size_t decode_limit = 0;                // bound for intermediate streams of unknown size
 
   void decode(std::span<const std::byte> encoded, std::span<std::byte> out,
               CodecScratch& scratch) const override {
@@ -177,6 +178,11 @@ std::unique_ptr<BytesToBytesCodec> make_bytes_to_bytes(const NamedSpec& spec, in
 
 }  // namespace
 
+std::optional<int64_t> fixed_encoded_nbytes(const CodecChain& chain) {
+  const auto* impl = dynamic_cast<const ChainImpl*>(&chain);
+  return impl ? impl->encoded_nbytes : std::nullopt;
+}
+
 std::shared_ptr<const CodecChain> CodecChain::create(std::span<const CodecSpec> codecs,
                                                      const DataType& data_type,
                                                      std::span<const int64_t> chunk_shape) {
@@ -247,6 +253,7 @@ std::shared_ptr<const CodecChain> CodecChain::create(std::span<const CodecSpec> 
     chain->b2b_decoded_nbytes.push_back(size);
     size = size ? chain->b2b.back()->fixed_encoded_nbytes(*size) : std::nullopt;
   }
+  chain->encoded_nbytes = size;
   chain->decode_limit = static_cast<size_t>(2 * layout.nbytes() + (1 << 20));
   return chain;
 }

@@ -132,12 +132,12 @@ DataType parse_dtype_string(std::string_view s) {
     return {kind, static_cast<uint8_t>(size)};
   }
   static const std::pair<std::string_view, DataType> kNames[] = {
-      {"bool", {DTypeKind::kBool, 1}},       {"int8", {DTypeKind::kInt, 1}},
-      {"int16", {DTypeKind::kInt, 2}},       {"int32", {DTypeKind::kInt, 4}},
-      {"int64", {DTypeKind::kInt, 8}},       {"uint8", {DTypeKind::kUInt, 1}},
-      {"uint16", {DTypeKind::kUInt, 2}},     {"uint32", {DTypeKind::kUInt, 4}},
-      {"uint64", {DTypeKind::kUInt, 8}},     {"float16", {DTypeKind::kFloat, 2}},
-      {"float32", {DTypeKind::kFloat, 4}},   {"float64", {DTypeKind::kFloat, 8}},
+      {"bool", {DTypeKind::kBool, 1}},         {"int8", {DTypeKind::kInt, 1}},
+      {"int16", {DTypeKind::kInt, 2}},         {"int32", {DTypeKind::kInt, 4}},
+      {"int64", {DTypeKind::kInt, 8}},         {"uint8", {DTypeKind::kUInt, 1}},
+      {"uint16", {DTypeKind::kUInt, 2}},       {"uint32", {DTypeKind::kUInt, 4}},
+      {"uint64", {DTypeKind::kUInt, 8}},       {"float16", {DTypeKind::kFloat, 2}},
+      {"float32", {DTypeKind::kFloat, 4}},     {"float64", {DTypeKind::kFloat, 8}},
       {"complex64", {DTypeKind::kComplex, 8}}, {"complex128", {DTypeKind::kComplex, 16}},
   };
   for (const auto& [name, dtype] : kNames) {
@@ -200,8 +200,7 @@ void byte_shuffle(std::span<const std::byte> in, std::span<std::byte> out, size_
   if (in.size() > done) std::memcpy(out.data() + done, in.data() + done, in.size() - done);
 }
 
-void byte_unshuffle(std::span<const std::byte> in, std::span<std::byte> out,
-                    size_t element_size) {
+void byte_unshuffle(std::span<const std::byte> in, std::span<std::byte> out, size_t element_size) {
   const size_t count = in.size() / element_size;
   for (size_t j = 0; j < element_size; ++j) {
     const std::byte* src = in.data() + j * count;

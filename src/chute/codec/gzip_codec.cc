@@ -36,8 +36,7 @@ class GzipCodec final : public BytesToBytesCodec {
       fail(ErrorCode::kCorruptData, "{}: truncated stream: expected {} decoded bytes, got {}",
            name(), out.size(), z->total_out);
     }
-    fail(ErrorCode::kCorruptData, "{}: corrupt stream ({})", name(),
-         z->msg ? z->msg : zError(rc));
+    fail(ErrorCode::kCorruptData, "{}: corrupt stream ({})", name(), z->msg ? z->msg : zError(rc));
   }
 
   void decode_any(std::span<const std::byte> in, ByteBuffer& out, size_t limit,

@@ -119,7 +119,7 @@ class NumcodecsFilter final : public ArrayToArrayCodec {
     visit_numeric(decoded_, label_.c_str(), [&](auto d) {
       visit_numeric(encoded_layout_.dtype, label_.c_str(), [&](auto e) {
         decode_typed<typename decltype(d)::type, typename decltype(e)::type>(encoded.data(),
-                                                                            decoded.data());
+                                                                             decoded.data());
       });
     });
   }
@@ -128,7 +128,7 @@ class NumcodecsFilter final : public ArrayToArrayCodec {
     visit_numeric(decoded_, label_.c_str(), [&](auto d) {
       visit_numeric(encoded_layout_.dtype, label_.c_str(), [&](auto e) {
         encode_typed<typename decltype(d)::type, typename decltype(e)::type>(decoded.data(),
-                                                                            encoded.data());
+                                                                             encoded.data());
       });
     });
   }
@@ -290,8 +290,7 @@ std::unique_ptr<ArrayToArrayCodec> make_numcodecs_filter(const std::string& id,
   if (id == "shuffle") {
     const int64_t size = config_int(config, "elementsize", decoded.dtype.size, codec);
     if (size < 1 || size > (1 << 16)) {
-      fail(ErrorCode::kInvalidMetadata, "shuffle: elementsize must be in [1, 65536], got {}",
-           size);
+      fail(ErrorCode::kInvalidMetadata, "shuffle: elementsize must be in [1, 65536], got {}", size);
     }
     return std::make_unique<ShuffleFilter>(decoded, static_cast<size_t>(size));
   }
@@ -299,8 +298,8 @@ std::unique_ptr<ArrayToArrayCodec> make_numcodecs_filter(const std::string& id,
     DataType d = decoded_dtype(config, "decode_dtype", codec, decoded);
     DataType e = parse_filter_dtype(config, "encode_dtype", codec);
     return std::make_unique<NumcodecsFilter>(
-        FilterKind::kAsType,
-        fmt::format("astype({} -> {})", dtype_label(d), dtype_label(e)), d, e, decoded, 0, 1, 0);
+        FilterKind::kAsType, fmt::format("astype({} -> {})", dtype_label(d), dtype_label(e)), d, e,
+        decoded, 0, 1, 0);
   }
   DataType d = decoded_dtype(config, "dtype", codec, decoded);
   DataType e = config.contains("astype") && !config["astype"].is_null()
@@ -309,8 +308,8 @@ std::unique_ptr<ArrayToArrayCodec> make_numcodecs_filter(const std::string& id,
   const std::string types =
       d == e ? dtype_label(d) : fmt::format("{} -> {}", dtype_label(d), dtype_label(e));
   if (id == "delta") {
-    return std::make_unique<NumcodecsFilter>(FilterKind::kDelta, fmt::format("delta({})", types),
-                                             d, e, decoded, 0, 1, 0);
+    return std::make_unique<NumcodecsFilter>(FilterKind::kDelta, fmt::format("delta({})", types), d,
+                                             e, decoded, 0, 1, 0);
   }
   if (id == "fixedscaleoffset") {
     const double offset = config_number(config, "offset", codec);
@@ -334,9 +333,9 @@ std::unique_ptr<ArrayToArrayCodec> make_numcodecs_filter(const std::string& id,
     if (d.kind != DTypeKind::kFloat || e.kind != DTypeKind::kFloat) {
       fail(ErrorCode::kInvalidMetadata, "quantize: only floating point types, got {}", types);
     }
-    return std::make_unique<NumcodecsFilter>(
-        FilterKind::kQuantize, fmt::format("quantize(digits {}, {})", digits, types), d, e,
-        decoded, 0, 1, static_cast<int>(digits));
+    return std::make_unique<NumcodecsFilter>(FilterKind::kQuantize,
+                                             fmt::format("quantize(digits {}, {})", digits, types),
+                                             d, e, decoded, 0, 1, static_cast<int>(digits));
   }
   fail(ErrorCode::kUnsupported, "unsupported codec '{}'", id);
 }

@@ -119,8 +119,8 @@ std::unique_ptr<ArrayToArrayCodec> make_transpose_codec(const nlohmann::json& co
     if (*it == "F") std::reverse(order.begin(), order.end());
   } else {
     if (!it->is_array() || it->size() != rank) {
-      fail(ErrorCode::kInvalidMetadata,
-           "transpose: order must be a permutation of {} axes, got {}", rank, it->dump());
+      fail(ErrorCode::kInvalidMetadata, "transpose: order must be a permutation of {} axes, got {}",
+           rank, it->dump());
     }
     std::vector<bool> seen(rank, false);
     for (size_t i = 0; i < rank; ++i) {

@@ -119,8 +119,7 @@ std::unique_ptr<BytesToBytesCodec> make_zstd_codec(const nlohmann::json& config)
   bool checksum = false;
   if (auto it = config.find("checksum"); it != config.end() && !it->is_null()) {
     if (!it->is_boolean()) {
-      fail(ErrorCode::kInvalidMetadata, "zstd: checksum must be true or false, got {}",
-           it->dump());
+      fail(ErrorCode::kInvalidMetadata, "zstd: checksum must be true or false, got {}", it->dump());
     }
     checksum = it->get<bool>();
   }

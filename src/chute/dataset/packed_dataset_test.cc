@@ -57,12 +57,12 @@ TEST(PackedDataset, BatchEqualsDirectReads) {
     for (size_t k = 0; k < 2; ++k) {
       const Array& array = k == 0 ? *f.inputs : *f.targets;
       const int64_t c = k == 0 ? 5 : 2;
-      const auto* values = reinterpret_cast<const float*>(buffer.data() +
-                                                           assembler.layout().offsets[k]);
+      const auto* values =
+          reinterpret_cast<const float*>(buffer.data() + assembler.layout().offsets[k]);
       for (size_t slot = 0; slot < samples.size(); ++slot) {
         auto expected = read_floats(array, {samples[slot], 0, 0, 0}, {1, 3, 4, c});
-        ASSERT_EQ(0, std::memcmp(expected.data(), values + slot * expected.size(),
-                                 expected.size() * 4))
+        ASSERT_EQ(
+            0, std::memcmp(expected.data(), values + slot * expected.size(), expected.size() * 4))
             << "output " << k << " slot " << slot;
         const int64_t index[4] = {samples[slot], 2, 3, c - 1};
         EXPECT_EQ(values[slot * expected.size() + expected.size() - 1],

@@ -5,6 +5,13 @@
 // when the last MpiComm is destroyed. Collectives run on a private duplicate of the world
 // communicator, so they never match messages of the user's own MPI code.
 
+// Only the C API: chute links MPI::MPI_C, not the deprecated C++ bindings that mpi.h would pull in.
+#ifndef OMPI_SKIP_MPICXX
+#define OMPI_SKIP_MPICXX 1
+#endif
+#ifndef MPICH_SKIP_MPICXX
+#define MPICH_SKIP_MPICXX 1
+#endif
 #include <mpi.h>
 
 #include <memory>

@@ -103,7 +103,7 @@ TEST(FillValue, Integers) {
   EXPECT_EQ(bytes_as<uint64_t>(encode(json::parse("18446744073709551615"), {DTypeKind::kUInt, 8})),
             std::numeric_limits<uint64_t>::max());
   EXPECT_EQ(bytes_as<int32_t>(encode(7.0, {DTypeKind::kInt, 4})), 7);
-  for (auto [value, type] : std::vector<std::pair<json, DataType>>{
+  for (const auto& [value_in, type_in] : std::vector<std::pair<json, DataType>>{
            {128, {DTypeKind::kInt, 1}},
            {256, {DTypeKind::kUInt, 1}},
            {-1, {DTypeKind::kUInt, 4}},
@@ -113,6 +113,8 @@ TEST(FillValue, Integers) {
            {"NaN", {DTypeKind::kInt, 4}},
            {true, {DTypeKind::kUInt, 2}},
        }) {
+    const json value = value_in;  // lambdas cannot capture structured bindings in C++20
+    const DataType type = type_in;
     SCOPED_TRACE(value.dump());
     expect_error([&] { encode(value, type); }, ErrorCode::kInvalidMetadata,
                  {"field 'fill_value'", type.name()});

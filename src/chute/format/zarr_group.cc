@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <optional>
 #include <set>
 
 #include "chute/format/json_fields.h"
@@ -107,27 +108,30 @@ void add_v3_consolidated(GroupBuilder& builder, const json& members, const std::
   }
 }
 
+// The member path of a consolidated v2 key "<path>/<suffix>", or nullopt for other keys.
+std::optional<std::string> strip_member_suffix(const std::string& key, std::string_view suffix) {
+  if (key.size() <= suffix.size() + 1 ||
+      key.compare(key.size() - suffix.size(), suffix.size(), suffix) != 0 ||
+      key[key.size() - suffix.size() - 1] != '/') {
+    return std::nullopt;
+  }
+  return key.substr(0, key.size() - suffix.size() - 1);
+}
+
 void add_v2_consolidated(GroupBuilder& builder, const json& zmetadata, const std::string& context) {
   FieldReader reader(zmetadata, context);
   const json& members = reader.require("metadata");
-  if (!members.is_object())
+  if (!members.is_object()) {
     reader.invalid("metadata", "must be an object, found " + describe_json(members));
-  for (const auto& [key, doc] : members.items()) {
-    auto strip = [&](std::string_view suffix) -> std::optional<std::string> {
-      if (key.size() <= suffix.size() + 1 ||
-          key.compare(key.size() - suffix.size(), suffix.size(), suffix) != 0 ||
-          key[key.size() - suffix.size() - 1] != '/') {
-        return std::nullopt;
-      }
-      return key.substr(0, key.size() - suffix.size() - 1);
-    };
-    if (auto path = strip(".zarray")) {
+  }
+  for (auto it = members.begin(); it != members.end(); ++it) {
+    if (auto path = strip_member_suffix(it.key(), ".zarray")) {
       check_member_path(*path, context + " field 'metadata'");
       auto attrs = members.find(*path + "/.zattrs");
       const json zattrs = attrs == members.end() ? json(nullptr) : *attrs;
-      builder.add_array(
-          *path, parse_zarr_v2_array_json(doc, zattrs, member_name(builder.group.name, *path)));
-    } else if (auto group_path = strip(".zgroup")) {
+      builder.add_array(*path, parse_zarr_v2_array_json(it.value(), zattrs,
+                                                        member_name(builder.group.name, *path)));
+    } else if (auto group_path = strip_member_suffix(it.key(), ".zgroup")) {
       check_member_path(*group_path, context + " field 'metadata'");
       builder.subgroups.insert(*group_path);
     }

@@ -1,10 +1,13 @@
 #pragma once
-// Zarr metadata parsers working on already-parsed JSON (shared by the string entry points in
-// zarr.h and by the group openers, which get member documents out of consolidated metadata).
+// Internal to format/: Zarr metadata parsers working on already-parsed JSON (shared by the string
+// entry points in zarr.h and by the group openers, which get member documents out of consolidated
+// metadata), and small store helpers shared by the array and group openers.
 
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 
+#include "chute/array/array.h"
 #include "chute/array/metadata.h"
 
 namespace chute {
@@ -14,16 +17,8 @@ ArrayMetadata parse_zarr_v2_array_json(const nlohmann::json& zarray, const nlohm
                                        const std::string& name);
 ArrayMetadata parse_zarr_v3_array_json(const nlohmann::json& zarr_json, const std::string& name);
 
-/// Checks rank and that element and chunk counts fit in int64; `context` names the document.
+/// Checks rank and that element and chunk byte counts fit in int64; `context` names the document.
 void check_array_sizes(const ArrayMetadata& metadata, const std::string& context);
-
-}  // namespace chute
-
-#include <optional>
-
-#include "chute/array/array.h"
-
-namespace chute {
 
 /// The value at `key` as text, or nullopt when missing.
 std::optional<std::string> read_store_text(const Store& store, const std::string& key);

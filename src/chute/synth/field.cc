@@ -135,32 +135,43 @@ void Field::fill(std::span<const int64_t> start, std::span<const int64_t> box_sh
     }
   }
 
+  // Rows are visited in C order; the wave factors of every axis but the last two are multiplied
+  // once per plane (prefix), the second-to-last axis's once per row.
   const int64_t rows = total / row_length;
-  std::vector<int64_t> index(rank, 0);  // box index of the current row (last axis unused)
-  std::vector<float> partial(waves);
-  const uint64_t seed_key = mix64(spec_.seed ^ 0x6e6f697365ULL);
+  const size_t row_axis = last == 0 ? 0 : last - 1;  // meaningful only when rank >= 2
+  std::vector<int64_t> index(rank, 0);               // box index of the current row
+  std::vector<float> prefix(waves, 1.0f), partial(waves);
+  const uint32_t key32 = static_cast<uint32_t>(mix64(spec_.seed ^ 0x6e6f697365ULL));
   float* dst = out.data();
   for (int64_t row = 0; row < rows; ++row) {
+    if (rank >= 2 && (row == 0 || index[row_axis] == 0)) {
+      for (size_t k = 0; k < waves; ++k) {
+        float p = 1.0f;
+        for (size_t d = 0; d < row_axis; ++d) p *= tables[k][d][index[d]];
+        prefix[k] = p;
+      }
+    }
     for (size_t k = 0; k < waves; ++k) {
-      float p = 1.0f;
-      for (size_t d = 0; d < last; ++d) p *= tables[k][d][index[d]];
-      partial[k] = p;
+      partial[k] = rank >= 2 ? prefix[k] * tables[k][row_axis][index[row_axis]] : 1.0f;
     }
-    int64_t outer_linear = 0;  // global linear index of the row / shape[last]
+    uint64_t linear = static_cast<uint64_t>(start[last]);  // global index of the row's first
     for (size_t d = 0; d < last; ++d) {
-      outer_linear += (start[d] + index[d]) * (global_strides_[d] / spec_.shape[last]);
+      linear +=
+          static_cast<uint64_t>(start[d] + index[d]) * static_cast<uint64_t>(global_strides_[d]);
     }
-    const uint64_t row_key = mix64(seed_key + static_cast<uint64_t>(outer_linear));
-    const uint32_t key32 = static_cast<uint32_t>(row_key) ^ static_cast<uint32_t>(row_key >> 32);
-    const uint32_t first = static_cast<uint32_t>(start[last]);
+    // Noise: a hash of (seed, global element index), so values do not depend on the chunking.
+    auto noise_at = [&](int64_t j) {
+      uint64_t i = linear + static_cast<uint64_t>(j);
+      uint32_t h = fmix32(static_cast<uint32_t>(i) * 0x9e3779b9U ^ key32 ^
+                          static_cast<uint32_t>(i >> 32) * 0x85ebca6bU);
+      return static_cast<float>(static_cast<int32_t>(h));  // uniform in [-2^31, 2^31)
+    };
 
     if (channel_is_last) {
       for (int64_t j = 0; j < row_length; ++j) {
         float s = 0.0f;
         for (size_t k = 0; k < waves; ++k) s += partial[k] * tables[k][last][j];
-        uint32_t h = fmix32(key32 ^ ((first + static_cast<uint32_t>(j)) * 0x9e3779b9U));
-        float u = static_cast<float>(static_cast<int32_t>(h));
-        dst[j] = row_offset[j] + row_amplitude[j] * s + row_noise[j] * u;
+        dst[j] = row_offset[j] + row_amplitude[j] * s + row_noise[j] * noise_at(j);
       }
     } else {
       const auto& level =
@@ -173,9 +184,7 @@ void Field::fill(std::span<const int64_t> start, std::span<const int64_t> box_sh
       for (int64_t j = 0; j < row_length; ++j) {
         float s = 0.0f;
         for (size_t k = 0; k < waves; ++k) s += partial[k] * tables[k][last][j];
-        uint32_t h = fmix32(key32 ^ ((first + static_cast<uint32_t>(j)) * 0x9e3779b9U));
-        float u = static_cast<float>(static_cast<int32_t>(h));
-        dst[j] = offset + amplitude * s + noise * u;
+        dst[j] = offset + amplitude * s + noise * noise_at(j);
       }
     }
     dst += row_length;

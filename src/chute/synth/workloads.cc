@@ -55,7 +55,7 @@ ArraySpec float_array(const CommonOptions& o, std::vector<int64_t> shape,
   spec.shape = std::move(shape);
   spec.chunk_shape = std::move(chunks);
   spec.data_type = kFloat32;
-  spec.fill_value = 0.0;
+  spec.fill_value = "NaN";  // like ERA5/WeatherBench2 stores: missing chunks read as NaN
   spec.dimension_names = std::move(dims);
   spec.codec = o.codec;
   return spec;
@@ -233,7 +233,7 @@ DatasetSummary make_variables(const std::string& out, const VariablesOptions& o)
     spec.shape = shape;
     spec.chunk_shape = shape;
     spec.data_type = type;
-    spec.fill_value = type.kind == DTypeKind::kFloat ? json(0.0) : json(0);
+    spec.fill_value = nullptr;  // so xarray masks no coordinate value (time 0, lon 0)
     spec.dimension_names = {dim};
     spec.attributes = std::move(attrs);
     spec.codec = o.codec;
@@ -362,8 +362,11 @@ DatasetSummary make_volume(const std::string& out, const VolumeOptions& o) {
     auto spec = float_array(o, {channels, n, n, n}, {1, c, c, c}, {"channel", "x", "y", "z"});
     uint64_t seed = array_seed(o.seed, 100 + a);
     double wave = std::max(8.0, n / 3.0);
+    // Positive fields around 3..5 (like log-densities), so the exponent bytes compress.
+    auto levels = random_channel_levels(channels, seed, 1.0, 1.0, o.noise);
+    for (auto& level : levels) level.offset += 4.0;
     jobs.push_back(field_job(out + "/" + name, std::move(spec), {3.0, wave, wave, wave}, 0,
-                             random_channel_levels(channels, seed, 2.0, 1.0, o.noise), seed));
+                             std::move(levels), seed));
   }
   int64_t total = generated_bytes(jobs);
   if (o.npy) total += (o.input_channels + o.target_channels) * n * n * n * 4;

@@ -9,6 +9,7 @@
 
 #include "chute/format/zarr.h"
 #include "chute/synth/testing.h"
+#include "chute/synth/zarr_writer.h"
 #include "chute/util/error.h"
 
 namespace chute::synth {

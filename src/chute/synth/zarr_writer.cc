@@ -149,7 +149,9 @@ ArrayWriter::ArrayWriter(std::string path, ArraySpec spec)
                    {"compressor", preset.v2_compressor},
                    {"dimension_separator", "."}};
     json zattrs = spec_.attributes;
-    if (!spec_.dimension_names.empty()) zattrs["_ARRAY_DIMENSIONS"] = spec_.dimension_names;
+    if (!spec_.dimension_names.empty() || rank == 0) {
+      zattrs["_ARRAY_DIMENSIONS"] = spec_.dimension_names;  // xarray needs [] for 0-d arrays
+    }
     documents_[".zarray"] = zarray;
     documents_[".zattrs"] = zattrs;
   } else {
@@ -164,7 +166,7 @@ ArrayWriter::ArrayWriter(std::string path, ArraySpec spec)
         {"chunk_grid",
          {{"name", "regular"}, {"configuration", {{"chunk_shape", spec_.chunk_shape}}}}},
         {"chunk_key_encoding", {{"name", "default"}, {"configuration", {{"separator", "/"}}}}},
-        {"fill_value", spec_.fill_value},
+        {"fill_value", spec_.fill_value.is_null() ? json(0) : spec_.fill_value},
         {"codecs", codecs},
         {"attributes", spec_.attributes}};
     if (!spec_.dimension_names.empty()) doc["dimension_names"] = spec_.dimension_names;
@@ -215,7 +217,7 @@ int64_t ArrayWriter::write_chunk(std::span<const int64_t> coords,
   }
   chain_->encode(decoded, encoded, scratch);
   std::string file = chunk_path(coords);
-  if (spec_.zarr_format == 3 && coords.size() > 1) {
+  if (spec_.zarr_format == 3 && !coords.empty()) {
     make_directories(fs::path(file).parent_path());
   }
   write_file(file, encoded.span());

@@ -35,8 +35,9 @@ struct ArraySpec {
   int zarr_format = 2;
   std::vector<int64_t> shape;
   std::vector<int64_t> chunk_shape;
-  DataType data_type;                        // float32 unless set
-  nlohmann::json fill_value = 0;             // as written in the metadata (number, "NaN", null)
+  DataType data_type;  // float32 unless set
+  /// As written in the metadata: a number, "NaN", or null (no fill value; v3 has none, so 0).
+  nlohmann::json fill_value = 0;
   std::vector<std::string> dimension_names;  // empty or one per axis (v2: _ARRAY_DIMENSIONS)
   nlohmann::json attributes = nlohmann::json::object();
   std::string codec = "blosc-lz4";  // a codec_preset() name

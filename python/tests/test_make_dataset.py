@@ -1,0 +1,236 @@
+"""`chute make-dataset`: the files it writes are read by zarr-python / xarray / NumPy exactly as
+intended (shapes, chunks, dtypes, dimension names, consolidated metadata, statistics), values do
+not depend on codec, chunking or threads, and chute agrees with zarr-python about them."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+import zarr
+from cli_support import run_cli, stored_bytes
+
+REPO = Path(__file__).resolve().parents[2]
+ZARR2_PYTHON = Path(os.environ.get("CHUTE_ZARR2_PYTHON", REPO / ".venv-zarr2" / "bin" / "python"))
+
+PACKED = [
+    "--samples",
+    3,
+    "--lat",
+    46,
+    "--lon",
+    90,
+    "--input-channels",
+    7,
+    "--target-channels",
+    3,
+    "--chunk-channels",
+    5,
+]
+
+
+def make(kind: str, out: Path, *args: object) -> subprocess.CompletedProcess:
+    return run_cli("make-dataset", kind, out, "--quiet", *args)
+
+
+def dims_of(array) -> list:
+    if array.metadata.zarr_format == 2:
+        return list(array.attrs["_ARRAY_DIMENSIONS"])
+    return list(array.metadata.dimension_names or [])
+
+
+@pytest.mark.parametrize("fmt", [2, 3])
+def test_packed_layout(tmp_path, fmt):
+    out = tmp_path / "packed"
+    result = make("packed", out, *PACKED, "--format", fmt)
+    assert "wrote packed dataset" in result.stdout
+    group = zarr.open_group(out, mode="r")
+    for name, channels, chunk_channels in [("inputs", 7, 5), ("targets", 3, 3)]:
+        a = group[name]
+        assert a.shape == (3, 46, 90, channels)
+        assert a.chunks == (1, 46, 90, chunk_channels)
+        assert a.dtype == np.float32
+        assert a.metadata.zarr_format == fmt
+        assert dims_of(a) == ["sample", "lat", "lon", "channel"]
+        values = a[:]
+        assert np.isfinite(values).all()
+        assert values.std() > 0
+        ratio = values.nbytes / stored_bytes(out / name)
+        assert 1.0 < ratio < 3.0, ratio  # blosc-lz4 + shuffle on smooth fields + noise
+    manifest = json.loads((out / "chute.json").read_text())
+    assert manifest["workload"] == "packed"
+    assert manifest["zarr_format"] == fmt
+    assert manifest["arrays"] == {"inputs": "inputs", "targets": "targets"}
+    assert manifest["created_by"] == "chute make-dataset"
+    assert manifest["options"]["samples"] == 3
+    assert manifest["options"]["codec"] == "blosc-lz4"
+
+
+def test_values_independent_of_codec_chunking_and_threads(tmp_path):
+    make("packed", tmp_path / "a", *PACKED)
+    reference = zarr.open_group(tmp_path / "a", mode="r")["inputs"][:]
+    variants = {
+        "none": ["--codec", "none"],
+        "zstd3": ["--codec", "zstd", "--format", 3],
+        "gzip": ["--codec", "gzip", "--threads", 1],
+        "blosc-zstd": ["--codec", "blosc-zstd"],
+        "whole": ["--chunk-channels", 0],
+    }
+    for name, extra in variants.items():
+        base = PACKED[:-2] if "--chunk-channels" in extra else PACKED
+        make("packed", tmp_path / name, *base, *extra)
+        got = zarr.open_group(tmp_path / name, mode="r")["inputs"][:]
+        np.testing.assert_array_equal(got, reference, err_msg=name)
+    assert (tmp_path / "whole" / "inputs" / "0.0.0.0").exists()
+    assert zarr.open_group(tmp_path / "whole", mode="r")["inputs"].chunks == (1, 46, 90, 7)
+    make("packed", tmp_path / "seed", *PACKED, "--seed", 5)
+    other = zarr.open_group(tmp_path / "seed", mode="r")["inputs"][:]
+    assert not np.array_equal(other, reference)
+
+
+@pytest.mark.parametrize("fmt", [2, 3])
+def test_variables_open_in_xarray(tmp_path, fmt):
+    xr = pytest.importorskip("xarray")
+    out = tmp_path / "vars"
+    make("variables", out, "--times", 5, "--levels", 4, "--lat", 9, "--lon", 16, "--format", fmt)
+    ds = xr.open_zarr(out, consolidated=True)
+    assert dict(ds.sizes) == {"time": 5, "level": 4, "lat": 9, "lon": 16}
+    for name in ["temperature", "u_component_of_wind", "v_component_of_wind", "geopotential"]:
+        assert ds[name].dims == ("time", "level", "lat", "lon")
+        assert ds[name].encoding["chunks"] == (1, 4, 9, 16)
+        assert ds[name].dtype == np.float32
+    for name in ["2m_temperature", "mean_sea_level_pressure"]:
+        assert ds[name].dims == ("time", "lat", "lon")
+    assert np.issubdtype(ds.time.dtype, np.datetime64)
+    steps = np.diff(ds.time.values).astype("timedelta64[h]").astype(int)
+    assert (steps == 6).all()
+    assert ds.level.values.tolist() == [50, 366, 683, 1000]
+    assert ds.lat.values[0] == 90 and ds.lat.values[-1] == -90
+    assert ds.lon.values[0] == 0
+    assert np.isfinite(ds.temperature.values).all()
+    # Temperature decreases with height and geopotential increases: plausible profiles.
+    profile = ds.temperature.mean(["time", "lat", "lon"]).values
+    assert profile[0] < profile[-1]
+
+    mean = xr.open_zarr(out, group="mean")
+    std = xr.open_zarr(out, group="std")
+    for name in ds.data_vars:
+        dims = [d for d in ds[name].dims if d != "level"]
+        np.testing.assert_allclose(mean[name].values, ds[name].mean(dims).values, rtol=1e-5)
+        np.testing.assert_allclose(std[name].values, ds[name].std(dims).values, rtol=1e-3)
+    normalised = (ds - mean) / std
+    assert abs(float(normalised.temperature.mean())) < 1e-3
+    assert abs(float(normalised.geopotential.std()) - 1) < 1e-3
+
+    manifest = json.loads((out / "chute.json").read_text())
+    assert manifest["workload"] == "variables"
+    assert manifest["options"]["variables_3d"] == [
+        "temperature",
+        "u_component_of_wind",
+        "v_component_of_wind",
+        "geopotential",
+    ]
+    assert manifest["options"]["variables_2d"] == ["2m_temperature", "mean_sea_level_pressure"]
+
+
+def test_volume_zarr_and_npy_agree(tmp_path):
+    out = tmp_path / "vol"
+    make("volume", out, "--size", 20, "--chunk", 8, "--npy")
+    group = zarr.open_group(out, mode="r")
+    for name, channels in [("input", 4), ("target", 5)]:
+        a = group[name]
+        assert a.shape == (channels, 20, 20, 20)
+        assert a.chunks == (1, 8, 8, 8)
+        assert dims_of(a) == ["channel", "x", "y", "z"]
+        npy = np.load(out / f"{name}.npy")
+        assert npy.dtype == np.float32
+        np.testing.assert_array_equal(a[:], npy)
+    manifest = json.loads((out / "chute.json").read_text())
+    assert manifest["options"]["npy"] == {"input": "input.npy", "target": "target.npy"}
+
+
+@pytest.mark.skipif(not ZARR2_PYTHON.exists(), reason="no zarr 2.x environment")
+def test_zarr2_python_reads_v2_output(tmp_path):
+    make("packed", tmp_path / "p", *PACKED)
+    expected = zarr.open_group(tmp_path / "p", mode="r")["targets"][:]
+    np.save(tmp_path / "expected.npy", expected)
+    script = (
+        "import sys, numpy as np, zarr\n"
+        "assert zarr.__version__.startswith('2'), zarr.__version__\n"
+        "g = zarr.open_consolidated(sys.argv[1], mode='r')\n"
+        "np.testing.assert_array_equal(g['targets'][:], np.load(sys.argv[2]))\n"
+        "print('ok')\n"
+    )
+    result = subprocess.run(
+        [str(ZARR2_PYTHON), "-c", script, str(tmp_path / "p"), str(tmp_path / "expected.npy")],
+        check=False,
+        capture_output=True,
+        text=True,
+    )
+    assert result.returncode == 0, result.stderr
+    assert "ok" in result.stdout
+
+
+def test_chute_reads_what_zarr_reads(tmp_path):
+    chute = pytest.importorskip("chute")
+    if not hasattr(chute, "open"):
+        pytest.skip("the chute extension is not built")
+    for fmt in (2, 3):
+        out = tmp_path / f"p{fmt}"
+        make("packed", out, *PACKED, "--format", fmt)
+        for name in ("inputs", "targets"):
+            expected = zarr.open_group(out, mode="r")[name][:]
+            np.testing.assert_array_equal(chute.open(str(out / name))[...], expected)
+
+
+def test_refuses_to_overwrite_unless_forced(tmp_path):
+    out = tmp_path / "p"
+    make("packed", out, *PACKED)
+    again = run_cli("make-dataset", "packed", out, "-q", *PACKED, check=False)
+    assert again.returncode == 1
+    assert again.stderr.startswith("chute: error: ")
+    assert "--force" in again.stderr
+    make("packed", out, *PACKED, "--seed", 3, "--force")
+    assert json.loads((out / "chute.json").read_text())["options"]["seed"] == 3
+    foreign = tmp_path / "foreign"
+    foreign.mkdir()
+    (foreign / "precious.txt").write_text("keep me")
+    forced = run_cli("make-dataset", "packed", foreign, "-q", "--force", *PACKED, check=False)
+    assert forced.returncode == 1
+    assert (foreign / "precious.txt").read_text() == "keep me"
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["make-dataset", "cubes", "OUT"],
+        ["make-dataset", "packed"],
+        ["make-dataset", "packed", "OUT", "--codec", "lzma"],
+        ["make-dataset", "packed", "OUT", "--format", "4"],
+        ["make-dataset", "volume", "OUT", "--samples", "3"],
+        ["make-dataset", "variables", "OUT", "--npy"],
+    ],
+)
+def test_usage_errors_exit_2(tmp_path, args):
+    args = [str(tmp_path / a) if a == "OUT" else a for a in args]
+    result = run_cli(*args, check=False)
+    assert result.returncode == 2, result.stderr
+    assert result.stderr.startswith("chute: error: ")
+    assert not (tmp_path / "OUT").exists()
+
+
+def test_invalid_sizes_exit_1(tmp_path):
+    result = run_cli("make-dataset", "packed", tmp_path / "p", "-q", "--samples", 0, check=False)
+    assert result.returncode == 1
+    assert "--samples" in result.stderr and "got 0" in result.stderr
+
+
+def test_progress_lines_when_not_a_terminal(tmp_path):
+    result = run_cli("make-dataset", "packed", tmp_path / "p", *PACKED)
+    lines = [line for line in result.stderr.splitlines() if line]
+    assert lines and lines[-1].startswith("make-dataset packed: 100%")
+    assert all("/s" in line for line in lines)

@@ -1,0 +1,71 @@
+"""Smoke tests of the package: import, version, exports, the error hierarchy, thread settings."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+import chute
+
+ERRORS = {
+    "InvalidArgumentError": ValueError,
+    "InvalidMetadataError": ValueError,
+    "UnsupportedError": ValueError,
+    "CorruptDataError": ValueError,
+    "NotFoundError": FileNotFoundError,
+    "PermissionDeniedError": PermissionError,
+    "StorageError": OSError,
+    "OutOfRangeError": IndexError,
+    "InternalError": RuntimeError,
+    "CancelledError": chute.Error,
+}
+
+
+def test_version_is_a_version_string():
+    assert re.match(r"^\d+(\.\d+)*([.+-]\w+)*$", chute.__version__), chute.__version__
+
+
+def test_public_names_are_exported():
+    for name in ["open", "open_group", "Array", "Group", "Error", "set_threads", "get_threads"]:
+        assert name in chute.__all__ and hasattr(chute, name), name
+    assert all(hasattr(chute, name) for name in chute.__all__)
+
+
+@pytest.mark.parametrize("name", ERRORS)
+def test_error_hierarchy(name):
+    cls = getattr(chute, name)
+    assert issubclass(cls, chute.Error) and issubclass(cls, ERRORS[name])
+    assert cls.__module__ == "chute" and cls.__name__ == name
+    assert cls.__doc__
+    error = cls("message")
+    assert str(error) == "message"
+    with pytest.raises(chute.Error):
+        raise error
+
+
+def test_error_base_is_an_exception_and_distinct_classes():
+    assert issubclass(chute.Error, Exception)
+    assert not issubclass(chute.Error, (ValueError, OSError))
+    assert len({getattr(chute, name) for name in ERRORS}) == len(ERRORS)
+
+
+def test_core_errors_are_translated(tmp_path):
+    missing = str(tmp_path / "missing.zarr")
+    with pytest.raises(FileNotFoundError) as info:
+        chute.open(missing)
+    assert type(info.value) is chute.NotFoundError
+    assert missing in str(info.value)
+    with pytest.raises(chute.InvalidArgumentError):
+        chute.set_threads(-2)
+
+
+def test_thread_settings_round_trip():
+    before = chute.get_threads()
+    assert before >= 1
+    try:
+        chute.set_threads(2)
+        assert chute.get_threads() == 2
+    finally:
+        chute.set_threads(before)
+    assert chute.get_threads() == before

@@ -1,0 +1,58 @@
+// libFuzzer target: decodes arbitrary bytes through one of a few codec chains (picked by the
+// first byte) into a fixed-size output. Any input must either decode or throw chute::Error.
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "chute/codec/codec_chain.h"
+#include "chute/util/error.h"
+
+namespace {
+
+const char* const kChains[] = {
+    R"([{"name":"bytes"},{"name":"blosc","configuration":{"cname":"lz4","shuffle":1}}])",
+    R"([{"name":"bytes"},{"name":"zstd"}])",
+    R"([{"name":"bytes"},{"name":"gzip"}])",
+    R"([{"name":"bytes"},{"name":"zlib"}])",
+    R"([{"name":"bytes"},{"name":"lz4"}])",
+    R"([{"name":"bytes","configuration":{"endian":"big"}},{"name":"crc32c"}])",
+    R"([{"name":"delta","configuration":{"dtype":"<i4","astype":"<i2"}},{"name":"bytes"},
+        {"name":"zlib"}])",
+    R"([{"name":"transpose","configuration":{"order":[1,0]}},{"name":"bytes"},
+        {"name":"blosc"},{"name":"zstd"}])",
+};
+constexpr size_t kChainCount = sizeof(kChains) / sizeof(kChains[0]);
+
+const std::vector<chute::CodecChainPtr>& chains() {
+  static const std::vector<chute::CodecChainPtr> built = [] {
+    std::vector<chute::CodecChainPtr> out;
+    const std::vector<int64_t> shape = {32, 32};
+    for (const char* json : kChains) {
+      std::vector<chute::CodecSpec> specs;
+      for (const auto& item : nlohmann::json::parse(json)) {
+        chute::CodecSpec spec;
+        spec.name = item["name"];
+        if (item.contains("configuration")) spec.configuration = item["configuration"];
+        specs.push_back(spec);
+      }
+      out.push_back(chute::CodecChain::create(specs, {chute::DTypeKind::kInt, 4}, shape));
+    }
+    return out;
+  }();
+  return built;
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  if (size < 1) return 0;
+  const chute::CodecChain& chain = *chains()[data[0] % kChainCount];
+  static chute::CodecScratch scratch;
+  static std::vector<std::byte> out(static_cast<size_t>(chain.decoded_nbytes()));
+  try {
+    chain.decode({reinterpret_cast<const std::byte*>(data + 1), size - 1}, out, scratch);
+  } catch (const chute::Error&) {
+  }
+  return 0;
+}
