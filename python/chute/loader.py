@@ -83,7 +83,9 @@ def windows(
     for each variable (in the order given), for each level (2-D variables give one channel).
     `levels` are values of the `level_coordinate` array, `level_indices` positions; neither means
     every level. Normalisation x = (x - mean[c]) / std[c] uses `mean`/`std` (one value per channel
-    of one time step) or arrays named variable + `mean_suffix` / `std_suffix` in the group. `dtype`
+    of one time step) or arrays named variable + `mean_suffix` / `std_suffix` in the group
+    (a suffix with `{}` is a pattern: `"mean/{}"` names `mean/temperature`, the layout of
+    `chute make-dataset variables`). `dtype`
     is float32, float16 or bfloat16. Windows that would cross the ends are never sampled.
     """
     start, stop = time_range if time_range is not None else (0, -1)

@@ -137,6 +137,31 @@ def test_variables_open_in_xarray(tmp_path, fmt):
     assert manifest["options"]["variables_2d"] == ["2m_temperature", "mean_sea_level_pressure"]
 
 
+def test_loader_normalises_variables_with_their_mean_and_std_arrays(tmp_path):
+    xr = pytest.importorskip("xarray")
+    import chute
+
+    out = tmp_path / "vars"
+    make("variables", out, "--times", 6, "--levels", 3, "--lat", 5, "--lon", 8)
+    variables = ["temperature", "2m_temperature"]
+    data = chute.windows(out, variables, input_offsets=(0,), target_offsets=(1,),
+                         mean_suffix="mean/{}", std_suffix="std/{}")
+    loader = chute.Loader(data, batch_size=2, shuffle=False, drop_last=True, threads=2)
+    ds = xr.open_zarr(out, consolidated=True)
+    mean = xr.open_zarr(out, group="mean")
+    std = xr.open_zarr(out, group="std")
+    for batch in loader:
+        for row, t in enumerate(batch.indices):
+            channels = []
+            for name in variables:
+                value = (ds[name].values[t] - mean[name].values[..., None, None]) / std[
+                    name
+                ].values[..., None, None]
+                channels.extend(value if value.ndim == 3 else [value])
+            expected = np.stack(channels, axis=-1)
+            np.testing.assert_allclose(batch["inputs"][row], expected, rtol=1e-5, atol=1e-5)
+
+
 def test_volume_zarr_and_npy_agree(tmp_path):
     out = tmp_path / "vol"
     make("volume", out, "--size", 20, "--chunk", 8, "--npy")

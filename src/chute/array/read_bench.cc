@@ -27,6 +27,24 @@ void BM_StridedCopyRows(benchmark::State& state) {
 }
 BENCHMARK(BM_StridedCopyRows)->Arg(256)->Arg(2048);
 
+void BM_StridedCopyChannelChunk(benchmark::State& state) {
+  // W1: a (lat, lon, 5) channel chunk into its slot of a (lat, lon, 40) channels-last sample;
+  // the scatter the loader does for every channel-split chunk (runs of 20 bytes).
+  const int64_t lat = 181, lon = 360, c = 5, channels = 40;
+  std::vector<float> src(static_cast<size_t>(lat * lon * c), 1.f);
+  std::vector<float> dst(static_cast<size_t>(lat * lon * channels));
+  const std::vector<int64_t> shape{lat, lon, c}, start{0, 0, 0};
+  StridedView view{reinterpret_cast<std::byte*>(dst.data() + state.range(0)),
+                   {lat, lon, c},
+                   {lon * channels * 4, channels * 4, 4}};
+  for (auto _ : state) {
+    strided_copy(reinterpret_cast<const std::byte*>(src.data()), shape, start, view, 4);
+    benchmark::DoNotOptimize(dst.data());
+  }
+  state.SetBytesProcessed(state.iterations() * lat * lon * c * 4);
+}
+BENCHMARK(BM_StridedCopyChannelChunk)->Arg(0)->Arg(15);
+
 void BM_StridedCopyIntoChannel(benchmark::State& state) {
   const int64_t n = state.range(0);  // a whole (n, n) chunk into channel 1 of (n, n, 3)
   std::vector<float> src(static_cast<size_t>(n * n), 1.f), dst(static_cast<size_t>(n * n * 3));

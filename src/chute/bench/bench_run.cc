@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <fstream>
+#include <thread>
 #include <vector>
 
 #include "chute/util/error.h"
@@ -91,7 +92,7 @@ ModeResult run_with_loader(Mode mode, const SourceFactory& factory, const Loader
       bytes += batch.bytes;
       keep(batch);
       if (step_s > 0) {
-        busy_wait(step_s, batch.buffers.empty() ? nullptr : batch.buffers[0].data());
+        simulate_step(step_s, batch.buffers.empty() ? nullptr : batch.buffers[0].data());
         totals.compute += seconds_between(got, Clock::now());
       }
       const auto done = Clock::now();
@@ -133,13 +134,13 @@ ModeResult run_compute(const SourceFactory& factory, const LoaderSetting& settin
   }
   const std::byte* data = cached.empty() ? nullptr : cached.data();
   const double step_s = options.step_ms / 1e3;
-  for (int i = 0; i < options.warmup; ++i) busy_wait(step_s, data);
+  for (int i = 0; i < options.warmup; ++i) simulate_step(step_s, data);
   TrialTotals totals;
   for (int trial = 0; trial < options.trials; ++trial) {
     const auto start = Clock::now();
     auto previous = start;
     for (int b = 0; b < options.batches; ++b) {
-      busy_wait(step_s, data);
+      simulate_step(step_s, data);
       const auto done = Clock::now();
       totals.compute += seconds_between(previous, done);
       totals.intervals.push_back(seconds_between(previous, done));
@@ -171,13 +172,12 @@ Mode parse_mode(const std::string& name) {
        name);
 }
 
-void busy_wait(double seconds, const std::byte* data) {
+void simulate_step(double seconds, const std::byte* data) {
   volatile std::byte sink{};
   if (data != nullptr) sink = *data;
   (void)sink;
-  const auto end = Clock::now() + std::chrono::duration<double>(seconds);
-  while (Clock::now() < end) {
-  }
+  std::this_thread::sleep_until(Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                                   std::chrono::duration<double>(seconds)));
 }
 
 bool reset_peak_memory() {

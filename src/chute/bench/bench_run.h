@@ -1,7 +1,7 @@
 #pragma once
 // The three benchmark modes, DLIO-style:
 //   io      - the loader alone, batches consumed as fast as they come;
-//   compute - one cached batch fed to a simulated training step (busy-wait of step_ms): the
+//   compute - one cached batch fed to a simulated training step (a sleep of step_ms, see simulate_step): the
 //             throughput an accelerator would reach if loading were free;
 //   full    - the loader feeding the simulated step on the consumer thread.
 // Each runs `warmup` batches, then `trials` trials of `batches` batches; figures are mean ± std
@@ -73,9 +73,11 @@ struct ModeResult {
 ModeResult run_mode(Mode mode, const SourceFactory& factory, const LoaderSetting& setting,
                     const RunOptions& options);
 
-/// Spins for `seconds` (a simulated accelerator step keeps a core busy, as a CUDA sync would
-/// not; this is the pessimistic case for the loader). Reads one byte of `data` if given.
-void busy_wait(double seconds, const std::byte* data = nullptr);
+/// A simulated accelerator step of `seconds`: the host thread sleeps, as it does while a GPU
+/// runs the step (DLIO emulates compute the same way), so the loader keeps every core. Spinning
+/// instead would take a core from the loader that a real accelerator does not. Reads one byte
+/// of `data` if given, so the batch is touched by the consumer.
+void simulate_step(double seconds, const std::byte* data = nullptr);
 
 /// Resets the process's peak resident memory (Linux: writes 5 to /proc/self/clear_refs).
 /// Returns false when the system does not allow it.

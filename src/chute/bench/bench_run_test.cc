@@ -103,7 +103,7 @@ TEST(BenchRun, FullModeComputesUtilisation) {
   const ModeResult r = run_mode(Mode::kFull, fake_factory(), {1, 2, 4}, small_run());
   EXPECT_GT(r.accelerator_utilisation, 0);
   EXPECT_LE(r.accelerator_utilisation, 1);
-  EXPECT_GE(r.breakdown.compute, 0.2e-3);  // a busy-wait never returns early
+  EXPECT_GE(r.breakdown.compute, 0.2e-3);  // the simulated step never returns early
   EXPECT_GE(r.s_per_batch.mean, r.breakdown.compute);
 }
 

@@ -225,7 +225,11 @@ WindowDataset::WindowDataset(const Group& group, WindowOptions options)
     for (const Variable& v : variables_) {
       for (const auto& [suffix, out] :
            {std::pair{&o.mean_suffix, &mean}, {&o.std_suffix, &stddev}}) {
-        const std::string name = v.name + *suffix;
+        // "_mean" names "temperature_mean"; a pattern with {} ("mean/{}") names "mean/temperature".
+        const size_t slot = suffix->find("{}");
+        const std::string name = slot == std::string::npos
+                                     ? v.name + *suffix
+                                     : std::string(*suffix).replace(slot, 2, v.name);
         std::vector<double> values = read_as_doubles(*find_array(group, name, "statistics array"));
         if (v.has_levels) {
           if (values.size() != static_cast<size_t>(num_levels)) {

@@ -49,7 +49,8 @@ struct WindowOptions {
   // channel of ONE time step (step_channels, in the order above; applied to every offset):
   std::vector<float> mean;
   std::vector<float> std;
-  // or arrays of the group named variable + suffix (e.g. "temperature_mean"): shape (level,)
+  // or arrays of the group named variable + suffix (e.g. "temperature_mean"), or by a pattern
+  // where {} stands for the variable (e.g. "mean/{}", the layout of `chute make-dataset`): shape (level,)
   // for a 3-D variable (the chosen levels are taken), () or (1,) for a 2-D one; any float or
   // integer dtype.
   std::string mean_suffix;

@@ -197,6 +197,21 @@ TEST(WindowDataset, NormalisedFromArraysAndCast) {
   }
 }
 
+TEST(WindowDataset, StatisticsArraysByPattern) {
+  WindowOptions o = base_options();
+  o.mean_suffix = "{}_mean";  // the same arrays as the suffix "_mean", named by a pattern
+  o.std_suffix = "{}_std";
+  auto dataset = std::make_shared<WindowDataset>(make_group(), o);
+  check_all_windows(dataset, {0, 1, 2}, true, 2);
+  o.mean_suffix = "mean/{}";  // no such arrays: the error names the array looked for
+  try {
+    WindowDataset missing(make_group(), o);
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("'mean/z'"), std::string::npos) << e.what();
+  }
+}
+
 TEST(WindowDataset, NormalisedFromValues) {
   WindowOptions o = base_options();
   o.level_indices = {0, 1, 2};

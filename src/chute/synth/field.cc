@@ -1,5 +1,6 @@
 #include "chute/synth/field.h"
 
+#include <algorithm>
 #include <cmath>
 #include <numbers>
 
@@ -118,8 +119,9 @@ void Field::fill(std::span<const int64_t> start, std::span<const int64_t> box_sh
     }
   }
   auto levels_at = [&](int64_t channel_index) -> const ChannelLevels& {
-    return spec_.channels.size() == 1 ? spec_.channels[0]
-                                      : spec_.channels[static_cast<size_t>(channel_index)];
+    // Edge chunks reach past the last channel; those padding values reuse its levels.
+    const auto last_channel = static_cast<int64_t>(spec_.channels.size()) - 1;
+    return spec_.channels[static_cast<size_t>(std::clamp<int64_t>(channel_index, 0, last_channel))];
   };
 
   const size_t last = rank - 1;

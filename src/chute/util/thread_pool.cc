@@ -84,9 +84,15 @@ void ThreadPool::parallel_for(size_t n,
   } else {
     wake_.notify_all();
   }
-  std::unique_lock lock(job->mutex);
-  job->done_cv.wait(lock, [&] { return job->runners_left == 0; });
-  if (job->error) std::rethrow_exception(job->error);
+  std::exception_ptr error;
+  {
+    std::unique_lock lock(job->mutex);
+    job->done_cv.wait(lock, [&] { return job->runners_left == 0; });
+    // Take the error out of the job: a worker may drop the last reference to the job later,
+    // and the exception must then belong to this thread alone.
+    error = std::move(job->error);
+  }
+  if (error) std::rethrow_exception(error);
 }
 
 }  // namespace chute
