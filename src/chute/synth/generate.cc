@@ -5,8 +5,10 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <limits>
 #include <vector>
 
+#include "chute/array/strided_copy.h"
 #include "chute/util/error.h"
 
 namespace chute::synth {
@@ -54,6 +56,27 @@ void pwrite_all(int fd, const std::byte* data, size_t size, int64_t offset,
   }
 }
 
+/// The part of an edge chunk outside the array holds the fill value, as zarr-python writes it
+/// (so it compresses to almost nothing instead of costing stored bytes).
+void pad_edge_chunk(const ArraySpec& spec, std::span<const int64_t> start, std::span<float> values) {
+  const auto& chunk = spec.chunk_shape;
+  float pad = 0.0f;
+  if (spec.fill_value.is_number()) {
+    pad = spec.fill_value.get<float>();
+  } else if (spec.fill_value.is_string() && spec.fill_value.get<std::string>() == "NaN") {
+    pad = std::numeric_limits<float>::quiet_NaN();
+  }
+  const auto view = StridedView::contiguous(reinterpret_cast<std::byte*>(values.data()), chunk, 4);
+  for (size_t d = 0; d < chunk.size(); ++d) {
+    const int64_t valid = spec.shape[d] - start[d];
+    if (valid >= chunk[d]) continue;
+    StridedView slab = view;  // [valid, chunk) along axis d, everything along the others
+    slab.data += valid * view.byte_strides[d];
+    slab.shape[d] = chunk[d] - valid;
+    strided_fill(slab, std::as_bytes(std::span(&pad, 1)));
+  }
+}
+
 }  // namespace
 
 int64_t generated_bytes(std::span<const FieldArrayJob> jobs) {
@@ -91,6 +114,7 @@ GenerateResult generate_arrays(std::span<FieldArrayJob> jobs, ThreadPool& pool,
     state.values.resize(static_cast<size_t>(job.writer->chunk_elements()));
     job.field->fill(start, chunk_shape, state.values);
     if (job.observe) job.observe(tasks[i].chunk, state.values);
+    pad_edge_chunk(job.writer->spec(), start, state.values);
     stored += job.writer->write_chunk(coords, std::as_bytes(std::span(state.values)), state.scratch,
                                       state.encoded);
     if (progress) progress->add(job.writer->chunk_nbytes());
