@@ -53,8 +53,10 @@ class PeerUnavailable(Exception):
 def _require(peer: str) -> None:
     hidden = {p.strip() for p in os.environ.get("CHUTE_BENCH_HIDE_PEERS", "").split(",")}
     if peer in hidden:
-        raise PeerUnavailable(f"{REQUIRES[peer][-1].split('.')[0]} is not installed (hidden by "
-                              "CHUTE_BENCH_HIDE_PEERS)")
+        raise PeerUnavailable(
+            f"{REQUIRES[peer][-1].split('.')[0]} is not installed (hidden by "
+            "CHUTE_BENCH_HIDE_PEERS)"
+        )
     for module in REQUIRES[peer]:
         try:
             importlib.import_module(module)
@@ -114,8 +116,9 @@ def _read_dask(spec: dict) -> tuple[Iterator, int]:
     def batches() -> Iterator:
         for indices in spec["batches"]:
             selection = np.asarray(indices, dtype=np.int64)
-            yield dask.compute(*[array[selection] for array in arrays], scheduler="threads",
-                               num_workers=threads)
+            yield dask.compute(
+                *[array[selection] for array in arrays], scheduler="threads", num_workers=threads
+            )
 
     return batches(), _sample_nbytes(arrays)
 
@@ -125,14 +128,21 @@ def _read_tensorstore(spec: dict) -> tuple[Iterator, int]:
     import tensorstore as ts
 
     threads = int(spec["threads"])
-    context = ts.Context({"data_copy_concurrency": {"limit": threads},
-                          "file_io_concurrency": {"limit": max(threads, 4)}})
+    context = ts.Context(
+        {
+            "data_copy_concurrency": {"limit": threads},
+            "file_io_concurrency": {"limit": max(threads, 4)},
+        }
+    )
     arrays = []
     for entry in spec["arrays"]:
         path = Path(entry["path"])
         driver = "zarr3" if (path / "zarr.json").exists() else "zarr"
-        store = ts.open({"driver": driver, "kvstore": {"driver": "file", "path": str(path)}},
-                        read=True, context=context).result()
+        store = ts.open(
+            {"driver": driver, "kvstore": {"driver": "file", "path": str(path)}},
+            read=True,
+            context=context,
+        ).result()
         arrays.append(store)
 
     def batches() -> Iterator:
@@ -177,8 +187,9 @@ def _read_torch(spec: dict) -> tuple[Iterator, int]:
     batches = [[int(i) for i in b] for b in spec["batches"]]
     threads = int(spec["threads"])
     # The same batches as chute: a batch sampler that yields them; num_workers = chute's threads.
-    loader = DataLoader(dataset, batch_sampler=batches, num_workers=threads,
-                        persistent_workers=False)
+    loader = DataLoader(
+        dataset, batch_sampler=batches, num_workers=threads, persistent_workers=False
+    )
     return iter(loader), _sample_nbytes(arrays)
 
 
@@ -194,8 +205,11 @@ def measure(peer: str, spec: dict) -> dict:
     """Reads spec's batches with `peer` and returns its result object."""
     result: dict[str, Any] = {"name": peer, "method": METHODS.get(peer, "")}
     if peer not in READERS:
-        return {**result, "status": "skipped",
-                "note": f"unknown peer '{peer}' (known: {', '.join(PEERS)})"}
+        return {
+            **result,
+            "status": "skipped",
+            "note": f"unknown peer '{peer}' (known: {', '.join(PEERS)})",
+        }
     try:
         _require(peer)
     except PeerUnavailable as error:
@@ -204,15 +218,18 @@ def measure(peer: str, spec: dict) -> dict:
     warmup = max(1, int(spec.get("warmup", 1)))
     batches = spec["batches"]
     if len(batches) <= warmup:
-        return {**result, "status": "failed",
-                "note": f"needs more than {warmup} batches, got {len(batches)}"}
+        return {
+            **result,
+            "status": "failed",
+            "note": f"needs more than {warmup} batches, got {len(batches)}",
+        }
     trials = max(1, int(spec.get("trials", 1)))
     max_seconds = float(spec.get("max_seconds_per_peer", 120))
 
     started = time.perf_counter()
     iterator, sample_nbytes = READERS[peer](spec)
-    times: list[float] = []   # seconds per timed batch
-    sizes: list[int] = []     # samples per timed batch
+    times: list[float] = []  # seconds per timed batch
+    sizes: list[int] = []  # samples per timed batch
     first_batch_s = 0.0
     stopped_early = False
     try:
@@ -235,24 +252,34 @@ def measure(peer: str, spec: dict) -> dict:
     per_trial = max(1, len(times) // trials)
     samples_per_s, gb_per_s, s_per_batch = [], [], []
     for start in range(0, len(times) - per_trial + 1, per_trial):
-        wall = sum(times[start:start + per_trial])
-        samples = sum(sizes[start:start + per_trial])
+        wall = sum(times[start : start + per_trial])
+        samples = sum(sizes[start : start + per_trial])
         samples_per_s.append(samples / wall)
         gb_per_s.append(samples * sample_nbytes / wall / 1e9)
         s_per_batch.append(wall / per_trial)
     note = ""
     if stopped_early:
         note = f"stopped after {len(times)} timed batches ({max_seconds:g} s limit)"
-    return {**result, "status": "ok", "note": note,
-            "samples_per_s": _mean_std(samples_per_s), "gb_per_s": _mean_std(gb_per_s),
-            "s_per_batch": _mean_std(s_per_batch), "time_to_first_batch_s": first_batch_s,
-            "batches": len(times), "trials": len(samples_per_s),
-            "sample_bytes": sample_nbytes}
+    return {
+        **result,
+        "status": "ok",
+        "note": note,
+        "samples_per_s": _mean_std(samples_per_s),
+        "gb_per_s": _mean_std(gb_per_s),
+        "s_per_batch": _mean_std(s_per_batch),
+        "time_to_first_batch_s": first_batch_s,
+        "batches": len(times),
+        "trials": len(samples_per_s),
+        "sample_bytes": sample_nbytes,
+    }
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m chute.bench_peers", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="python -m chute.bench_peers",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument("--spec", required=True, help="the JSON spec written by chute bench")
     args = parser.parse_args(argv)
     spec = json.loads(Path(args.spec).read_text())
@@ -260,8 +287,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         try:
             result = measure(peer, spec)
         except Exception as error:  # noqa: BLE001 - a failing peer must not hide the others
-            result = {"name": peer, "status": "failed", "method": METHODS.get(peer, ""),
-                      "note": f"{type(error).__name__}: {error}"}
+            result = {
+                "name": peer,
+                "status": "failed",
+                "method": METHODS.get(peer, ""),
+                "note": f"{type(error).__name__}: {error}",
+            }
         print(json.dumps(result), flush=True)
     return 0
 

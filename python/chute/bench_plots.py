@@ -23,8 +23,13 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-COLORS = {"read": "#4C72B0", "decode": "#DD8452", "assemble": "#55A868", "wait": "#C44E52",
-          "compute": "#8172B3"}
+COLORS = {
+    "read": "#4C72B0",
+    "decode": "#DD8452",
+    "assemble": "#55A868",
+    "wait": "#C44E52",
+    "compute": "#8172B3",
+}
 MODE_COLORS = {"io": "#4C72B0", "full": "#C44E52", "compute": "#8172B3"}
 
 
@@ -42,8 +47,10 @@ def _subtitle(report: dict) -> str:
     machine = report.get("machine", {})
     dataset = report.get("dataset", {})
     settings = report.get("settings", {})
-    return (f"{dataset.get('workload', '?')} dataset, batch {settings.get('batch_size', '?')}; "
-            f"{machine.get('usable_cores', '?')} cores, {machine.get('cpu_model', '')}")
+    return (
+        f"{dataset.get('workload', '?')} dataset, batch {settings.get('batch_size', '?')}; "
+        f"{machine.get('usable_cores', '?')} cores, {machine.get('cpu_model', '')}"
+    )
 
 
 def plot_threads(report: dict, out: Path, plt) -> Path | None:
@@ -63,13 +70,24 @@ def plot_threads(report: dict, out: Path, plt) -> Path | None:
         threads = [p["threads"] for p in members]
         rates = [p["samples_per_s"] for p in members]
         errors = [p.get("samples_per_s_std", 0) for p in members]
-        ax.errorbar(threads, rates, yerr=errors, marker="o", capsize=4, linewidth=2,
-                    label=f"chute, prefetch {prefetch}, batch {batch}")
+        ax.errorbar(
+            threads,
+            rates,
+            yerr=errors,
+            marker="o",
+            capsize=4,
+            linewidth=2,
+            label=f"chute, prefetch {prefetch}, batch {batch}",
+        )
         if len(members) > 1:
             base_t, base_r = threads[0], rates[0]
-            ax.plot(threads, [base_r * t / base_t for t in threads], linestyle=":",
-                    color="grey", label="ideal linear scaling" if (prefetch, batch) ==
-                    next(iter(groups)) else None)
+            ax.plot(
+                threads,
+                [base_r * t / base_t for t in threads],
+                linestyle=":",
+                color="grey",
+                label="ideal linear scaling" if (prefetch, batch) == next(iter(groups)) else None,
+            )
     # The roofline in samples/s: GB/s of decoded bytes ÷ bytes per sample.
     limits = {}
     for p in points:
@@ -79,11 +97,22 @@ def plot_threads(report: dict, out: Path, plt) -> Path | None:
     if sample_bytes > 0 and limits:
         xs = sorted(limits)
         ys = [limits[t] * 1e9 / sample_bytes for t in xs]
-        ax.plot(xs, ys, color="black", linestyle="--", marker="s", linewidth=1.5,
-                label="roofline: read + decode limit at that thread count")
+        ax.plot(
+            xs,
+            ys,
+            color="black",
+            linestyle="--",
+            marker="s",
+            linewidth=1.5,
+            label="roofline: read + decode limit at that thread count",
+        )
     elif sample_bytes > 0 and roofline.get("combined_gbps"):
-        ax.axhline(roofline["combined_gbps"] * 1e9 / sample_bytes, color="black", linewidth=1.5,
-                   label=f"roofline at {roofline.get('threads')} threads")
+        ax.axhline(
+            roofline["combined_gbps"] * 1e9 / sample_bytes,
+            color="black",
+            linewidth=1.5,
+            label=f"roofline at {roofline.get('threads')} threads",
+        )
     ax.set_xscale("log", base=2)
     ax.set_xticks(all_threads)
     ax.set_xticklabels([str(t) for t in all_threads])
@@ -92,14 +121,17 @@ def plot_threads(report: dict, out: Path, plt) -> Path | None:
     ax.set_ylim(bottom=0)
     if sample_bytes > 0:
         secondary = ax.secondary_yaxis(
-            "right", functions=(lambda s: s * sample_bytes / 1e9, lambda g: g * 1e9 / sample_bytes))
+            "right", functions=(lambda s: s * sample_bytes / 1e9, lambda g: g * 1e9 / sample_bytes)
+        )
         secondary.set_ylabel("throughput (GB/s decoded)")
     fit = sweeps[0].get("amdahl")
     title = "chute loader: throughput vs threads"
     if fit:
-        title += (f"\nAmdahl serial fraction {fit['serial_fraction']:.3f} → predicted "
-                  f"{fit['predicted_speedup_16']:.1f}× at 16, {fit['predicted_speedup_64']:.1f}× "
-                  "at 64 threads")
+        title += (
+            f"\nAmdahl serial fraction {fit['serial_fraction']:.3f} → predicted "
+            f"{fit['predicted_speedup_16']:.1f}× at 16, {fit['predicted_speedup_64']:.1f}× "
+            "at 64 threads"
+        )
     ax.set_title(title, fontsize=11)
     fig.text(0.5, 0.005, _subtitle(report), ha="center", fontsize=8, color="dimgrey")
     ax.grid(True, alpha=0.3)
@@ -131,12 +163,20 @@ def plot_breakdown(report: dict, out: Path, plt) -> Path | None:
         bottoms = [b + v for b, v in zip(bottoms, values)]
     for i, mode in enumerate(modes):
         wall = _mean(report["modes"][mode].get("s_per_batch")) * 1e3
-        ax.plot([i - 0.35, i + 0.35], [wall, wall], color="black", linewidth=2,
-                label="measured s/batch" if i == 0 else None)
+        ax.plot(
+            [i - 0.35, i + 0.35],
+            [wall, wall],
+            color="black",
+            linewidth=2,
+            label="measured s/batch" if i == 0 else None,
+        )
     ax.set_ylabel("time per batch (ms)")
     ax.set_xlabel("mode")
-    ax.set_title(f"Where a batch's time goes (worker parts ÷ {threads} threads; "
-                 "wait and compute on the consumer)", fontsize=11)
+    ax.set_title(
+        f"Where a batch's time goes (worker parts ÷ {threads} threads; "
+        "wait and compute on the consumer)",
+        fontsize=11,
+    )
     fig.text(0.5, 0.005, _subtitle(report), ha="center", fontsize=8, color="dimgrey")
     ax.grid(True, axis="y", alpha=0.3)
     ax.legend(loc="upper left", fontsize=9, ncol=2)
@@ -160,13 +200,19 @@ def plot_queue(report: dict, out: Path, plt) -> Path | None:
     capacity = 0
     for mode, queue in series:
         capacity = max(capacity, queue.get("capacity") or 0)
-        ax.step(queue["t_s"], queue["occupancy"], where="post", linewidth=1.5,
-                color=MODE_COLORS[mode],
-                label=f"{mode} (mean {queue.get('mean_occupancy', 0):.2f}, empty "
-                      f"{100 * queue.get('empty_fraction', 0):.0f}% of requests)")
+        ax.step(
+            queue["t_s"],
+            queue["occupancy"],
+            where="post",
+            linewidth=1.5,
+            color=MODE_COLORS[mode],
+            label=f"{mode} (mean {queue.get('mean_occupancy', 0):.2f}, empty "
+            f"{100 * queue.get('empty_fraction', 0):.0f}% of requests)",
+        )
     if capacity:
-        ax.axhline(capacity, color="black", linestyle="--", linewidth=1,
-                   label=f"capacity ({capacity})")
+        ax.axhline(
+            capacity, color="black", linestyle="--", linewidth=1, label=f"capacity ({capacity})"
+        )
     ax.set_xlabel("time since the first trial began (s)")
     ax.set_ylabel("batches ready in the queue")
     ax.set_ylim(-0.1, max(capacity, 1) + 0.6)
@@ -195,9 +241,15 @@ def plot_peers(report: dict, out: Path, plt) -> Path | None:
     bars = ax.bar(names, rates, yerr=errors, capsize=4, color=colors, width=0.6)
     for bar, rate, error in zip(bars[1:], rates[1:], errors[1:]):
         if rate > 0:
-            ax.annotate(f"chute {rates[0] / rate:.1f}×", (bar.get_x() + bar.get_width() / 2,
-                        rate + error), ha="center", va="bottom", fontsize=9,
-                        xytext=(0, 3), textcoords="offset points")
+            ax.annotate(
+                f"chute {rates[0] / rate:.1f}×",
+                (bar.get_x() + bar.get_width() / 2, rate + error),
+                ha="center",
+                va="bottom",
+                fontsize=9,
+                xytext=(0, 3),
+                textcoords="offset points",
+            )
     skipped = [p["name"] for p in report.get("peers", []) if p.get("status") != "ok"]
     title = f"Same batches, {report.get('settings', {}).get('threads', '?')} threads: samples/s"
     if skipped:
@@ -233,8 +285,11 @@ def make_plots(report: dict, out: Path) -> list[Path]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m chute.bench_plots", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="python -m chute.bench_plots",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument("results", help="the JSON report of chute bench --json")
     parser.add_argument("--out", required=True, help="folder for the PNG files")
     args = parser.parse_args(argv)

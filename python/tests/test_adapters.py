@@ -18,8 +18,9 @@ def packed(tmp_path_factory):
     for name, channels in (("inputs", 4), ("targets", 2)):
         data = rng.standard_normal((20, 6, 8, channels)).astype("float32")
         path = str(root / f"{name}.zarr")
-        arr = zarr.create_array(store=path, shape=data.shape, chunks=(1, 6, 8, channels),
-                                dtype="float32")
+        arr = zarr.create_array(
+            store=path, shape=data.shape, chunks=(1, 6, 8, channels), dtype="float32"
+        )
         arr[...] = data
         paths[name], expected[name] = path, data
     return paths, expected

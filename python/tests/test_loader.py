@@ -51,8 +51,17 @@ def packed(request, tmp_path_factory):
 @pytest.mark.parametrize("threads,prefetch", [(1, 1), (2, 2), (4, 3)])
 def test_batches_equal_zarr_python(packed, threads, prefetch):
     paths, expected = packed
-    loader = chute.Loader(paths, batch_size=5, shuffle=True, seed=7, drop_last=False,
-                          threads=threads, prefetch=prefetch, rank=0, world_size=1)
+    loader = chute.Loader(
+        paths,
+        batch_size=5,
+        shuffle=True,
+        seed=7,
+        drop_last=False,
+        threads=threads,
+        prefetch=prefetch,
+        rank=0,
+        world_size=1,
+    )
     assert len(loader) == -(-N_SAMPLES // 5)
     seen = []
     for batch in loader:
@@ -91,8 +100,9 @@ def test_rank_shards_are_disjoint_and_cover_the_epoch(packed):
     world = 3
     shares = []
     for rank in range(world):
-        loader = chute.Loader(paths, batch_size=4, seed=5, drop_last=False, rank=rank,
-                              world_size=world)
+        loader = chute.Loader(
+            paths, batch_size=4, seed=5, drop_last=False, rank=rank, world_size=world
+        )
         shares.append([b.indices[: len(b.indices) - b.padding] for b in loader.epoch(0)])
     assert len({len(s) for s in shares}) == 1  # every rank gets the same number of batches
     flat = np.concatenate([np.concatenate(s) for s in shares])
@@ -148,8 +158,14 @@ def test_break_early_and_delete_never_hang_or_leak_threads(packed):
 
 def test_default_rank_and_world_size_come_from_the_environment(packed, monkeypatch):
     paths, _ = packed
-    for name in ("OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "PMI_RANK", "PMI_SIZE",
-                 "SLURM_PROCID", "SLURM_NTASKS"):
+    for name in (
+        "OMPI_COMM_WORLD_RANK",
+        "OMPI_COMM_WORLD_SIZE",
+        "PMI_RANK",
+        "PMI_SIZE",
+        "SLURM_PROCID",
+        "SLURM_NTASKS",
+    ):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("RANK", "1")
     monkeypatch.setenv("WORLD_SIZE", "2")
@@ -218,10 +234,14 @@ def variables_group(tmp_path_factory):
     times, levels, lat, lon = 12, 4, 5, 8
     ds = xr.Dataset(
         {
-            "temperature": (("time", "level", "lat", "lon"),
-                            rng.standard_normal((times, levels, lat, lon)).astype("float32")),
-            "2m_temperature": (("time", "lat", "lon"),
-                               rng.standard_normal((times, lat, lon)).astype("float32")),
+            "temperature": (
+                ("time", "level", "lat", "lon"),
+                rng.standard_normal((times, levels, lat, lon)).astype("float32"),
+            ),
+            "2m_temperature": (
+                ("time", "lat", "lon"),
+                rng.standard_normal((times, lat, lon)).astype("float32"),
+            ),
         },
         coords={"level": np.array([50, 250, 500, 850], dtype="int64")},
     )
@@ -253,8 +273,9 @@ def _reference_windows(ds, times, variables, levels, offsets, mean=None, std=Non
 def test_windows_equal_xarray_numpy(variables_group):
     path, ds = variables_group
     variables = ["temperature", "2m_temperature"]
-    data = chute.windows(path, variables, levels=[850, 50], input_offsets=(-1, 0),
-                         target_offsets=(1,))
+    data = chute.windows(
+        path, variables, levels=[850, 50], input_offsets=(-1, 0), target_offsets=(1,)
+    )
     assert len(data) == 12 - 2  # windows crossing either end are not sampled
     names = data.channel_names("inputs")
     assert len(names) == 2 * 3 and "temperature" in names[0]
@@ -263,9 +284,11 @@ def test_windows_equal_xarray_numpy(variables_group):
     for batch in loader:
         times = batch.indices + 1  # sample i is time first_time + i, first_time = 1
         np.testing.assert_allclose(
-            batch["inputs"], _reference_windows(ds, times, variables, [850, 50], (-1, 0)))
+            batch["inputs"], _reference_windows(ds, times, variables, [850, 50], (-1, 0))
+        )
         np.testing.assert_allclose(
-            batch["targets"], _reference_windows(ds, times, variables, [850, 50], (1,)))
+            batch["targets"], _reference_windows(ds, times, variables, [850, 50], (1,))
+        )
         count += len(batch.indices) - batch.padding
     assert count == 10
 
@@ -274,14 +297,30 @@ def test_windows_normalised_channels_first_float16(variables_group):
     path, ds = variables_group
     mean = [0.5, -0.25, 1.0]
     std = [2.0, 0.5, 4.0]
-    data = chute.windows(path, ["temperature", "2m_temperature"], level_indices=[1, 2],
-                         input_offsets=(0,), target_offsets=(), channels_last=False,
-                         dtype="float16", mean=mean, std=std)
+    data = chute.windows(
+        path,
+        ["temperature", "2m_temperature"],
+        level_indices=[1, 2],
+        input_offsets=(0,),
+        target_offsets=(),
+        channels_last=False,
+        dtype="float16",
+        mean=mean,
+        std=std,
+    )
     loader = chute.Loader(data, batch_size=3, shuffle=False, rank=0, world_size=1)
     batch = next(iter(loader))
     assert batch["inputs"].dtype == np.float16
     assert batch["inputs"].shape == (3, 3, 5, 8)
-    expected = _reference_windows(ds, batch.indices, ["temperature", "2m_temperature"],
-                                  [250, 500], (0,), np.array(mean), np.array(std))
-    np.testing.assert_allclose(batch["inputs"].astype("float32"),
-                               np.moveaxis(expected, -1, 1), rtol=1e-3, atol=1e-3)
+    expected = _reference_windows(
+        ds,
+        batch.indices,
+        ["temperature", "2m_temperature"],
+        [250, 500],
+        (0,),
+        np.array(mean),
+        np.array(std),
+    )
+    np.testing.assert_allclose(
+        batch["inputs"].astype("float32"), np.moveaxis(expected, -1, 1), rtol=1e-3, atol=1e-3
+    )

@@ -144,8 +144,14 @@ def test_loader_normalises_variables_with_their_mean_and_std_arrays(tmp_path):
     out = tmp_path / "vars"
     make("variables", out, "--times", 6, "--levels", 3, "--lat", 5, "--lon", 8)
     variables = ["temperature", "2m_temperature"]
-    data = chute.windows(out, variables, input_offsets=(0,), target_offsets=(1,),
-                         mean_suffix="mean/{}", std_suffix="std/{}")
+    data = chute.windows(
+        out,
+        variables,
+        input_offsets=(0,),
+        target_offsets=(1,),
+        mean_suffix="mean/{}",
+        std_suffix="std/{}",
+    )
     loader = chute.Loader(data, batch_size=2, shuffle=False, drop_last=True, threads=2)
     ds = xr.open_zarr(out, consolidated=True)
     mean = xr.open_zarr(out, group="mean")

@@ -67,7 +67,8 @@ ModeResult run_with_loader(Mode mode, const SourceFactory& factory, const Loader
   std::unique_ptr<BatchSource> source = factory(setting);
   result.queue_capacity = source->queue_capacity();
   auto keep = [&](const BatchView& batch) {
-    if (options.record_indices) result.batch_indices.emplace_back(batch.indices.begin(), batch.indices.end());
+    if (options.record_indices)
+      result.batch_indices.emplace_back(batch.indices.begin(), batch.indices.end());
   };
   keep(source->next());
   result.time_to_first_batch_s = seconds_between(created, Clock::now());
@@ -157,9 +158,12 @@ ModeResult run_compute(const SourceFactory& factory, const LoaderSetting& settin
 
 const char* mode_name(Mode mode) {
   switch (mode) {
-    case Mode::kIo: return "io";
-    case Mode::kCompute: return "compute";
-    case Mode::kFull: return "full";
+    case Mode::kIo:
+      return "io";
+    case Mode::kCompute:
+      return "compute";
+    case Mode::kFull:
+      return "full";
   }
   return "?";
 }

@@ -1,17 +1,17 @@
 #pragma once
 // The three benchmark modes, DLIO-style:
 //   io      - the loader alone, batches consumed as fast as they come;
-//   compute - one cached batch fed to a simulated training step (a sleep of step_ms, see simulate_step): the
+//   compute - one cached batch fed to a simulated training step (a sleep of step_ms, see
+//   simulate_step): the
 //             throughput an accelerator would reach if loading were free;
 //   full    - the loader feeding the simulated step on the consumer thread.
 // Each runs `warmup` batches, then `trials` trials of `batches` batches; figures are mean ± std
 // over trials. Accelerator utilisation = compute time / wall time (DLIO's definition).
 
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "chute/bench/batch_source.h"
 #include "chute/bench/machine.h"
@@ -25,12 +25,12 @@ const char* mode_name(Mode mode);
 Mode parse_mode(const std::string& name);
 
 struct RunOptions {
-  int warmup = 2;    // batches before the trials (the first one gives time to first batch)
+  int warmup = 2;  // batches before the trials (the first one gives time to first batch)
   int trials = 3;
-  int batches = 20;  // per trial
-  double step_ms = 0;  // simulated step; compute and full modes need > 0
+  int batches = 20;                  // per trial
+  double step_ms = 0;                // simulated step; compute and full modes need > 0
   size_t max_queue_samples = 20000;  // queue occupancy points kept per mode
-  bool record_indices = false;        // keep every batch's sample indices (for the peers)
+  bool record_indices = false;       // keep every batch's sample indices (for the peers)
 };
 
 struct TimeBreakdown {  // seconds per batch
@@ -42,8 +42,8 @@ struct TimeBreakdown {  // seconds per batch
 };
 
 struct QueuePoint {
-  double t = 0;        // seconds since the first trial began
-  int occupancy = 0;   // batches ready when the consumer asked for the next one
+  double t = 0;       // seconds since the first trial began
+  int occupancy = 0;  // batches ready when the consumer asked for the next one
 };
 
 struct ModeResult {
@@ -51,11 +51,11 @@ struct ModeResult {
   LoaderSetting setting;
   int trials = 0;
   int batches_per_trial = 0;
-  int64_t batch_bytes = 0;         // decoded bytes of one batch (mean)
-  Summary samples_per_s;           // over trials
-  Summary gb_per_s;                // over trials, 10^9 decoded bytes per second
-  Summary s_per_batch;             // over trials (trial wall / batches)
-  Summary batch_interval_s;        // over every timed batch (time between consecutive batches)
+  int64_t batch_bytes = 0;           // decoded bytes of one batch (mean)
+  Summary samples_per_s;             // over trials
+  Summary gb_per_s;                  // over trials, 10^9 decoded bytes per second
+  Summary s_per_batch;               // over trials (trial wall / batches)
+  Summary batch_interval_s;          // over every timed batch (time between consecutive batches)
   double time_to_first_batch_s = 0;  // loader creation to first batch (0 in compute mode)
   double wall_s = 0;                 // all trials
   TimeBreakdown breakdown;
@@ -64,7 +64,7 @@ struct ModeResult {
   double mean_queue_occupancy = 0;
   double queue_empty_fraction = 0;  // share of requests that found the queue empty
   std::vector<QueuePoint> queue;
-  PeakMemory memory;                // after the mode (VmHWM reset before it where possible)
+  PeakMemory memory;  // after the mode (VmHWM reset before it where possible)
   std::vector<std::vector<int64_t>> batch_indices;  // warm-up and timed batches, when recorded
 };
 

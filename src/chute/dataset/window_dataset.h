@@ -50,9 +50,9 @@ struct WindowOptions {
   std::vector<float> mean;
   std::vector<float> std;
   // or arrays of the group named variable + suffix (e.g. "temperature_mean"), or by a pattern
-  // where {} stands for the variable (e.g. "mean/{}", the layout of `chute make-dataset`): shape (level,)
-  // for a 3-D variable (the chosen levels are taken), () or (1,) for a 2-D one; any float or
-  // integer dtype.
+  // where {} stands for the variable (e.g. "mean/{}", the layout of `chute make-dataset`): shape
+  // (level,) for a 3-D variable (the chosen levels are taken), () or (1,) for a 2-D one; any float
+  // or integer dtype.
   std::string mean_suffix;
   std::string std_suffix;
 };

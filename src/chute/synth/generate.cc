@@ -58,7 +58,8 @@ void pwrite_all(int fd, const std::byte* data, size_t size, int64_t offset,
 
 /// The part of an edge chunk outside the array holds the fill value, as zarr-python writes it
 /// (so it compresses to almost nothing instead of costing stored bytes).
-void pad_edge_chunk(const ArraySpec& spec, std::span<const int64_t> start, std::span<float> values) {
+void pad_edge_chunk(const ArraySpec& spec, std::span<const int64_t> start,
+                    std::span<float> values) {
   const auto& chunk = spec.chunk_shape;
   float pad = 0.0f;
   if (spec.fill_value.is_number()) {
