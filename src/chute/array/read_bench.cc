@@ -3,6 +3,7 @@
 // decompression). Reports bytes/s.
 
 #include <benchmark/benchmark.h>
+#include <fmt/format.h>
 
 #include <cstring>
 #include <vector>

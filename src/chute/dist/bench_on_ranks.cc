@@ -67,6 +67,9 @@ std::string json_path_of(const bench::BenchOptions& o) {
 
 void write_json(const json& document, const std::string& path) {
   if (path.empty()) return;
+  const fs::path target(path);
+  std::error_code ec;
+  if (target.has_parent_path()) fs::create_directories(target.parent_path(), ec);
   std::ofstream out(path);
   out << document.dump(2) << "\n";
   if (!out) fail(ErrorCode::kIoError, "cannot write {}", path);
