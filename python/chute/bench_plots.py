@@ -144,27 +144,38 @@ def plot_threads(report: dict, out: Path, plt) -> Path | None:
 
 
 def plot_breakdown(report: dict, out: Path, plt) -> Path | None:
-    """Stacked bars: seconds per batch spent in each part, per mode."""
+    """Per mode, two bars: the workers' parts (read, decode, assemble, summed over threads and
+    divided by the thread count) and the consumer's (wait, compute). Both are views of the same
+    wall-clock time per batch, so they stand side by side rather than stacked on each other."""
     modes = [m for m in ("io", "compute", "full") if m in report.get("modes", {})]
     if not modes:
         return None
     threads = report.get("settings", {}).get("threads", 1) or 1
-    parts = ("read", "decode", "assemble", "wait", "compute")
+    sides = {"workers": ("read", "decode", "assemble"), "consumer": ("wait", "compute")}
+    width = 0.36
     fig, ax = plt.subplots(figsize=(8, 5.2))
-    bottoms = [0.0] * len(modes)
-    for part in parts:
-        values = []
-        for mode in modes:
-            seconds = report["modes"][mode]["breakdown_s_per_batch"].get(part) or 0.0
-            if part in ("read", "decode", "assemble"):
-                seconds /= threads  # worker time summed over threads -> wall-clock share
-            values.append(seconds * 1e3)
-        ax.bar(modes, values, bottom=bottoms, color=COLORS[part], label=part, width=0.55)
-        bottoms = [b + v for b, v in zip(bottoms, values)]
+    for side_index, (side, parts) in enumerate(sides.items()):
+        offset = (side_index - 0.5) * (width + 0.02)
+        positions = [i + offset for i in range(len(modes))]
+        bottoms = [0.0] * len(modes)
+        for part in parts:
+            values = []
+            for mode in modes:
+                seconds = report["modes"][mode]["breakdown_s_per_batch"].get(part) or 0.0
+                if side == "workers":
+                    seconds /= threads  # worker time summed over threads -> wall-clock share
+                values.append(seconds * 1e3)
+            ax.bar(positions, values, bottom=bottoms, color=COLORS[part], label=part, width=width)
+            bottoms = [b + v for b, v in zip(bottoms, values)]
+        for i, top in enumerate(bottoms):
+            if top > 0:
+                ax.annotate(side, (positions[i], top), ha="center", va="bottom", fontsize=7)
+    ax.set_xticks(range(len(modes)))
+    ax.set_xticklabels(modes)
     for i, mode in enumerate(modes):
         wall = _mean(report["modes"][mode].get("s_per_batch")) * 1e3
         ax.plot(
-            [i - 0.35, i + 0.35],
+            [i - 0.42, i + 0.42],
             [wall, wall],
             color="black",
             linewidth=2,
@@ -173,8 +184,7 @@ def plot_breakdown(report: dict, out: Path, plt) -> Path | None:
     ax.set_ylabel("time per batch (ms)")
     ax.set_xlabel("mode")
     ax.set_title(
-        f"Where a batch's time goes (worker parts ÷ {threads} threads; "
-        "wait and compute on the consumer)",
+        f"Where a batch's time goes: workers (÷ {threads} threads) beside the consumer",
         fontsize=11,
     )
     fig.text(0.5, 0.005, _subtitle(report), ha="center", fontsize=8, color="dimgrey")
