@@ -131,19 +131,13 @@ DataType parse_dtype_string(std::string_view s) {
     }
     return {kind, static_cast<uint8_t>(size)};
   }
-  static const std::pair<std::string_view, DataType> kNames[] = {
-      {"bool", {DTypeKind::kBool, 1}},         {"int8", {DTypeKind::kInt, 1}},
-      {"int16", {DTypeKind::kInt, 2}},         {"int32", {DTypeKind::kInt, 4}},
-      {"int64", {DTypeKind::kInt, 8}},         {"uint8", {DTypeKind::kUInt, 1}},
-      {"uint16", {DTypeKind::kUInt, 2}},       {"uint32", {DTypeKind::kUInt, 4}},
-      {"uint64", {DTypeKind::kUInt, 8}},       {"float16", {DTypeKind::kFloat, 2}},
-      {"float32", {DTypeKind::kFloat, 4}},     {"float64", {DTypeKind::kFloat, 8}},
-      {"complex64", {DTypeKind::kComplex, 8}}, {"complex128", {DTypeKind::kComplex, 16}},
-  };
-  for (const auto& [name, dtype] : kNames) {
-    if (name == s) return dtype;
+  try {
+    // The Zarr v3 names are NumPy's ("float32", "uint8", ...); NumPy has no bfloat16.
+    const DataType named = parse_v3_data_type(s);
+    return named.kind == DTypeKind::kBFloat ? DataType{DTypeKind::kBool, 0} : named;
+  } catch (const Error&) {
+    return {DTypeKind::kBool, 0};
   }
-  return {DTypeKind::kBool, 0};
 }
 
 bool valid(const DataType& d) {
