@@ -263,3 +263,24 @@ def test_help_and_version():
         assert command in result.stdout
     assert "--chunk-channels" in run_cli("make-dataset", "--help").stdout
     assert run_cli("--version").stdout.strip().startswith("chute ")
+
+
+def test_bench_model_torch_sets_the_step_from_a_real_model(packed, tmp_path):
+    pytest.importorskip("torch")
+    report_path = tmp_path / "report.json"
+    run_cli(
+        "bench", packed, "--batch-size", 2, "--batches", 2, "--trials", 1, "--warmup", 1,
+        "--threads", 1, "--model", "torch", "--no-roofline", "-q", "--json", report_path,
+    )  # fmt: skip
+    report = json.loads(report_path.read_text())
+    model = report["model"]
+    assert model["status"] == "ok", model
+    assert model["batch_size"] == 2 and model["parameters"] > 0
+    assert len(model["step_ms"]) >= 1 and min(model["step_ms"]) > 0
+    assert report["settings"]["step_ms"] == pytest.approx(np.mean(model["step_ms"]))
+    assert {"compute", "full"} <= set(report["modes"])
+
+
+def test_bench_model_rejects_unknown_models(packed):
+    result = run_cli("bench", packed, "--model", "keras", check=False)
+    assert result.returncode == 2

@@ -11,6 +11,7 @@
 #include "chute/bench/bench_dataset.h"
 #include "chute/bench/loader_source.h"
 #include "chute/bench/machine.h"
+#include "chute/bench/model_step.h"
 #include "chute/bench/peers.h"
 #include "chute/bench/python_tools.h"
 #include "chute/bench/report.h"
@@ -60,7 +61,8 @@ void make_plots(json& report, const std::string& json_path, const std::string& o
     if (size_t newline = reason.rfind('\n'); newline != std::string::npos) {
       reason = reason.substr(newline + 1);
     }
-    std::string note = "plots skipped: " + (reason.empty() ? std::string("no plot written") : reason);
+    std::string note =
+        "plots skipped: " + (reason.empty() ? std::string("no plot written") : reason);
     for (const std::string& line : tool.stdout_lines) {
       if (line.rfind("skipped:", 0) == 0) note = "plots " + line;
     }
@@ -119,11 +121,19 @@ json run_bench(const BenchOptions& o, const std::function<void(const std::string
 
   json mode_names = json::array();
   for (Mode m : o.modes) mode_names.push_back(mode_name(m));
-  json settings = {{"threads", threads},     {"prefetch", o.prefetch}, {"batch_size", o.batch_size},
-                   {"shuffle", o.shuffle},   {"seed", o.seed},         {"drop_last", o.drop_last},
-                   {"rank", o.rank},         {"world_size", o.world_size},
-                   {"warmup", o.warmup},     {"trials", o.trials},     {"batches", o.batches},
-                   {"step_ms", o.step_ms},   {"modes", mode_names}};
+  json settings = {{"threads", threads},
+                   {"prefetch", o.prefetch},
+                   {"batch_size", o.batch_size},
+                   {"shuffle", o.shuffle},
+                   {"seed", o.seed},
+                   {"drop_last", o.drop_last},
+                   {"rank", o.rank},
+                   {"world_size", o.world_size},
+                   {"warmup", o.warmup},
+                   {"trials", o.trials},
+                   {"batches", o.batches},
+                   {"step_ms", o.step_ms},
+                   {"modes", mode_names}};
   json report = make_report(machine, data.description, settings, o.command);
 
   RunOptions run;
@@ -133,8 +143,7 @@ json run_bench(const BenchOptions& o, const std::function<void(const std::string
   run.step_ms = o.step_ms;
 
   // io first: its batches are the ones the roofline and the peers read, its time sets the step.
-  const bool need_io =
-      has(o.modes, Mode::kIo) || o.step_ms <= 0 || o.roofline || !o.peers.empty();
+  const bool need_io = has(o.modes, Mode::kIo) || o.step_ms <= 0 || o.roofline || !o.peers.empty();
   ModeResult io;
   if (need_io) {
     run.record_indices = true;
@@ -147,6 +156,29 @@ json run_bench(const BenchOptions& o, const std::function<void(const std::string
     }
   }
   run.step_ms = o.step_ms > 0 ? o.step_ms : 1.1 * io.s_per_batch.mean * 1e3;
+  if (!o.model.empty()) {
+    const bool wants_compute = has(o.modes, Mode::kCompute) || has(o.modes, Mode::kFull);
+    if (data.workload != "packed" || io.batch_indices.empty() || !wants_compute) {
+      report["notes"].push_back("--model runs on packed datasets with the compute or full mode");
+    } else {
+      ModelStepSpec spec;
+      spec.model = o.model;
+      spec.arrays = data.packed_arrays;
+      spec.indices = io.batch_indices.front();
+      spec.threads = threads;
+      log(fmt::format("model: timing a real {} model on one batch...", o.model));
+      json model = measure_model_step(spec);
+      if (const double step = mean_step_ms(model); step > 0) {
+        run.step_ms = step;
+        log(fmt::format("model: {:.1f} ms per training step ({})", step,
+                        model.value("description", "")));
+      } else {
+        report["notes"].push_back("model not timed, the step is simulated: " +
+                                  model.value("note", std::string("no result")));
+      }
+      report["model"] = std::move(model);
+    }
+  }
   report["settings"]["step_ms"] = run.step_ms;
   for (Mode m : {Mode::kCompute, Mode::kFull}) {
     if (!has(o.modes, m)) continue;
@@ -192,17 +224,18 @@ json run_bench(const BenchOptions& o, const std::function<void(const std::string
     } else {
       peers = json::array();
       for (const std::string& name : o.peers) {
-        peers.push_back({{"name", name},
-                         {"status", "skipped"},
-                         {"note", "the peers read packed datasets only (workload is " +
-                                      data.workload + ")"}});
+        peers.push_back(
+            {{"name", name},
+             {"status", "skipped"},
+             {"note", "the peers read packed datasets only (workload is " + data.workload + ")"}});
       }
     }
     for (const json& peer : peers) {
-      log(fmt::format("peer {}: {}{}", peer.value("name", "?"), peer.value("status", "?"),
-                      peer.value("status", "") == "ok"
-                          ? fmt::format(", {:.1f} samples/s", peer["samples_per_s"].value("mean", 0.0))
-                          : ": " + peer.value("note", "")));
+      log(fmt::format(
+          "peer {}: {}{}", peer.value("name", "?"), peer.value("status", "?"),
+          peer.value("status", "") == "ok"
+              ? fmt::format(", {:.1f} samples/s", peer["samples_per_s"].value("mean", 0.0))
+              : ": " + peer.value("note", "")));
     }
     report["peers"] = std::move(peers);
   }
@@ -214,8 +247,8 @@ json run_bench(const BenchOptions& o, const std::function<void(const std::string
     std::map<int, double> limit_by_threads;
     for (const LoaderSetting& s : expand(sweep, setting)) {
       const ModeResult r = run_mode(Mode::kIo, factory, s, run);
-      points.push_back({s, r.samples_per_s.mean, r.samples_per_s.std, r.gb_per_s.mean,
-                        r.s_per_batch.mean});
+      points.push_back(
+          {s, r.samples_per_s.mean, r.samples_per_s.std, r.gb_per_s.mean, r.s_per_batch.mean});
       if (o.roofline && !chunks.empty() && !limit_by_threads.contains(s.threads)) {
         RooflineOptions probe;
         probe.threads = s.threads;
@@ -232,7 +265,8 @@ json run_bench(const BenchOptions& o, const std::function<void(const std::string
   report["peak_memory"] = to_json(peak_memory());
 
   std::string json_path = o.json_path;
-  if (json_path.empty() && !o.out_dir.empty()) json_path = (fs::path(o.out_dir) / "results.json").string();
+  if (json_path.empty() && !o.out_dir.empty())
+    json_path = (fs::path(o.out_dir) / "results.json").string();
   if (!json_path.empty()) write_json(report, json_path);
   if (!o.out_dir.empty()) {
     make_plots(report, json_path, o.out_dir, log);

@@ -62,6 +62,11 @@ void register_bench(CLI::App& app) {
                     "settings to sweep, e.g. threads=1,2,4 prefetch=1,2 batch=8,16");
   bench->add_option("--compare", flags->compare,
                     "peers reading the same batches: zarr,dask,tensorstore,torch (or all)");
+  bench
+      ->add_option("--model", o.model,
+                   "time a real small model on one batch and use its step time in the compute "
+                   "and full modes: torch (a per-pixel MLP, forward + backward + SGD)")
+      ->check(CLI::IsMember({"torch"}));
   bench->add_option("--peer-seconds", o.peer_seconds, "time limit per peer (s)")
       ->capture_default_str();
   bench->add_option("--json", o.json_path, "write the results as JSON to this file");
@@ -80,8 +85,9 @@ void register_bench(CLI::App& app) {
     options.command = "chute bench";
     for (const CLI::Option* option : bench->get_options()) {
       if (option->count() == 0 || option->get_name() == "--help") continue;
-      options.command += " " + (option->get_lnames().empty() ? std::string()
-                                                             : "--" + option->get_lnames()[0] + " ");
+      options.command +=
+          " " +
+          (option->get_lnames().empty() ? std::string() : "--" + option->get_lnames()[0] + " ");
       for (const std::string& value : option->results()) options.command += value + " ";
       while (options.command.back() == ' ') options.command.pop_back();
     }
