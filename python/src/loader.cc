@@ -3,6 +3,8 @@
 // pool when the last array (or a DLPack consumer of it) lets go. The Python-side Loader, Batch
 // and adapters live in chute/loader.py, chute/torch.py and chute/jax.py.
 
+#include "chute/loader.h"
+
 #include <nanobind/ndarray.h>
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/pair.h>
@@ -16,7 +18,6 @@
 #include <vector>
 
 #include "bindings.h"
-#include "chute/loader.h"
 #include "chute/util/error.h"
 
 namespace nb = nanobind;
@@ -31,16 +32,26 @@ nb::dlpack::dtype dlpack_dtype(const DataType& type) {
   out.bits = static_cast<uint8_t>(type.size * 8);
   out.lanes = 1;
   switch (type.kind) {
-    case DTypeKind::kBool: out.code = static_cast<uint8_t>(nb::dlpack::dtype_code::Bool); break;
-    case DTypeKind::kInt: out.code = static_cast<uint8_t>(nb::dlpack::dtype_code::Int); break;
-    case DTypeKind::kUInt: out.code = static_cast<uint8_t>(nb::dlpack::dtype_code::UInt); break;
-    case DTypeKind::kFloat: out.code = static_cast<uint8_t>(nb::dlpack::dtype_code::Float); break;
+    case DTypeKind::kBool:
+      out.code = static_cast<uint8_t>(nb::dlpack::dtype_code::Bool);
+      break;
+    case DTypeKind::kInt:
+      out.code = static_cast<uint8_t>(nb::dlpack::dtype_code::Int);
+      break;
+    case DTypeKind::kUInt:
+      out.code = static_cast<uint8_t>(nb::dlpack::dtype_code::UInt);
+      break;
+    case DTypeKind::kFloat:
+      out.code = static_cast<uint8_t>(nb::dlpack::dtype_code::Float);
+      break;
     case DTypeKind::kComplex:
       out.code = static_cast<uint8_t>(nb::dlpack::dtype_code::Complex);
       break;
     // NumPy has no bfloat16: hand out its bits as uint16; chute/loader.py views them as
     // ml_dtypes.bfloat16.
-    case DTypeKind::kBFloat: out.code = static_cast<uint8_t>(nb::dlpack::dtype_code::UInt); break;
+    case DTypeKind::kBFloat:
+      out.code = static_cast<uint8_t>(nb::dlpack::dtype_code::UInt);
+      break;
   }
   return out;
 }
@@ -48,9 +59,8 @@ nb::dlpack::dtype dlpack_dtype(const DataType& type) {
 /// A zero-copy NumPy array over `array`, keeping its buffer alive through a capsule.
 NumpyArray to_numpy(const BatchArray& array) {
   auto* owner = new std::shared_ptr<std::byte>(array.owner);
-  nb::capsule capsule(owner, [](void* p) noexcept {
-    delete static_cast<std::shared_ptr<std::byte>*>(p);
-  });
+  nb::capsule capsule(owner,
+                      [](void* p) noexcept { delete static_cast<std::shared_ptr<std::byte>*>(p); });
   std::vector<size_t> shape(array.shape.begin(), array.shape.end());
   return NumpyArray(array.data, shape.size(), shape.data(), capsule, nullptr,
                     dlpack_dtype(array.dtype));
@@ -58,7 +68,8 @@ NumpyArray to_numpy(const BatchArray& array) {
 
 NumpyArray indices_to_numpy(std::vector<int64_t> indices) {
   auto* owner = new std::vector<int64_t>(std::move(indices));
-  nb::capsule capsule(owner, [](void* p) noexcept { delete static_cast<std::vector<int64_t>*>(p); });
+  nb::capsule capsule(owner,
+                      [](void* p) noexcept { delete static_cast<std::vector<int64_t>*>(p); });
   size_t shape[1] = {owner->size()};
   return NumpyArray(owner->data(), 1, shape, capsule, nullptr, nb::dtype<int64_t>());
 }
@@ -107,7 +118,8 @@ nb::dict stats_to_python(const LoaderStats& s) {
 }  // namespace
 
 void bind_loader(nb::module_& m) {
-  nb::class_<Dataset>(m, "_Dataset", "What a sample is; built by chute.packed() or chute.windows().")
+  nb::class_<Dataset>(m, "_Dataset",
+                      "What a sample is; built by chute.packed() or chute.windows().")
       .def_prop_ro("num_samples", &Dataset::num_samples)
       .def("describe", &Dataset::describe)
       .def("outputs", [](const Dataset& d) {

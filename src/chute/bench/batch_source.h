@@ -15,8 +15,8 @@ namespace chute::bench {
 /// A batch handed to the consumer; valid until the next call to next().
 struct BatchView {
   int64_t samples = 0;
-  int64_t bytes = 0;                  // decoded bytes of all arrays of the batch
-  std::span<const int64_t> indices;   // sample numbers in batch order
+  int64_t bytes = 0;                                    // decoded bytes of all arrays of the batch
+  std::span<const int64_t> indices;                     // sample numbers in batch order
   std::span<const std::span<const std::byte>> buffers;  // each array's batch data
   int queued = -1;  // batches waiting in the prefetch queue when next() was called (-1: unknown)
 };

@@ -79,7 +79,8 @@ std::pair<std::string, std::string> parse_array_argument(const std::string& argu
   const size_t eq = argument.find('=');
   if (eq == std::string::npos) {
     std::string name = fs::path(argument).lexically_normal().filename().string();
-    if (name.empty()) name = fs::path(argument).lexically_normal().parent_path().filename().string();
+    if (name.empty())
+      name = fs::path(argument).lexically_normal().parent_path().filename().string();
     if (name.empty()) fail(ErrorCode::kInvalidArgument, "--array: cannot name '{}'", argument);
     return {fs::path(name).stem().string(), argument};
   }
@@ -130,7 +131,8 @@ BenchDataset open_bench_dataset(const std::string& folder,
       for (const auto& [name, array] : open_group(folder).arrays) {
         out.packed_arrays.emplace_back(name, join_key(folder, name));
       }
-      if (out.packed_arrays.empty()) fail(ErrorCode::kInvalidArgument, "{}: group has no arrays", folder);
+      if (out.packed_arrays.empty())
+        fail(ErrorCode::kInvalidArgument, "{}: group has no arrays", folder);
     } else {
       out.packed_arrays.emplace_back(parse_array_argument(folder).first, folder);
     }

@@ -3,11 +3,10 @@
 // names the workload and the arrays), or the user's own arrays given as name=path pairs (a
 // packed dataset: arrays sharing axis 0).
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <utility>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "chute/dataset/dataset.h"
 
@@ -20,8 +19,8 @@ struct BenchDataset {
   /// (output name, array path) of the arrays behind a packed dataset (what the peers read);
   /// empty for other workloads.
   std::vector<std::pair<std::string, std::string>> packed_arrays;
-  int64_t stored_bytes = 0;   // on disk, all arrays
-  double open_seconds = 0;    // opening metadata and building the dataset
+  int64_t stored_bytes = 0;    // on disk, all arrays
+  double open_seconds = 0;     // opening metadata and building the dataset
   nlohmann::json description;  // the report's "dataset" section
 };
 

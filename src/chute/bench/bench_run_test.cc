@@ -133,10 +133,10 @@ TEST(BenchRun, RejectsBadOptions) {
 TEST(BenchRun, JsonHasTheDocumentedFields) {
   const ModeResult r = run_mode(Mode::kFull, fake_factory(), {1, 2, 4}, small_run());
   const auto json = to_json(r);
-  for (const char* key : {"mode", "setting", "trials", "batches_per_trial", "batch_bytes",
-                          "samples_per_s", "gb_per_s", "s_per_batch", "batch_interval_s",
-                          "time_to_first_batch_s", "wall_s", "breakdown_s_per_batch",
-                          "accelerator_utilisation", "queue", "peak_memory"}) {
+  for (const char* key :
+       {"mode", "setting", "trials", "batches_per_trial", "batch_bytes", "samples_per_s",
+        "gb_per_s", "s_per_batch", "batch_interval_s", "time_to_first_batch_s", "wall_s",
+        "breakdown_s_per_batch", "accelerator_utilisation", "queue", "peak_memory"}) {
     EXPECT_TRUE(json.contains(key)) << key;
   }
   EXPECT_EQ(json["mode"], "full");

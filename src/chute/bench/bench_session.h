@@ -5,11 +5,10 @@
 // io batches touched; the peers on the same batches; sweeps; then the report, JSON and plots.
 
 #include <functional>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <utility>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "chute/bench/bench_run.h"
 #include "chute/bench/sweep.h"
@@ -17,8 +16,8 @@
 namespace chute::bench {
 
 struct BenchOptions {
-  std::string dataset;                                       // folder, or "" with arrays
-  std::vector<std::pair<std::string, std::string>> arrays;   // --array NAME=PATH
+  std::string dataset;                                      // folder, or "" with arrays
+  std::vector<std::pair<std::string, std::string>> arrays;  // --array NAME=PATH
   int batch_size = 16;
   int threads = 0;  // 0: one per usable core
   int prefetch = 2;

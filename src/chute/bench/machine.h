@@ -3,20 +3,19 @@
 // process's own peak resident memory. Linux first; other systems report what POSIX gives.
 
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 namespace chute::bench {
 
 struct MachineInfo {
   std::string hostname;
   std::string cpu_model;
-  std::string os;                   // e.g. "Linux 6.1.0-18-amd64 x86_64"
-  int logical_cores = 1;            // hardware threads
-  int usable_cores = 1;             // in this process's CPU affinity mask
-  int64_t memory_total_bytes = 0;   // MemTotal
+  std::string os;                      // e.g. "Linux 6.1.0-18-amd64 x86_64"
+  int logical_cores = 1;               // hardware threads
+  int usable_cores = 1;                // in this process's CPU affinity mask
+  int64_t memory_total_bytes = 0;      // MemTotal
   int64_t memory_available_bytes = 0;  // MemAvailable at start
 };
 

@@ -46,7 +46,8 @@ std::vector<std::string> parse_peer_list(const std::string& text) {
     }
   }
   if (peers.empty()) {
-    fail(ErrorCode::kInvalidArgument, "--compare: expected peers such as zarr,dask,tensorstore,torch");
+    fail(ErrorCode::kInvalidArgument,
+         "--compare: expected peers such as zarr,dask,tensorstore,torch");
   }
   std::vector<std::string> unique;
   std::set<std::string> seen;
@@ -59,14 +60,10 @@ std::vector<std::string> parse_peer_list(const std::string& text) {
 nlohmann::json to_json(const PeerSpec& spec) {
   nlohmann::json arrays = nlohmann::json::array();
   for (const auto& [name, path] : spec.arrays) arrays.push_back({{"name", name}, {"path", path}});
-  return {{"peers", spec.peers},
-          {"arrays", std::move(arrays)},
-          {"batches", spec.batches},
-          {"warmup", spec.warmup},
-          {"trials", spec.trials},
-          {"threads", spec.threads},
-          {"batch_size", spec.batch_size},
-          {"max_seconds_per_peer", spec.max_seconds_per_peer}};
+  return {{"peers", spec.peers},           {"arrays", std::move(arrays)},
+          {"batches", spec.batches},       {"warmup", spec.warmup},
+          {"trials", spec.trials},         {"threads", spec.threads},
+          {"batch_size", spec.batch_size}, {"max_seconds_per_peer", spec.max_seconds_per_peer}};
 }
 
 nlohmann::json run_peers(const PeerSpec& spec) {
@@ -104,7 +101,8 @@ nlohmann::json run_peers(const PeerSpec& spec) {
     if (auto found = results.find(name); found != results.end()) {
       peers.push_back(found->second);
     } else {
-      peers.push_back(skipped(name, failure.empty() ? "the Python helper gave no result" : failure));
+      peers.push_back(
+          skipped(name, failure.empty() ? "the Python helper gave no result" : failure));
     }
   }
   return peers;

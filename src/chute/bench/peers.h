@@ -5,10 +5,9 @@
 // result per peer from its stdout.
 
 #include <map>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 namespace chute::bench {
 

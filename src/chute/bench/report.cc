@@ -51,10 +51,10 @@ std::string render_roofline(const json& r) {
   Table table({"probe", "GB/s", "how"});
   const int threads = static_cast<int>(number(r, "threads", 1));
   const int parallel = static_cast<int>(number(r, "decode_parallelism", 1));
-  table.add_row({"read", format_number(number(r, "read_gbps")),
-                 fmt::format("pread into warm buffers, {} threads: {} ({} GB/s stored bytes)",
-                             threads, text(r, "read_source"),
-                             format_number(number(r, "read_stored_gbps")))});
+  table.add_row(
+      {"read", format_number(number(r, "read_gbps")),
+       fmt::format("pread into warm buffers, {} threads: {} ({} GB/s stored bytes)", threads,
+                   text(r, "read_source"), format_number(number(r, "read_stored_gbps")))});
   table.add_row({"decode, 1 thread", format_number(number(r, "decode_single_gbps")),
                  "codec chain into a warm buffer"});
   table.add_row({fmt::format("decode × {}", parallel), format_number(number(r, "decode_gbps")),
@@ -95,8 +95,7 @@ std::string render_modes(const json& modes, int threads) {
                    format_seconds(number(b, "compute"))});
     if (std::string(name) != "compute") {
       const json& q = m["queue"];
-      queue.add_row({name, integer(q, "capacity"),
-                     format_number(number(q, "mean_occupancy", 0)),
+      queue.add_row({name, integer(q, "capacity"), format_number(number(q, "mean_occupancy", 0)),
                      format_percent(number(q, "empty_fraction", 0))});
     }
   }
@@ -116,7 +115,8 @@ std::string render_peers(const json& peers, const json& modes) {
   Table table({"reader", "samples/s", "GB/s", "s/batch", "first batch", "chute ÷ reader", "note"});
   if (modes.contains("io")) {
     const json& io = modes["io"];
-    table.add_row({"chute", format_mean_std(mean_of(io, "samples_per_s"), std_of(io, "samples_per_s")),
+    table.add_row({"chute",
+                   format_mean_std(mean_of(io, "samples_per_s"), std_of(io, "samples_per_s")),
                    format_mean_std(mean_of(io, "gb_per_s"), std_of(io, "gb_per_s")),
                    format_mean_std(mean_of(io, "s_per_batch"), std_of(io, "s_per_batch")),
                    format_seconds(number(io, "time_to_first_batch_s")), "1.00", "io mode"});
@@ -130,12 +130,12 @@ std::string render_peers(const json& peers, const json& modes) {
     const double ratio = number(peer, "ratio_samples_per_s");
     std::string note = text(peer, "method");
     if (!text(peer, "note").empty()) note += " (" + text(peer, "note") + ")";
-    table.add_row(
-        {text(peer, "name"), format_mean_std(mean_of(peer, "samples_per_s"), std_of(peer, "samples_per_s")),
-         format_mean_std(mean_of(peer, "gb_per_s"), std_of(peer, "gb_per_s")),
-         format_mean_std(mean_of(peer, "s_per_batch"), std_of(peer, "s_per_batch")),
-         format_seconds(number(peer, "time_to_first_batch_s")),
-         std::isfinite(ratio) ? fmt::format("{:.2f}×", ratio) : "-", note});
+    table.add_row({text(peer, "name"),
+                   format_mean_std(mean_of(peer, "samples_per_s"), std_of(peer, "samples_per_s")),
+                   format_mean_std(mean_of(peer, "gb_per_s"), std_of(peer, "gb_per_s")),
+                   format_mean_std(mean_of(peer, "s_per_batch"), std_of(peer, "s_per_batch")),
+                   format_seconds(number(peer, "time_to_first_batch_s")),
+                   std::isfinite(ratio) ? fmt::format("{:.2f}×", ratio) : "-", note});
   }
   return table.render("Peers: the same batches, same threads");
 }
@@ -152,7 +152,8 @@ std::string render_sweep(const json& sweep) {
                    format_percent(number(p, "efficiency")),
                    std::isfinite(roofline) ? format_percent(roofline) : "-"});
   }
-  std::string out = table.render("Sweep (speedup against the fewest threads of each prefetch/batch)");
+  std::string out =
+      table.render("Sweep (speedup against the fewest threads of each prefetch/batch)");
   const json& fit = sweep["amdahl"];
   if (fit.is_object()) {
     out += fmt::format(
@@ -169,7 +170,8 @@ std::string render_sweep(const json& sweep) {
       "Recommended: --threads {} --prefetch {} --batch-size {} ({} samples/s; the cheapest "
       "setting within 5% of the best)\n",
       static_cast<int>(number(best, "threads", 0)), static_cast<int>(number(best, "prefetch", 0)),
-      static_cast<int>(number(best, "batch_size", 0)), format_number(number(best, "samples_per_s")));
+      static_cast<int>(number(best, "batch_size", 0)),
+      format_number(number(best, "samples_per_s")));
   return out;
 }
 
@@ -177,11 +179,16 @@ std::string render_sweep(const json& sweep) {
 
 json make_report(const MachineInfo& machine, json dataset, json settings,
                  const std::string& command) {
-  return {{"schema", kReportSchema},       {"chute_version", "0.1.0"},
-          {"command", command},            {"machine", to_json(machine)},
-          {"dataset", std::move(dataset)}, {"settings", std::move(settings)},
-          {"roofline", nullptr},           {"modes", json::object()},
-          {"peers", json::array()},        {"sweeps", json::array()},
+  return {{"schema", kReportSchema},
+          {"chute_version", "0.1.0"},
+          {"command", command},
+          {"machine", to_json(machine)},
+          {"dataset", std::move(dataset)},
+          {"settings", std::move(settings)},
+          {"roofline", nullptr},
+          {"modes", json::object()},
+          {"peers", json::array()},
+          {"sweeps", json::array()},
           {"notes", json::array()}};
 }
 
@@ -189,9 +196,9 @@ void set_roofline(json& report, const RooflineResult& roofline) {
   report["roofline"] = to_json(roofline);
   for (auto& [name, mode] : report["modes"].items()) {
     const double gbps = mean_of(mode, "gb_per_s");
-    mode["percent_of_roofline"] =
-        roofline.combined_gbps > 0 && std::isfinite(gbps) ? json(gbps / roofline.combined_gbps)
-                                                          : json(nullptr);
+    mode["percent_of_roofline"] = roofline.combined_gbps > 0 && std::isfinite(gbps)
+                                      ? json(gbps / roofline.combined_gbps)
+                                      : json(nullptr);
   }
 }
 
@@ -204,13 +211,12 @@ void add_mode(json& report, const ModeResult& result) {
 
 json sweep_to_json(const SweepSpec& spec, const std::vector<SweepPoint>& points,
                    const std::vector<double>& roofline_gbps) {
-  json sweep = {{"axes",
-                 {{"threads", spec.threads},
-                  {"prefetch", spec.prefetch},
-                  {"batch_size", spec.batch_size}}},
-                {"points", json::array()},
-                {"amdahl", nullptr},
-                {"recommended", nullptr}};
+  json sweep = {
+      {"axes",
+       {{"threads", spec.threads}, {"prefetch", spec.prefetch}, {"batch_size", spec.batch_size}}},
+      {"points", json::array()},
+      {"amdahl", nullptr},
+      {"recommended", nullptr}};
   const std::vector<ScalingRow> rows = scaling_table(points);
   for (size_t i = 0; i < points.size(); ++i) {
     const SweepPoint& p = points[i];
@@ -288,9 +294,10 @@ std::string render_report(const json& report) {
   const json& machine = report["machine"];
   const json& dataset = report["dataset"];
   const json& settings = report["settings"];
-  std::string out = fmt::format(
-      "chute bench: {} ({}; {} samples of {})\n", text(dataset, "path"), text(dataset, "description"),
-      static_cast<int64_t>(number(dataset, "samples", 0)), format_bytes(number(dataset, "sample_bytes", 0)));
+  std::string out =
+      fmt::format("chute bench: {} ({}; {} samples of {})\n", text(dataset, "path"),
+                  text(dataset, "description"), static_cast<int64_t>(number(dataset, "samples", 0)),
+                  format_bytes(number(dataset, "sample_bytes", 0)));
   out += fmt::format(
       "machine: {} ({} usable cores), {} RAM ({} available); data stored: {}, fits in RAM: {}\n",
       text(machine, "cpu_model"), static_cast<int>(number(machine, "usable_cores", 0)),
@@ -307,10 +314,13 @@ std::string render_report(const json& report) {
       settings.value("shuffle", false) ? "on" : "off",
       static_cast<int>(number(settings, "rank", 0)),
       static_cast<int>(number(settings, "world_size", 1)),
-      static_cast<int>(number(settings, "warmup", 0)), static_cast<int>(number(settings, "trials", 0)),
-      static_cast<int>(number(settings, "batches", 0)), format_number(number(settings, "step_ms", 0)));
+      static_cast<int>(number(settings, "warmup", 0)),
+      static_cast<int>(number(settings, "trials", 0)),
+      static_cast<int>(number(settings, "batches", 0)),
+      format_number(number(settings, "step_ms", 0)));
   out += render_roofline(report["roofline"]) + "\n";
-  if (std::string modes = render_modes(report["modes"], static_cast<int>(number(settings, "threads", 1)));
+  if (std::string modes =
+          render_modes(report["modes"], static_cast<int>(number(settings, "threads", 1)));
       !modes.empty()) {
     out += modes + "\n";
   }

@@ -28,11 +28,10 @@
 //   "notes": ["..."]
 // }
 
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "chute/bench/bench_run.h"
 #include "chute/bench/machine.h"

@@ -30,14 +30,27 @@ ModeResult fake_mode(Mode mode, double samples_per_s, double gb_per_s) {
 nlohmann::json sample_report() {
   MachineInfo machine;
   machine.cpu_model = "test cpu";
-  nlohmann::json dataset = {{"path", "/data/packed"}, {"workload", "packed"},
-                            {"description", "packed: inputs, targets"}, {"samples", 100},
-                            {"sample_bytes", 1000}, {"stored_bytes", 50000},
-                            {"fits_in_ram", true}, {"arrays", nlohmann::json::array()}};
-  nlohmann::json settings = {{"threads", 2}, {"prefetch", 2}, {"batch_size", 16},
-                             {"shuffle", true}, {"seed", 0}, {"drop_last", false},
-                             {"rank", 0}, {"world_size", 1}, {"warmup", 2}, {"trials", 3},
-                             {"batches", 10}, {"step_ms", 5.0}, {"modes", {"io", "full"}}};
+  nlohmann::json dataset = {{"path", "/data/packed"},
+                            {"workload", "packed"},
+                            {"description", "packed: inputs, targets"},
+                            {"samples", 100},
+                            {"sample_bytes", 1000},
+                            {"stored_bytes", 50000},
+                            {"fits_in_ram", true},
+                            {"arrays", nlohmann::json::array()}};
+  nlohmann::json settings = {{"threads", 2},
+                             {"prefetch", 2},
+                             {"batch_size", 16},
+                             {"shuffle", true},
+                             {"seed", 0},
+                             {"drop_last", false},
+                             {"rank", 0},
+                             {"world_size", 1},
+                             {"warmup", 2},
+                             {"trials", 3},
+                             {"batches", 10},
+                             {"step_ms", 5.0},
+                             {"modes", {"io", "full"}}};
   return make_report(machine, dataset, settings, "chute bench /data/packed");
 }
 
@@ -105,22 +118,25 @@ TEST(BenchReport, RendersEverySection) {
   roofline.read_source = "page cache (memory bandwidth)";
   set_roofline(report, roofline);
   report["peers"] = nlohmann::json::array(
-      {{{"name", "zarr"}, {"status", "ok"}, {"note", ""}, {"method", "one call per sample"},
+      {{{"name", "zarr"},
+        {"status", "ok"},
+        {"note", ""},
+        {"method", "one call per sample"},
         {"samples_per_s", {{"mean", 50.0}, {"std", 1.0}}},
         {"gb_per_s", {{"mean", 0.05}, {"std", 0.0}}},
         {"s_per_batch", {{"mean", 0.32}, {"std", 0.01}}},
-        {"time_to_first_batch_s", 0.5}, {"ratio_samples_per_s", 4.0}},
+        {"time_to_first_batch_s", 0.5},
+        {"ratio_samples_per_s", 4.0}},
        {{"name", "torch"}, {"status", "skipped"}, {"note", "torch is not installed"}}});
   SweepSpec spec;
   spec.threads = {1, 2};
   report["sweeps"].push_back(
-      sweep_to_json(spec, {{{1, 2, 16}, 100, 1, 0.1, 0.16}, {{2, 2, 16}, 180, 1, 0.18, 0.09}},
-                    {}));
+      sweep_to_json(spec, {{{1, 2, 16}, 100, 1, 0.1, 0.16}, {{2, 2, 16}, 180, 1, 0.18, 0.09}}, {}));
   const std::string text = render_report(report);
   for (const char* expected :
        {"Roofline", "page cache (memory bandwidth)", "Modes", "io", "full", "Time per batch",
-        "Prefetch queue", "Peers", "zarr", "4.00×", "torch is not installed", "Sweep",
-        "Amdahl fit", "Recommended: --threads 2", "50.0%"}) {
+        "Prefetch queue", "Peers", "zarr", "4.00×", "torch is not installed", "Sweep", "Amdahl fit",
+        "Recommended: --threads 2", "50.0%"}) {
     EXPECT_NE(text.find(expected), std::string::npos) << expected << "\n" << text;
   }
 }

@@ -36,7 +36,8 @@ int64_t decode_object(const Array& array, std::span<const std::byte> stored, Byt
     fail(ErrorCode::kCorruptData, "shard of {} bytes is shorter than its index ({} bytes)",
          stored.size(), index_nbytes);
   }
-  auto encoded_index = sharding->index_at_end ? stored.last(index_nbytes) : stored.first(index_nbytes);
+  auto encoded_index =
+      sharding->index_at_end ? stored.last(index_nbytes) : stored.first(index_nbytes);
   sharding->decode_index(encoded_index, stored.size(), index, scratch);
   const auto inner_nbytes = static_cast<size_t>(sharding->inner->decoded_nbytes());
   out.resize(inner_nbytes);
@@ -151,8 +152,8 @@ RooflineResult measure_roofline(std::span<const ChunkRef> all_chunks,
     if (pass == 0 || elapsed < best_read_s) best_read_s = elapsed;
   }
   // The best pass counts, so data that fits in RAM is read from the page cache by then.
-  const bool cached = result.page_cache_fraction >= 0.95 ||
-                      (result.fits_in_ram && options.repeats > 1);
+  const bool cached =
+      result.page_cache_fraction >= 0.95 || (result.fits_in_ram && options.repeats > 1);
   if (paths.empty()) {
     result.read_source = "in-memory store";
   } else {

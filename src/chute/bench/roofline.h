@@ -9,11 +9,10 @@
 // storage one: the result says which it is.
 
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <span>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "chute/array/array.h"
 
@@ -32,7 +31,7 @@ std::vector<ChunkRef> unique_chunks(std::span<const ChunkTask> tasks);
 struct RooflineOptions {
   int threads = 1;
   int usable_cores = 1;
-  int repeats = 3;                     // timed passes; the best counts
+  int repeats = 3;                      // timed passes; the best counts
   int64_t max_decoded_bytes = 1 << 30;  // probe an evenly spaced subset above this
   /// When > 0, the single-threaded decode rate already measured on these chunks: the decode
   /// probe is skipped (sweeps re-measure only the read rate per thread count).
@@ -47,11 +46,11 @@ struct RooflineResult {
   size_t missing_chunks = 0;   // absent from the store (fill value): not probed
   int64_t encoded_bytes = 0;
   int64_t decoded_bytes = 0;
-  double read_gbps = 0;           // decoded-byte equivalent of the read pass
-  double read_stored_gbps = 0;    // stored (compressed) bytes per second
-  double decode_single_gbps = 0;  // one thread
-  double decode_gbps = 0;         // × decode_parallelism
-  double combined_gbps = 0;       // the limit the loader is compared with
+  double read_gbps = 0;             // decoded-byte equivalent of the read pass
+  double read_stored_gbps = 0;      // stored (compressed) bytes per second
+  double decode_single_gbps = 0;    // one thread
+  double decode_gbps = 0;           // × decode_parallelism
+  double combined_gbps = 0;         // the limit the loader is compared with
   double page_cache_fraction = -1;  // of the probed files resident before the read pass
   bool fits_in_ram = false;         // the probed stored bytes < MemAvailable
   std::string read_source;          // "page cache (memory bandwidth)" or "storage"

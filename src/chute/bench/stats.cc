@@ -49,7 +49,7 @@ Summary summarize(std::span<const double> values) {
 }
 
 nlohmann::json to_json(const Summary& s) {
-  return {{"mean", s.mean}, {"std", s.std}, {"min", s.min},     {"max", s.max},
+  return {{"mean", s.mean}, {"std", s.std}, {"min", s.min}, {"max", s.max},
           {"p50", s.p50},   {"p90", s.p90}, {"p99", s.p99}, {"count", s.count}};
 }
 

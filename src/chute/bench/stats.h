@@ -3,10 +3,9 @@
 // deviation and percentiles, as the benchmark reports them.
 
 #include <cstddef>
+#include <nlohmann/json.hpp>
 #include <span>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 namespace chute::bench {
 

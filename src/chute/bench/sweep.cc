@@ -28,8 +28,8 @@ int parse_positive(std::string_view text, std::string_view axis) {
   int value = 0;
   auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
   if (ec != std::errc() || end != text.data() + text.size() || value <= 0) {
-    fail(ErrorCode::kInvalidArgument, "sweep axis '{}': expected a positive integer, got '{}'", axis,
-         text);
+    fail(ErrorCode::kInvalidArgument, "sweep axis '{}': expected a positive integer, got '{}'",
+         axis, text);
   }
   return value;
 }
@@ -67,7 +67,8 @@ SweepSpec parse_sweep(std::span<const std::string> arguments) {
           fail(ErrorCode::kInvalidArgument,
                "sweep: unknown axis '{}' (expected threads, prefetch or batch)", current_name);
         }
-        if (!current->empty()) fail(ErrorCode::kInvalidArgument, "sweep: axis '{}' given twice", current_name);
+        if (!current->empty())
+          fail(ErrorCode::kInvalidArgument, "sweep: axis '{}' given twice", current_name);
         value = token.substr(eq + 1);
         if (value.empty()) continue;
       }
@@ -137,8 +138,8 @@ AmdahlFit fit_amdahl(std::span<const std::pair<double, double>> data, double bas
   bool informative = false;
   for (auto [n, speedup] : data) {
     if (!(n > 0) || !(speedup > 0) || !std::isfinite(speedup)) {
-      fail(ErrorCode::kInvalidArgument, "Amdahl fit: expected positive (threads, speedup), got ({}, {})",
-           n, speedup);
+      fail(ErrorCode::kInvalidArgument,
+           "Amdahl fit: expected positive (threads, speedup), got ({}, {})", n, speedup);
     }
     informative |= n != base_threads;
   }

@@ -3,12 +3,11 @@
 // parallel-efficiency tables, an Amdahl fit of the serial fraction, and a recommended setting.
 
 #include <cstddef>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <span>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 namespace chute::bench {
 

@@ -85,13 +85,16 @@ TEST(BenchSweep, AmdahlFitRecoversSerialFraction) {
 TEST(BenchSweep, AmdahlFitRelativeToBaseAndNoisy) {
   const double serial = 0.25;
   std::vector<std::pair<double, double>> data;
-  for (double n : {2, 4, 8}) data.emplace_back(n, amdahl_speedup(serial, n) / amdahl_speedup(serial, 2));
+  for (double n : {2, 4, 8})
+    data.emplace_back(n, amdahl_speedup(serial, n) / amdahl_speedup(serial, 2));
   EXPECT_NEAR(fit_amdahl(data, 2).serial_fraction, serial, 1e-6);
 
   // Symmetric noise around the curve keeps the estimate close.
-  std::vector<std::pair<double, double>> noisy = {
-      {1, 1.0}, {2, amdahl_speedup(0.1, 2) * 1.02}, {4, amdahl_speedup(0.1, 4) * 0.98},
-      {8, amdahl_speedup(0.1, 8) * 1.01}, {16, amdahl_speedup(0.1, 16) * 0.99}};
+  std::vector<std::pair<double, double>> noisy = {{1, 1.0},
+                                                  {2, amdahl_speedup(0.1, 2) * 1.02},
+                                                  {4, amdahl_speedup(0.1, 4) * 0.98},
+                                                  {8, amdahl_speedup(0.1, 8) * 1.01},
+                                                  {16, amdahl_speedup(0.1, 16) * 0.99}};
   EXPECT_NEAR(fit_amdahl(noisy).serial_fraction, 0.1, 0.02);
 }
 

@@ -23,8 +23,8 @@ bool looks_numeric(const std::string& cell) {
   if (cell.empty()) return false;
   const unsigned char first = cell[0];
   const bool starts_like_number =
-      std::isdigit(first) ||
-      ((first == '-' || first == '+') && cell.size() > 1 && std::isdigit(static_cast<unsigned char>(cell[1])));
+      std::isdigit(first) || ((first == '-' || first == '+') && cell.size() > 1 &&
+                              std::isdigit(static_cast<unsigned char>(cell[1])));
   return starts_like_number && std::count(cell.begin(), cell.end(), ' ') <= 3;
 }
 

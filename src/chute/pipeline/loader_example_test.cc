@@ -2,7 +2,6 @@
 // on a small W1 dataset written to a temporary folder.
 
 #include <gtest/gtest.h>
-
 #include <unistd.h>
 
 #include <filesystem>

@@ -48,7 +48,8 @@ TEST(Transforms, HalfRoundTripsAndRoundsMidpointsToEven) {
       const uint32_t even = (h % 2 == 0) ? h : h + 1;
       ASSERT_EQ(float_to_half(mid), even) << h;
       ASSERT_EQ(float_to_half(std::nextafter(mid, 0.0f)), h) << h;
-      ASSERT_EQ(float_to_half(std::nextafter(mid, std::numeric_limits<float>::infinity())), h + 1) << h;
+      ASSERT_EQ(float_to_half(std::nextafter(mid, std::numeric_limits<float>::infinity())), h + 1)
+          << h;
     }
   }
   EXPECT_TRUE(std::isinf(half_to_float(0x7c00)));
@@ -72,7 +73,8 @@ TEST(Transforms, BFloat16RoundTripsAndRoundsMidpointsToEven) {
     ASSERT_LT(mid, next);
     ASSERT_EQ(float_to_bfloat16(mid), (b % 2 == 0) ? b : b + 1) << b;
     ASSERT_EQ(float_to_bfloat16(std::nextafter(mid, 0.0f)), b) << b;
-    ASSERT_EQ(float_to_bfloat16(std::nextafter(mid, std::numeric_limits<float>::infinity())), b + 1) << b;
+    ASSERT_EQ(float_to_bfloat16(std::nextafter(mid, std::numeric_limits<float>::infinity())), b + 1)
+        << b;
   }
 }
 
