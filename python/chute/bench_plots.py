@@ -53,6 +53,15 @@ def _subtitle(report: dict) -> str:
     )
 
 
+def _save(fig, report: dict, path: Path, plt) -> Path:
+    """Adds the dataset/machine footer, writes the PNG and closes the figure."""
+    fig.text(0.5, 0.005, _subtitle(report), ha="center", fontsize=8, color="dimgrey")
+    fig.tight_layout(rect=(0, 0.03, 1, 1))
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path
+
+
 def plot_threads(report: dict, out: Path, plt) -> Path | None:
     """Sweep throughput against threads, one line per (prefetch, batch) group."""
     sweeps = [s for s in report.get("sweeps", []) if len(s.get("points", [])) >= 1]
@@ -133,14 +142,9 @@ def plot_threads(report: dict, out: Path, plt) -> Path | None:
             "at 64 threads"
         )
     ax.set_title(title, fontsize=11)
-    fig.text(0.5, 0.005, _subtitle(report), ha="center", fontsize=8, color="dimgrey")
     ax.grid(True, alpha=0.3)
     ax.legend(loc="best", fontsize=9)
-    fig.tight_layout(rect=(0, 0.03, 1, 1))
-    path = out / "throughput_vs_threads.png"
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return path
+    return _save(fig, report, out / "throughput_vs_threads.png", plt)
 
 
 def plot_breakdown(report: dict, out: Path, plt) -> Path | None:
@@ -187,14 +191,9 @@ def plot_breakdown(report: dict, out: Path, plt) -> Path | None:
         f"Where a batch's time goes: workers (÷ {threads} threads) beside the consumer",
         fontsize=11,
     )
-    fig.text(0.5, 0.005, _subtitle(report), ha="center", fontsize=8, color="dimgrey")
     ax.grid(True, axis="y", alpha=0.3)
     ax.legend(loc="upper left", fontsize=9, ncol=2)
-    fig.tight_layout(rect=(0, 0.03, 1, 1))
-    path = out / "time_breakdown.png"
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return path
+    return _save(fig, report, out / "time_breakdown.png", plt)
 
 
 def plot_queue(report: dict, out: Path, plt) -> Path | None:
@@ -227,14 +226,9 @@ def plot_queue(report: dict, out: Path, plt) -> Path | None:
     ax.set_ylabel("batches ready in the queue")
     ax.set_ylim(-0.1, max(capacity, 1) + 0.6)
     ax.set_title("Prefetch queue occupancy when the consumer asks for a batch", fontsize=11)
-    fig.text(0.5, 0.005, _subtitle(report), ha="center", fontsize=8, color="dimgrey")
     ax.grid(True, alpha=0.3)
     ax.legend(loc="lower right", fontsize=9)
-    fig.tight_layout(rect=(0, 0.03, 1, 1))
-    path = out / "queue_occupancy.png"
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return path
+    return _save(fig, report, out / "queue_occupancy.png", plt)
 
 
 def plot_peers(report: dict, out: Path, plt) -> Path | None:
@@ -269,13 +263,8 @@ def plot_peers(report: dict, out: Path, plt) -> Path | None:
     ax.set_title(title, fontsize=11)
     ax.set_ylabel("throughput (samples/s)")
     ax.set_xlabel("reader")
-    fig.text(0.5, 0.005, _subtitle(report), ha="center", fontsize=8, color="dimgrey")
     ax.grid(True, axis="y", alpha=0.3)
-    fig.tight_layout(rect=(0, 0.03, 1, 1))
-    path = out / "peers.png"
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return path
+    return _save(fig, report, out / "peers.png", plt)
 
 
 def make_plots(report: dict, out: Path) -> list[Path]:
