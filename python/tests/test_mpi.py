@@ -285,3 +285,23 @@ def test_a_rank_that_cannot_open_its_data_ends_the_job_with_a_clear_error(tiny_d
     output = result.stdout + result.stderr
     assert "NotFoundError" in output, output
     assert "no-such-array.zarr" in output, output
+
+
+@needs_mpirun
+def test_bench_rank_sweep_writes_its_report_into_a_new_folder(tmp_path):
+    cli = os.environ.get("CHUTE_CLI") or shutil.which("chute")
+    if cli is None:
+        pytest.skip("the chute CLI was not found: set CHUTE_CLI or put chute on PATH")
+    data = tmp_path / "packed"
+    subprocess.run([cli, "make-dataset", "packed", str(data), "-q", "--samples", "8", "--lat", "6",
+                    "--lon", "8", "--input-channels", "3", "--target-channels", "2"],
+                   check=True, capture_output=True)  # fmt: skip
+    out = tmp_path / "not" / "yet"
+    command = [MPIRUN, "--allow-run-as-root", "--oversubscribe", "-np", "2", cli, "bench",
+               str(data), "--sweep", "ranks=1,2", "--batch-size", "4", "--batches", "2",
+               "--trials", "1", "--no-roofline", "-q", "--out", str(out)]  # fmt: skip
+    result = subprocess.run(command, capture_output=True, text=True, timeout=LAUNCH_TIMEOUT,
+                            env=_child_env(), check=False)  # fmt: skip
+    assert result.returncode == 0, result.stdout + result.stderr
+    report = json.loads((out / "results.json").read_text())
+    assert [row["ranks"] for row in report["rank_sweep"]] == [1, 2]

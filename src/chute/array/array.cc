@@ -194,7 +194,7 @@ ShardIndexPtr Array::shard_index(std::span<const int64_t> shard_coords, ReadScra
     fail(ErrorCode::kCorruptData, "expected a shard of at least {} bytes (its index), found {}",
          index_nbytes, *shard_nbytes);
   }
-  const uint64_t offset = sharding.index_at_end ? *shard_nbytes - index_nbytes : 0;
+  const uint64_t offset = sharding.index_offset(*shard_nbytes);
   scratch.encoded.resize(index_nbytes);
   if (!store_->read_range(scratch.key, offset, scratch.encoded.span())) {
     return shard_indexes_->insert(shard, std::make_shared<const ShardIndex>());

@@ -34,16 +34,6 @@ std::string rate_line(const ModeResult& r) {
                      r.samples_per_s.std, r.gb_per_s.mean, r.s_per_batch.mean);
 }
 
-void write_json(const json& report, const std::string& path) {
-  const fs::path target(path);
-  std::error_code ec;
-  if (target.has_parent_path()) fs::create_directories(target.parent_path(), ec);
-  std::ofstream out(path);
-  if (!out) fail_errno(errno, "write the JSON report", path);
-  out << report.dump(2) << "\n";
-  if (!out) fail_errno(errno, "write the JSON report", path);
-}
-
 /// Runs the plotting helper; returns the PNG paths it wrote (notes go into the report).
 void make_plots(json& report, const std::string& json_path, const std::string& out_dir,
                 const std::function<void(const std::string&)>& log) {
@@ -264,15 +254,30 @@ json run_bench(const BenchOptions& o, const std::function<void(const std::string
   }
   report["peak_memory"] = to_json(peak_memory());
 
-  std::string json_path = o.json_path;
-  if (json_path.empty() && !o.out_dir.empty())
-    json_path = (fs::path(o.out_dir) / "results.json").string();
-  if (!json_path.empty()) write_json(report, json_path);
+  const std::string json_path = report_json_path(o);
+  write_report_json(report, json_path);
   if (!o.out_dir.empty()) {
     make_plots(report, json_path, o.out_dir, log);
-    write_json(report, json_path);  // again, with the plots' paths and notes
+    write_report_json(report, json_path);  // again, with the plots' paths and notes
   }
   return report;
+}
+
+std::string report_json_path(const BenchOptions& o) {
+  if (!o.json_path.empty()) return o.json_path;
+  if (!o.out_dir.empty()) return (fs::path(o.out_dir) / "results.json").string();
+  return {};
+}
+
+void write_report_json(const json& report, const std::string& path) {
+  if (path.empty()) return;
+  const fs::path target(path);
+  std::error_code ec;
+  if (target.has_parent_path()) fs::create_directories(target.parent_path(), ec);
+  std::ofstream out(path);
+  if (!out) fail_errno(errno, "write the JSON report", path);
+  out << report.dump(2) << "\n";
+  if (!out) fail_errno(errno, "write the JSON report", path);
 }
 
 }  // namespace chute::bench

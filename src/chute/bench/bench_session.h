@@ -44,6 +44,13 @@ struct BenchOptions {
 /// Parses "io", "compute", "full" or "all" (comma-separated lists allowed).
 std::vector<Mode> parse_modes(const std::string& text);
 
+/// Where the JSON report goes: --json, else DIR/results.json with --out DIR, else "" (none).
+std::string report_json_path(const BenchOptions& options);
+
+/// Writes `report` to `path` (creating its folder); nothing when path is empty. Throws
+/// kIoError naming the path when it cannot be written.
+void write_report_json(const nlohmann::json& report, const std::string& path);
+
 /// Runs everything; progress lines go to `log` (stderr in the CLI). Returns the report.
 nlohmann::json run_bench(const BenchOptions& options,
                          const std::function<void(const std::string&)>& log);

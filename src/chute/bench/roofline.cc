@@ -36,8 +36,7 @@ int64_t decode_object(const Array& array, std::span<const std::byte> stored, Byt
     fail(ErrorCode::kCorruptData, "shard of {} bytes is shorter than its index ({} bytes)",
          stored.size(), index_nbytes);
   }
-  auto encoded_index =
-      sharding->index_at_end ? stored.last(index_nbytes) : stored.first(index_nbytes);
+  auto encoded_index = stored.subspan(sharding->index_offset(stored.size()), index_nbytes);
   sharding->decode_index(encoded_index, stored.size(), index, scratch);
   const auto inner_nbytes = static_cast<size_t>(sharding->inner->decoded_nbytes());
   out.resize(inner_nbytes);

@@ -59,22 +59,6 @@ std::vector<RankMetric> metrics_of(const json& report, double launch_s) {
           {"peak_rss_bytes", peak, Combine::kSum}};
 }
 
-std::string json_path_of(const bench::BenchOptions& o) {
-  if (!o.json_path.empty()) return o.json_path;
-  if (!o.out_dir.empty()) return (fs::path(o.out_dir) / "results.json").string();
-  return {};
-}
-
-void write_json(const json& document, const std::string& path) {
-  if (path.empty()) return;
-  const fs::path target(path);
-  std::error_code ec;
-  if (target.has_parent_path()) fs::create_directories(target.parent_path(), ec);
-  std::ofstream out(path);
-  out << document.dump(2) << "\n";
-  if (!out) fail(ErrorCode::kIoError, "cannot write {}", path);
-}
-
 /// Opens the dataset on every rank and agrees on the outcome before anything long starts.
 void check_dataset_opens(Comm& comm, const bench::BenchOptions& o) {
   run_on_all_ranks(comm, "opening the dataset",
@@ -104,7 +88,7 @@ json run_ranks_side_by_side(Comm& comm, bench::BenchOptions options, const Bench
                        {"batch_size_per_rank", options.batch_size},
                        {"global_batch_size", int64_t{options.batch_size} * comm.size()},
                        {"report", ranks.to_json()}};
-    write_json(report, json_path_of(options));
+    bench::write_report_json(report, bench::report_json_path(options));
   }
   return report;
 }
@@ -152,8 +136,8 @@ json run_ranks_sweep(Comm& comm, bench::BenchOptions options, std::vector<int> c
             per_rank_batch(global_batch, row.ranks) * row.ranks));
       }
     }
-    const std::string path = json_path_of(options);
-    write_json(document, path);
+    const std::string path = bench::report_json_path(options);
+    bench::write_report_json(document, path);
     if (!options.out_dir.empty()) {
       std::error_code ec;
       fs::create_directories(options.out_dir, ec);
@@ -166,7 +150,7 @@ json run_ranks_sweep(Comm& comm, bench::BenchOptions options, std::vector<int> c
           if (!line.empty()) document["plots"].push_back(line);
         }
       }
-      write_json(document, path);
+      bench::write_report_json(document, path);
     }
   }
   return document;
