@@ -46,11 +46,7 @@ void make_plots(json& report, const std::string& json_path, const std::string& o
   }
   report["plots"] = plots;
   if (tool.exit_code != 0 || plots.empty()) {
-    std::string reason = tool.stderr_text;
-    while (!reason.empty() && reason.back() == '\n') reason.pop_back();
-    if (size_t newline = reason.rfind('\n'); newline != std::string::npos) {
-      reason = reason.substr(newline + 1);
-    }
+    const std::string reason = last_line(tool.stderr_text);
     std::string note =
         "plots skipped: " + (reason.empty() ? std::string("no plot written") : reason);
     for (const std::string& line : tool.stdout_lines) {

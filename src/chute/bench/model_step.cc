@@ -35,13 +35,9 @@ nlohmann::json measure_model_step(const ModelStepSpec& spec) {
     json parsed = json::parse(*line, nullptr, /*allow_exceptions=*/false);
     if (parsed.is_object() && parsed.contains("status")) return parsed;
   }
-  std::string reason = tool.stderr_text;
-  if (size_t cut = reason.rfind('\n', reason.size() > 1 ? reason.size() - 2 : 0);
-      cut != std::string::npos) {
-    reason = reason.substr(cut + 1);
-  }
   return {{"status", "failed"},
-          {"note", fmt::format("the model helper exited with {}: {}", tool.exit_code, reason)}};
+          {"note", fmt::format("the model helper exited with {}: {}", tool.exit_code,
+                               last_line(tool.stderr_text))}};
 }
 
 double mean_step_ms(const nlohmann::json& result) {

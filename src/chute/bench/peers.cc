@@ -17,13 +17,6 @@ nlohmann::json skipped(const std::string& name, const std::string& note) {
   return {{"name", name}, {"status", "skipped"}, {"note", note}};
 }
 
-std::string last_line(const std::string& text) {
-  std::string trimmed = text;
-  while (!trimmed.empty() && (trimmed.back() == '\n' || trimmed.back() == ' ')) trimmed.pop_back();
-  const size_t newline = trimmed.rfind('\n');
-  return newline == std::string::npos ? trimmed : trimmed.substr(newline + 1);
-}
-
 }  // namespace
 
 const std::vector<std::string>& known_peers() {

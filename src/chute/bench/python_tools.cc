@@ -111,4 +111,11 @@ ToolResult run_python_tool(const std::string& module, const std::vector<std::str
   return result;
 }
 
+std::string last_line(const std::string& text) {
+  std::string trimmed = text;
+  while (!trimmed.empty() && (trimmed.back() == '\n' || trimmed.back() == ' ')) trimmed.pop_back();
+  const size_t newline = trimmed.rfind('\n');
+  return newline == std::string::npos ? trimmed : trimmed.substr(newline + 1);
+}
+
 }  // namespace chute::bench

@@ -26,6 +26,9 @@ struct ToolResult {
 /// stderr kept in a temporary file and returned. Throws kIoError when it cannot start at all.
 ToolResult run_python_tool(const std::string& module, const std::vector<std::string>& arguments);
 
+/// The last non-empty line of a helper's stderr (usually the exception that ended it).
+std::string last_line(const std::string& text);
+
 /// Single-quotes `text` for /bin/sh.
 std::string shell_quote(const std::string& text);
 
