@@ -2,29 +2,46 @@
 
     .venv/bin/python scripts/read_throughput.py data/packed/inputs [--boxes 20] [--repeat 3]
 
-Prints GB/s of decoded bytes (best of --repeat, data in the page cache after the first pass).
-Compare with the roofline that `chute bench` prints for the same chunks (pread + single-threaded
-decode x threads, measured in C++).
+Prints GB/s (best of --repeat, data in the page cache after the first pass) and, measured in
+the same run on the same chunks, the roofline: a plain loop of pread + single-threaded decode
+(x threads) + placement into a batch-sized buffer, as `chute bench` measures it. For random
+boxes the rates count the decoded bytes of the chunks the boxes touch (what both readers must
+decode), and the requested bytes in brackets.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import time
 
 import numpy as np
 import zarr
 
 import chute
+from chute import _core
 
 
-def best_rate(read, nbytes: int, repeat: int) -> float:
+def best_seconds(read, repeat: int) -> float:
     best = float("inf")
     for _ in range(repeat):
         start = time.perf_counter()
         read()
         best = min(best, time.perf_counter() - start)
-    return nbytes / best / 1e9
+    return best
+
+
+def touched_chunk_bytes(a: chute.Array, box: tuple[slice, ...]) -> int:
+    """Decoded bytes of the chunks (inner chunks when sharded) that `box` touches."""
+    chunks = a.read_chunks
+    per_dim = [(b.stop - 1) // c - b.start // c + 1 for b, c in zip(box, chunks)]
+    return int(np.prod(per_dim)) * int(np.prod(chunks)) * a.dtype.itemsize
+
+
+def roofline(a: chute.Array, boxes: list[tuple[slice, ...]] | None) -> dict:
+    starts = [[b.start for b in box] for box in boxes or []]
+    shapes = [[b.stop - b.start for b in box] for box in boxes or []]
+    return json.loads(_core._roofline_json(a._core, starts, shapes, chute.get_threads()))
 
 
 def main() -> None:
@@ -44,15 +61,35 @@ def main() -> None:
         boxes.append(tuple(slice(s, e) for s, e in zip(lo, hi)))
     box_bytes = sum(int(np.prod([b.stop - b.start for b in box])) for box in boxes)
     box_bytes *= a.dtype.itemsize
+    # Each box decodes its chunks again (no cache between reads), for chute and zarr alike.
+    box_chunk_bytes = sum(touched_chunk_bytes(a, box) for box in boxes)
     whole = int(np.prod(a.shape)) * a.dtype.itemsize
+    whole_chunk_bytes = touched_chunk_bytes(a, tuple(slice(0, n) for n in a.shape))
 
     assert np.array_equal(a[boxes[0]], z[boxes[0]], equal_nan=True)
     print(f"{args.path}: shape {a.shape}, chunks {a.chunks}, {chute.get_threads()} threads")
-    print(f"{'reader':8} {'whole array GB/s':>17} {'random boxes GB/s':>18}")
+    print(f"{'reader':12} {'whole array GB/s':>17} {'random boxes GB/s (requested)':>30}")
+    rates = {}
     for name, reader in [("chute", a), ("zarr", z)]:
-        w = best_rate(lambda r=reader: r[...], whole, args.repeat)
-        b = best_rate(lambda r=reader: [r[box] for box in boxes], box_bytes, args.repeat)
-        print(f"{name:8} {w:17.2f} {b:18.2f}")
+        w = best_seconds(lambda r=reader: r[...], args.repeat)
+        b = best_seconds(lambda r=reader: [r[box] for box in boxes], args.repeat)
+        rates[name] = (whole_chunk_bytes / w / 1e9, box_chunk_bytes / b / 1e9)
+        print(
+            f"{name:12} {rates[name][0]:17.2f} "
+            f"{rates[name][1]:18.2f} ({box_bytes / b / 1e9:.2f})"
+        )
+    whole_limit = roofline(a, None)
+    box_limit = roofline(a, boxes)
+    for label, limit in [("roofline", "combined_gbps"), ("read+decode", "decode_limit_gbps")]:
+        print(f"{label:12} {whole_limit[limit]:17.2f} {box_limit[limit]:18.2f}")
+    print(
+        f"chute is {rates['chute'][0] / whole_limit['combined_gbps']:.0%} / "
+        f"{rates['chute'][1] / box_limit['combined_gbps']:.0%} of the roofline "
+        f"(whole / boxes) and {rates['chute'][0] / rates['zarr'][0]:.2f}x / "
+        f"{rates['chute'][1] / rates['zarr'][1]:.2f}x zarr-python"
+    )
+    for part in ("read_gbps", "decode_single_gbps", "decode_gbps", "place_gbps"):
+        print(f"  {part}: {whole_limit[part]:.2f} (whole), {box_limit[part]:.2f} (boxes)")
 
 
 if __name__ == "__main__":

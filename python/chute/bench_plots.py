@@ -113,7 +113,7 @@ def plot_threads(report: dict, out: Path, plt) -> Path | None:
             linestyle="--",
             marker="s",
             linewidth=1.5,
-            label="roofline: read + decode limit at that thread count",
+            label="roofline: read + decode + place limit at that thread count",
         )
     elif sample_bytes > 0 and roofline.get("combined_gbps"):
         ax.axhline(

@@ -9,10 +9,13 @@
 
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "bindings.h"
+#include "chute/bench/machine.h"
+#include "chute/bench/roofline.h"
 #include "chute/format/zarr.h"
 #include "chute/util/error.h"
 #include "chute/util/thread_pool.h"
@@ -123,6 +126,28 @@ nb::dict open_group_path(const std::string& path) {
   return result;
 }
 
+/// The roofline (bench::measure_roofline) on the chunks holding the given boxes (start, shape)
+/// of `array`, or on all of it when there are none; a JSON document.
+std::string roofline_json(const Array& array, const std::vector<std::vector<int64_t>>& starts,
+                          const std::vector<std::vector<int64_t>>& shapes, int64_t threads) {
+  nb::gil_scoped_release release;
+  std::vector<bench::ChunkRef> refs;
+  if (starts.empty()) {
+    refs = bench::chunks_in_box(array, std::vector<int64_t>(array.rank(), 0),
+                                array.metadata().shape);
+  }
+  std::set<std::string> seen;
+  for (size_t i = 0; i < starts.size() && i < shapes.size(); ++i) {
+    for (bench::ChunkRef& ref : bench::chunks_in_box(array, starts[i], shapes[i])) {
+      if (seen.insert(ref.key).second) refs.push_back(std::move(ref));
+    }
+  }
+  bench::RooflineOptions options;
+  options.threads = static_cast<int>(threads > 0 ? threads : get_threads());
+  options.usable_cores = bench::describe_machine().usable_cores;
+  return bench::to_json(bench::measure_roofline(refs, options)).dump();
+}
+
 }  // namespace
 
 void bind_arrays(nb::module_& m) {
@@ -150,6 +175,8 @@ void bind_arrays(nb::module_& m) {
   m.def("set_threads", &set_threads, nb::arg("threads"),
         "Sets the number of threads array reads use (0: one per hardware thread).");
   m.def("get_threads", &get_threads, "The number of threads array reads use.");
+  m.def("_roofline_json", &roofline_json, nb::arg("array"), nb::arg("starts"), nb::arg("shapes"),
+        nb::arg("threads") = 0);
 }
 
 }  // namespace chute::python

@@ -98,6 +98,7 @@ nb::dict stats_to_python(const LoaderStats& s) {
   d["wait_s"] = s.wait_ns * 1e-9;
   d["first_batch_s"] = s.first_batch_ns < 0 ? -1.0 : s.first_batch_ns * 1e-9;
   d["produce_s"] = s.produce_ns * 1e-9;
+  d["batches_produced"] = s.batches_produced;
   d["finish_s"] = s.finish_ns * 1e-9;
   d["read_s"] = s.read_ns * 1e-9;
   d["decode_s"] = s.decode_ns * 1e-9;

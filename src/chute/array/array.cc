@@ -119,13 +119,32 @@ void Array::read(std::span<const int64_t> start, const StridedView& dst, ThreadP
   plan.execute(pool, scratch, stats);
 }
 
-void Array::execute(const ChunkTask& task, ReadScratch& scratch, ReadStats* stats) const {
+int64_t Array::read_chunk_nbytes() const {
+  return product(read_chunk_shape_) * static_cast<int64_t>(metadata_.data_type.size);
+}
+
+template <typename Body>
+void Array::with_chunk_context(const ChunkTask& task, ReadScratch& scratch, Body&& body) const {
   scratch.key.clear();
   try {
     if (task.chunk_coords.size() != rank()) {
       fail(ErrorCode::kInternal, "expected chunk coordinates of rank {}, found {}", rank(),
            task.chunk_coords.size());
     }
+    body();
+  } catch (const std::exception& e) {
+    std::string where = fmt::format("array '{}', chunk '{}'", name_, scratch.key);
+    if (codecs_->sharding() != nullptr) {
+      where += fmt::format(" (inner chunk [{}])", fmt::join(task.chunk_coords, ", "));
+    }
+    if (!task.context.empty()) where += ", " + task.context;
+    if (const auto* error = dynamic_cast<const Error*>(&e)) throw error->with_context(where);
+    throw Error(ErrorCode::kInternal, where + ": " + e.what());
+  }
+}
+
+void Array::execute(const ChunkTask& task, ReadScratch& scratch, ReadStats* stats) const {
+  with_chunk_context(task, scratch, [&] {
     auto start = Clock::now();
     const bool found = read_encoded(task, scratch, stats);
     if (stats) {
@@ -143,15 +162,37 @@ void Array::execute(const ChunkTask& task, ReadScratch& scratch, ReadStats* stat
       return;
     }
     decode_and_scatter(task, scratch, stats);
-  } catch (const std::exception& e) {
-    std::string where = fmt::format("array '{}', chunk '{}'", name_, scratch.key);
-    if (codecs_->sharding() != nullptr) {
-      where += fmt::format(" (inner chunk [{}])", fmt::join(task.chunk_coords, ", "));
+  });
+}
+
+void Array::load(const ChunkTask& task, ReadScratch& scratch, std::byte* decoded,
+                 ReadStats* stats) const {
+  with_chunk_context(task, scratch, [&] {
+    auto start = Clock::now();
+    const bool found = read_encoded(task, scratch, stats);
+    if (stats) {
+      stats->read_ns += elapsed_ns(start);
+      stats->chunks += 1;
+      if (found) stats->bytes_read += static_cast<int64_t>(scratch.encoded.size());
     }
-    if (!task.context.empty()) where += ", " + task.context;
-    if (const auto* error = dynamic_cast<const Error*>(&e)) throw error->with_context(where);
-    throw Error(ErrorCode::kInternal, where + ": " + e.what());
-  }
+    const CodecChain& chain = codecs_->sharding() ? *codecs_->sharding()->inner : *codecs_;
+    const auto nbytes = static_cast<size_t>(chain.decoded_nbytes());
+    start = Clock::now();
+    if (!found) {
+      strided_fill(StridedView::contiguous(decoded, read_chunk_shape_, metadata_.data_type.size),
+                   metadata_.fill_value);
+      if (stats) {
+        stats->missing_chunks += 1;
+        stats->assemble_ns += elapsed_ns(start);
+      }
+      return;
+    }
+    chain.decode(scratch.encoded.span(), {decoded, nbytes}, scratch.codec);
+    if (stats) {
+      stats->decode_ns += elapsed_ns(start);
+      stats->bytes_decoded += static_cast<int64_t>(nbytes);
+    }
+  });
 }
 
 bool Array::read_encoded(const ChunkTask& task, ReadScratch& scratch, ReadStats* stats) const {

@@ -38,9 +38,12 @@ struct ReadStats {
 struct ReadScratch {
   ByteBuffer encoded;
   ByteBuffer staging;
+  ByteBuffer gather;  // the decoded chunks of one gather group, side by side
   CodecScratch codec;
   std::vector<ShardIndexEntry> shard_index;
   std::string key;  // storage key of the chunk being read, reused across chunks
+  StridedView tile;  // one tile of a gather target, reused
+  std::vector<int64_t> tile_start;
 };
 
 class Array;
@@ -60,6 +63,15 @@ struct ChunkTask {
   std::string context;  // e.g. "sample 17", added to error messages
 };
 
+/// Chunks split along the innermost dimension of a box write short runs (5 float32 channels of
+/// a channels-last sample: 20 bytes) that each chunk spreads over the whole destination, so a
+/// destination cache line is fetched and written back once per chunk. Such neighbours form a
+/// gather group: one worker decodes them side by side into staging, then writes the
+/// destination tile by tile (a few tens of KB, cache-resident), each line once.
+inline constexpr int64_t kGatherMaxRunBytes = 256;       // runs shorter than this are gathered
+inline constexpr int64_t kGatherMaxStagingBytes = 16 << 20;  // per worker
+inline constexpr int64_t kGatherTileBytes = 64 << 10;
+
 class ReadPlan {
  public:
   /// Adds the chunk work of reading box [start, start+dst.shape) of `array` into `dst`.
@@ -72,8 +84,22 @@ class ReadPlan {
   void clear();
   size_t task_count() const { return tasks_.size(); }
   const std::vector<ChunkTask>& tasks() const { return tasks_; }
+  /// Units of parallel work: a single chunk task, or a gather group of consecutive tasks.
+  size_t work_item_count() const { return items_.size(); }
+  /// Tasks executed in gather groups (of two or more).
+  size_t gathered_task_count() const;
 
  private:
+  struct WorkItem {
+    size_t first = 0;  // tasks_[first, first + count)
+    size_t count = 1;  // > 1: a gather group, each task's targets[0] in the group's tiling
+  };
+  /// Adds the tasks of one row of chunks along the innermost dimension (task indices in
+  /// `row`, `fresh` when each was created by this row) as work items.
+  void add_row(const Array& array, std::span<const size_t> row, bool fresh);
+  void execute_item(const WorkItem& item, ReadScratch& scratch, ReadStats* stats) const;
+  void execute_gathered(const WorkItem& item, ReadScratch& scratch, ReadStats* stats) const;
+
   struct ChunkId {
     const Array* array;
     int64_t chunk;  // row-major position in the array's read grid
@@ -84,6 +110,8 @@ class ReadPlan {
   };
 
   std::vector<ChunkTask> tasks_;
+  std::vector<WorkItem> items_;
+  std::vector<size_t> row_;  // reused by add()
   std::unordered_map<ChunkId, size_t, ChunkIdHash> index_;  // (array, chunk) -> task
 };
 
@@ -112,8 +140,16 @@ class Array {
   /// the chunk's key, or its shard's key when sharded.
   std::string storage_key(std::span<const int64_t> chunk_coords) const;
 
+  /// Bytes of one decoded chunk of the read grid.
+  int64_t read_chunk_nbytes() const;
+
   /// Reads, decodes and scatters one chunk task. Used by ReadPlan::execute.
   void execute(const ChunkTask& task, ReadScratch& scratch, ReadStats* stats) const;
+  /// Reads and decodes the task's chunk into `decoded` (read_chunk_nbytes() bytes, C order),
+  /// or fills it with the fill value when the chunk is missing; places nothing. Errors name
+  /// the array, the chunk key and the task's context.
+  void load(const ChunkTask& task, ReadScratch& scratch, std::byte* decoded,
+            ReadStats* stats) const;
 
  private:
   StorePtr store_;
@@ -128,6 +164,9 @@ class Array {
                             ReadStats* stats) const;
   void decode_and_scatter(const ChunkTask& task, ReadScratch& scratch, ReadStats* stats) const;
   void fill_targets(const ChunkTask& task) const;
+  /// Runs `body`; an error it throws is rethrown naming the array, chunk key and context.
+  template <typename Body>
+  void with_chunk_context(const ChunkTask& task, ReadScratch& scratch, Body&& body) const;
 
   CodecChainPtr codecs_;
   std::vector<int64_t> read_chunk_shape_;

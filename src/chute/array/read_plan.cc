@@ -1,6 +1,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <chrono>
 #include <functional>
 
 #include "chute/array/array.h"
@@ -61,33 +62,45 @@ void ReadPlan::add(const Array& array, std::span<const int64_t> start, const Str
     coords[d] = first[d];
   }
 
+  // One row of chunks (outer coordinates fixed, the innermost one varying) at a time, so a row
+  // whose chunks split the box's innermost dimension can become a gather group.
   for (;;) {
-    // The part of the box inside the chunk at `coords`.
-    ChunkTarget target;
-    target.chunk_start.resize(rank);
-    target.dst.shape.resize(rank);
-    target.dst.byte_strides = dst.byte_strides;
-    target.dst.data = dst.data;
-    for (size_t d = 0; d < rank; ++d) {
-      const int64_t origin = coords[d] * chunk[d];
-      const int64_t lo = std::max(start[d], origin);
-      const int64_t hi = std::min(start[d] + dst.shape[d], origin + chunk[d]);
-      target.chunk_start[d] = lo - origin;
-      target.dst.shape[d] = hi - lo;
-      target.dst.data += (lo - start[d]) * dst.byte_strides[d];
-    }
+    row_.clear();
+    bool fresh = true;
+    for (;;) {
+      // The part of the box inside the chunk at `coords`.
+      ChunkTarget target;
+      target.chunk_start.resize(rank);
+      target.dst.shape.resize(rank);
+      target.dst.byte_strides = dst.byte_strides;
+      target.dst.data = dst.data;
+      for (size_t d = 0; d < rank; ++d) {
+        const int64_t origin = coords[d] * chunk[d];
+        const int64_t lo = std::max(start[d], origin);
+        const int64_t hi = std::min(start[d] + dst.shape[d], origin + chunk[d]);
+        target.chunk_start[d] = lo - origin;
+        target.dst.shape[d] = hi - lo;
+        target.dst.data += (lo - start[d]) * dst.byte_strides[d];
+      }
 
-    const ChunkId id{&array, linear_chunk_index({coords, rank}, grid)};
-    auto [it, inserted] = index_.try_emplace(id, tasks_.size());
-    if (inserted) {
-      ChunkTask& task = tasks_.emplace_back();
-      task.array = &array;
-      task.chunk_coords.assign(coords, coords + rank);
-      task.context = context;
+      const ChunkId id{&array, linear_chunk_index({coords, rank}, grid)};
+      auto [it, inserted] = index_.try_emplace(id, tasks_.size());
+      if (inserted) {
+        ChunkTask& task = tasks_.emplace_back();
+        task.array = &array;
+        task.chunk_coords.assign(coords, coords + rank);
+        task.context = context;
+      }
+      fresh = fresh && inserted;
+      row_.push_back(it->second);
+      tasks_[it->second].targets.push_back(std::move(target));
+      if (rank == 0 || ++coords[rank - 1] > last[rank - 1]) break;
     }
-    tasks_[it->second].targets.push_back(std::move(target));
+    add_row(array, row_, fresh);
 
-    size_t d = rank;
+    if (rank == 0) return;
+    coords[rank - 1] = first[rank - 1];
+    size_t d = rank - 1;
     for (;;) {
       if (d == 0) return;
       --d;
@@ -97,20 +110,119 @@ void ReadPlan::add(const Array& array, std::span<const int64_t> start, const Str
   }
 }
 
+void ReadPlan::add_row(const Array& array, std::span<const size_t> row, bool fresh) {
+  // Worth gathering: several fresh chunks writing short runs into a destination that has an
+  // outer dimension to tile along.
+  const size_t rank = array.rank();
+  const int64_t item_size = array.metadata().data_type.size;
+  const int64_t chunk_nbytes = array.read_chunk_nbytes();
+  const size_t max_group = static_cast<size_t>(kGatherMaxStagingBytes / chunk_nbytes);
+  bool gather = fresh && row.size() >= 2 && max_group >= 2;
+  if (gather) {
+    const StridedView& dst = tasks_[row[0]].targets.back().dst;
+    const bool short_runs = dst.byte_strides[rank - 1] == item_size &&
+                            array.read_chunk_shape()[rank - 1] * item_size < kGatherMaxRunBytes;
+    const bool tileable = std::any_of(dst.shape.begin(), dst.shape.end() - 1,
+                                      [](int64_t n) { return n > 1; });
+    gather = short_runs && tileable;
+  }
+  if (!gather) {
+    for (size_t i = 0; i < row.size(); ++i) {
+      if (tasks_[row[i]].targets.size() == 1) items_.push_back({row[i], 1});  // a new task
+    }
+    return;
+  }
+  // Fresh tasks of one row were created one after another: consecutive indices.
+  for (size_t i = 0; i < row.size(); i += max_group) {
+    items_.push_back({row[i], std::min(max_group, row.size() - i)});
+  }
+}
+
+size_t ReadPlan::gathered_task_count() const {
+  size_t n = 0;
+  for (const WorkItem& item : items_) n += item.count > 1 ? item.count : 0;
+  return n;
+}
+
+void ReadPlan::execute_item(const WorkItem& item, ReadScratch& scratch, ReadStats* stats) const {
+  if (item.count == 1) {
+    tasks_[item.first].array->execute(tasks_[item.first], scratch, stats);
+  } else {
+    execute_gathered(item, scratch, stats);
+  }
+}
+
+void ReadPlan::execute_gathered(const WorkItem& item, ReadScratch& scratch,
+                                ReadStats* stats) const {
+  const Array& array = *tasks_[item.first].array;
+  const auto chunk_nbytes = static_cast<size_t>(array.read_chunk_nbytes());
+  const int64_t item_size = array.metadata().data_type.size;
+  const auto& chunk_shape = array.read_chunk_shape();
+  scratch.gather.resize(item.count * chunk_nbytes);
+  for (size_t j = 0; j < item.count; ++j) {
+    array.load(tasks_[item.first + j], scratch, scratch.gather.data() + j * chunk_nbytes, stats);
+  }
+
+  const auto start = std::chrono::steady_clock::now();
+  // Every target of the group has the same extents outside the innermost dimension: tile along
+  // the outermost one that is not 1, a few rows at a time.
+  const StridedView& lead = tasks_[item.first].targets[0].dst;
+  const size_t rank = lead.shape.size();
+  size_t axis = 0;
+  while (lead.shape[axis] == 1) ++axis;
+  int64_t row_bytes = 0;  // destination bytes of one step along `axis`, all targets together
+  for (size_t j = 0; j < item.count; ++j) {
+    int64_t bytes = item_size;
+    const StridedView& dst = tasks_[item.first + j].targets[0].dst;
+    for (size_t d = axis + 1; d < rank; ++d) bytes *= dst.shape[d];
+    row_bytes += bytes;
+  }
+  const int64_t rows = std::max<int64_t>(1, kGatherTileBytes / std::max<int64_t>(1, row_bytes));
+  StridedView& tile = scratch.tile;
+  for (int64_t row = 0; row < lead.shape[axis]; row += rows) {
+    const int64_t n = std::min(rows, lead.shape[axis] - row);
+    for (size_t j = 0; j < item.count; ++j) {
+      const ChunkTarget& target = tasks_[item.first + j].targets[0];
+      tile.shape.assign(target.dst.shape.begin(), target.dst.shape.end());
+      tile.byte_strides.assign(target.dst.byte_strides.begin(), target.dst.byte_strides.end());
+      tile.shape[axis] = n;
+      tile.data = target.dst.data + row * target.dst.byte_strides[axis];
+      scratch.tile_start.assign(target.chunk_start.begin(), target.chunk_start.end());
+      scratch.tile_start[axis] += row;
+      strided_copy(scratch.gather.data() + j * chunk_nbytes, chunk_shape, scratch.tile_start,
+                   tile, item_size);
+    }
+  }
+  // Targets added later by other boxes that share these chunks.
+  for (size_t j = 0; j < item.count; ++j) {
+    const ChunkTask& task = tasks_[item.first + j];
+    for (size_t t = 1; t < task.targets.size(); ++t) {
+      strided_copy(scratch.gather.data() + j * chunk_nbytes, chunk_shape,
+                   task.targets[t].chunk_start, task.targets[t].dst, item_size);
+    }
+  }
+  if (stats) {
+    stats->assemble_ns += std::chrono::duration_cast<std::chrono::nanoseconds>(
+                              std::chrono::steady_clock::now() - start)
+                              .count();
+  }
+}
+
 void ReadPlan::execute(ThreadPool* pool, std::vector<ReadScratch>& scratch, ReadStats* stats) {
   const size_t workers = pool ? pool->size() : 1;
   if (scratch.size() < workers) scratch.resize(workers);
-  if (pool == nullptr || tasks_.size() <= 1) {
-    for (const ChunkTask& task : tasks_) task.array->execute(task, scratch[0], stats);
+  if (pool == nullptr || items_.size() <= 1) {
+    for (const WorkItem& item : items_) execute_item(item, scratch[0], stats);
     return;
   }
-  pool->parallel_for(tasks_.size(), [&](size_t i, size_t worker) {
-    tasks_[i].array->execute(tasks_[i], scratch[worker], stats);
+  pool->parallel_for(items_.size(), [&](size_t i, size_t worker) {
+    execute_item(items_[i], scratch[worker], stats);
   });
 }
 
 void ReadPlan::clear() {
   tasks_.clear();
+  items_.clear();
   index_.clear();
 }
 

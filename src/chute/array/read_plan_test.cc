@@ -172,20 +172,90 @@ TEST(ReadPlan, ScratchIsReusedWithoutGrowth) {
   std::vector<float> out(9);
   std::vector<ReadScratch> scratch(1);
   std::mt19937_64 rng(2);
-  size_t staging_capacity = 0, encoded_capacity = 0;
   for (int i = 0; i < 50; ++i) {
     Coords start{int64_t(rng() % 13), int64_t(rng() % 13)};
     ReadPlan plan;
     plan.add(array, start, view_of(out, {3, 3}));
     plan.execute(nullptr, scratch);
     ASSERT_TRUE(same_elements(expected_box<float>(start, Coords{3, 3}, chunks, 0.f), out));
-    if (i == 0) {
-      staging_capacity = scratch[0].staging.capacity();
-      encoded_capacity = scratch[0].encoded.capacity();
+  }
+  // Chunks of 64 bytes: every buffer stays at its first (smallest) allocation.
+  EXPECT_LE(scratch[0].staging.capacity(), 4096u);
+  EXPECT_LE(scratch[0].gather.capacity(), 4096u);
+  EXPECT_LE(scratch[0].encoded.capacity(), 4096u);
+  EXPECT_GT(scratch[0].staging.capacity() + scratch[0].gather.capacity(), 0u);
+}
+
+TEST(ReadPlan, ChannelSplitChunksAreGatheredIntoChannelsLastSamples) {
+  // W1's layout: channels last, chunks of a few channels. Partial edge chunks on two axes, a
+  // missing chunk (fill value), a sample asked for twice (its chunks then have two targets)
+  // and several thread counts must all land exactly.
+  Fixture f;
+  Coords shape{6, 7, 9, 12}, chunks{1, 3, 9, 5};
+  const Present present = [](std::span<const int64_t> c) { return !(c[0] == 2 && c[3] == 1); };
+  auto m = make_metadata<float>(shape, chunks, {}, -1.f);
+  write_chunks<float>(*f.memory, "", m, present);
+  Array array(f.counting, "", m, "inputs");
+  const int64_t sample_elements = 7 * 9 * 12;
+  const int64_t picks[] = {2, 5, 0, 2};
+  for (size_t threads : {1, 2, 3}) {
+    std::vector<float> batch(4 * sample_elements, -7.f);
+    ReadPlan plan;
+    for (int64_t s = 0; s < 4; ++s) {
+      StridedView slot = view_of(batch, {1, 7, 9, 12});
+      slot.data += s * sample_elements * sizeof(float);
+      plan.add(array, Coords{picks[s], 0, 0, 0}, slot, fmt::format("sample {}", s));
+    }
+    EXPECT_EQ(plan.task_count(), 3u * 3u * 3u);  // 3 samples × 3 row chunks × 3 channel chunks
+    EXPECT_EQ(plan.gathered_task_count(), plan.task_count());
+    EXPECT_EQ(plan.work_item_count(), 3u * 3u);
+    ThreadPool pool(threads);
+    std::vector<ReadScratch> scratch;
+    ReadStats stats;
+    plan.execute(&pool, scratch, &stats);
+    EXPECT_EQ(stats.missing_chunks.load(), 3);
+    for (int64_t s = 0; s < 4; ++s) {
+      std::vector<float> slot(batch.begin() + s * sample_elements,
+                              batch.begin() + (s + 1) * sample_elements);
+      EXPECT_TRUE(same_elements(expected_box<float>(Coords{picks[s], 0, 0, 0},
+                                                    Coords{1, 7, 9, 12}, chunks, -1.f, present),
+                                slot))
+          << "sample " << s << ", " << threads << " threads";
     }
   }
-  EXPECT_EQ(scratch[0].staging.capacity(), staging_capacity);
-  EXPECT_EQ(scratch[0].encoded.capacity(), encoded_capacity);
+}
+
+TEST(ReadPlan, GatherHandlesBoxesStartingInsideAChunk) {
+  Fixture f;
+  Coords shape{5, 40, 30}, chunks{2, 16, 4};
+  auto m = make_metadata<float>(shape, chunks);
+  write_chunks<float>(*f.memory, "", m);
+  Array array(f.memory, "", m, "a");
+  std::mt19937_64 rng(11);
+  ThreadPool pool(2);
+  for (int i = 0; i < 40; ++i) {
+    auto [start, extent] = random_box(rng, shape);
+    std::vector<float> out(static_cast<size_t>(product(extent)));
+    ReadPlan plan;
+    plan.add(array, start, view_of(out, extent));
+    std::vector<ReadScratch> scratch;
+    plan.execute(&pool, scratch);
+    ASSERT_TRUE(same_elements(expected_box<float>(start, extent, chunks, 0.f), out))
+        << "box " << i;
+  }
+}
+
+TEST(ReadPlan, WideChunksAreNotGathered) {
+  // Runs of whole rows are long: each chunk is placed on its own, in parallel.
+  Fixture f;
+  auto m = make_metadata<float>({4, 8, 512}, {1, 8, 256});
+  write_chunks<float>(*f.memory, "", m);
+  Array array(f.memory, "", m, "a");
+  std::vector<float> out(4 * 8 * 512);
+  ReadPlan plan;
+  plan.add(array, Coords{0, 0, 0}, view_of(out, {4, 8, 512}));
+  EXPECT_EQ(plan.gathered_task_count(), 0u);
+  EXPECT_EQ(plan.work_item_count(), plan.task_count());
 }
 
 }  // namespace

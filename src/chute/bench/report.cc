@@ -59,8 +59,12 @@ std::string render_roofline(const json& r) {
                  "codec chain into a warm buffer"});
   table.add_row({fmt::format("decode × {}", parallel), format_number(number(r, "decode_gbps")),
                  fmt::format("× min(threads, usable cores) = {}", parallel)});
+  table.add_row({"place", format_number(number(r, "place_gbps")),
+                 fmt::format("copy into a batch-sized buffer in memory, {} threads", threads)});
+  table.add_row({"read + decode", format_number(number(r, "decode_limit_gbps")),
+                 "1 / (1/read + 1/decode): placement left out"});
   table.add_row({"limit", format_number(number(r, "combined_gbps")),
-                 "1 / (1/read + 1/decode): workers that read then decode each chunk"});
+                 "1 / (1/read + 1/decode + 1/place): workers that read, decode, place each chunk"});
   const std::string title = fmt::format(
       "Roofline on the same {} chunks ({} stored, {} decoded, ratio {}); GB/s of decoded bytes",
       static_cast<int64_t>(number(r, "chunks", 0)), format_bytes(number(r, "stored_bytes", 0)),
@@ -269,7 +273,7 @@ std::vector<std::string> missing_report_keys(const json& report) {
   if (report["roofline"].is_object()) {
     require(report["roofline"], "roofline",
             {"threads", "decode_parallelism", "chunks", "stored_bytes", "decoded_bytes",
-             "read_gbps", "decode_single_gbps", "decode_gbps", "combined_gbps",
+             "read_gbps", "decode_single_gbps", "decode_gbps", "place_gbps", "combined_gbps",
              "page_cache_fraction", "fits_in_ram", "read_source"},
             missing);
   }

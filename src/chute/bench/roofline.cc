@@ -49,7 +49,7 @@ int64_t decode_object(const Array& array, std::span<const std::byte> stored, Byt
   return decoded;
 }
 
-RooflineResult finish(RooflineResult result, double read_s, double decode_s) {
+RooflineResult finish(RooflineResult result, double read_s, double decode_s, double place_gbps) {
   const auto gbps = [](int64_t bytes, double seconds) {
     return seconds > 0 ? static_cast<double>(bytes) / seconds / 1e9 : 0.0;
   };
@@ -57,8 +57,46 @@ RooflineResult finish(RooflineResult result, double read_s, double decode_s) {
   result.read_stored_gbps = gbps(result.encoded_bytes, read_s);
   result.decode_single_gbps = gbps(result.decoded_bytes, decode_s);
   result.decode_gbps = result.decode_single_gbps * result.decode_parallelism;
-  result.combined_gbps = combined_limit(result.read_gbps, result.decode_gbps);
+  result.place_gbps = place_gbps;
+  result.decode_limit_gbps = combined_limit(result.read_gbps, result.decode_gbps);
+  result.combined_gbps = combined_limit(result.read_gbps, result.decode_gbps, result.place_gbps);
   return result;
+}
+
+/// GB/s of the best of `repeats` passes copying every chunk's decoded bytes (chunk_nbytes())
+/// from a warm per-worker source into consecutive slots of one warm batch-sized destination.
+double measure_place_gbps(std::span<const ChunkRef> chunks, ThreadPool& pool, int repeats) {
+  std::vector<int64_t> offsets(chunks.size());
+  int64_t total = 0, largest = 0;
+  for (size_t i = 0; i < chunks.size(); ++i) {
+    const int64_t nbytes = chunks[i].array->metadata().chunk_nbytes();
+    offsets[i] = total;
+    total += nbytes;
+    largest = std::max(largest, nbytes);
+  }
+  // A batch's worth of destination is enough to leave the caches; past it, slots wrap around.
+  constexpr int64_t kMaxDestination = int64_t{256} << 20;
+  const int64_t destination_bytes = std::max(largest, std::min(total, kMaxDestination));
+  ByteBuffer destination(static_cast<size_t>(destination_bytes));
+  std::memset(destination.data(), 0, destination.size());
+  std::vector<ByteBuffer> sources(pool.size());
+  for (ByteBuffer& source : sources) {
+    source.resize(static_cast<size_t>(largest));
+    std::memset(source.data(), 1, source.size());
+  }
+  double best = 0;
+  for (int pass = 0; pass < std::max(1, repeats); ++pass) {
+    const auto start = Clock::now();
+    pool.parallel_for(chunks.size(), [&](size_t i, size_t worker) {
+      const int64_t nbytes = chunks[i].array->metadata().chunk_nbytes();
+      int64_t offset = offsets[i] % destination_bytes;
+      if (offset + nbytes > destination_bytes) offset = 0;
+      std::memcpy(destination.data() + offset, sources[worker].data(), static_cast<size_t>(nbytes));
+    });
+    const double elapsed = seconds_since(start);
+    if (pass == 0 || elapsed < best) best = elapsed;
+  }
+  return best > 0 ? static_cast<double>(total) / best / 1e9 : 0.0;
 }
 
 std::string file_path(const ChunkRef& ref) {
@@ -80,9 +118,38 @@ std::vector<ChunkRef> unique_chunks(std::span<const ChunkTask> tasks) {
   return refs;
 }
 
-double combined_limit(double read_gbps, double decode_gbps) {
-  if (read_gbps <= 0 || decode_gbps <= 0) return 0;
-  return 1.0 / (1.0 / read_gbps + 1.0 / decode_gbps);
+std::vector<ChunkRef> chunks_in_box(const Array& array, std::span<const int64_t> start,
+                                    std::span<const int64_t> shape) {
+  const size_t rank = array.rank();
+  if (start.size() != rank || shape.size() != rank) {
+    fail(ErrorCode::kInvalidArgument, "array '{}': expected a box of rank {}", array.name(), rank);
+  }
+  std::vector<ChunkRef> refs;
+  if (std::any_of(shape.begin(), shape.end(), [](int64_t n) { return n <= 0; })) return refs;
+  const auto& chunk = array.read_chunk_shape();
+  std::vector<int64_t> first(rank), last(rank), coords(rank);
+  for (size_t d = 0; d < rank; ++d) {
+    first[d] = coords[d] = start[d] / chunk[d];
+    last[d] = (start[d] + shape[d] - 1) / chunk[d];
+  }
+  std::set<std::string> seen;
+  for (;;) {
+    std::string key = array.storage_key(coords);
+    if (seen.insert(key).second) refs.push_back({&array, std::move(key)});
+    size_t d = rank;
+    for (;;) {
+      if (d == 0) return refs;
+      --d;
+      if (++coords[d] <= last[d]) break;
+      coords[d] = first[d];
+    }
+  }
+}
+
+double combined_limit(double read_gbps, double decode_gbps, double place_gbps) {
+  if (read_gbps <= 0 || decode_gbps <= 0 || place_gbps == 0) return 0;
+  const double place_s = place_gbps > 0 ? 1.0 / place_gbps : 0.0;
+  return 1.0 / (1.0 / read_gbps + 1.0 / decode_gbps + place_s);
 }
 
 RooflineResult measure_roofline(std::span<const ChunkRef> all_chunks,
@@ -159,12 +226,14 @@ RooflineResult measure_roofline(std::span<const ChunkRef> all_chunks,
     result.read_source = cached ? "page cache (memory bandwidth)" : "storage";
   }
 
+  const double place_gbps = measure_place_gbps(chunks, pool, options.repeats);
+
   if (options.known_decode_single_gbps > 0) {
     int64_t decoded = 0;
     for (const ChunkRef& ref : chunks) decoded += ref.array->metadata().chunk_nbytes();
     result.decoded_bytes = decoded;
     const double seconds = static_cast<double>(decoded) / (options.known_decode_single_gbps * 1e9);
-    return finish(result, best_read_s, seconds);
+    return finish(result, best_read_s, seconds, place_gbps);
   }
 
   // Decode probe: the stored objects held in memory, decoded one after another on one thread.
@@ -194,7 +263,7 @@ RooflineResult measure_roofline(std::span<const ChunkRef> all_chunks,
     result.decoded_bytes = decoded;
   }
 
-  return finish(result, best_read_s, best_decode_s);
+  return finish(result, best_read_s, best_decode_s, place_gbps);
 }
 
 nlohmann::json to_json(const RooflineResult& r) {
@@ -211,6 +280,8 @@ nlohmann::json to_json(const RooflineResult& r) {
           {"read_stored_gbps", r.read_stored_gbps},
           {"decode_single_gbps", r.decode_single_gbps},
           {"decode_gbps", r.decode_gbps},
+          {"place_gbps", r.place_gbps},
+          {"decode_limit_gbps", r.decode_limit_gbps},
           {"combined_gbps", r.combined_gbps},
           {"page_cache_fraction", r.page_cache_fraction},
           {"fits_in_ram", r.fits_in_ram},

@@ -3,7 +3,12 @@
 //   read     = pread of the chunks' stored objects into warm buffers on `threads` workers;
 //   decode   = the single-threaded decode rate (codec chain into a warm buffer) × the number of
 //              threads that can run at once (min(threads, usable cores));
-//   combined = what workers that each read then decode a chunk can reach: 1/(1/read + 1/decode).
+//   place    = copying each chunk's decoded bytes from a cache-resident buffer into its own slot
+//              of a batch-sized buffer in memory, on `threads` workers: the least any layout
+//              costs to land decoded data in a batch (for chunks decoded straight into the batch
+//              it is the price of the decoder writing to memory instead of to cache);
+//   combined = what workers that each read, decode and place a chunk can reach:
+//              1/(1/read + 1/decode + 1/place). decode_limit leaves placement out.
 // All rates are GB/s of DECODED bytes (10^9 bytes/s), so they compare directly with the loader's
 // GB/s. When the chunks sit in the page cache the read rate is a memory-bandwidth figure, not a
 // storage one: the result says which it is.
@@ -28,6 +33,10 @@ struct ChunkRef {
 /// the benchmark read). Inner chunks of a shard map to their shard.
 std::vector<ChunkRef> unique_chunks(std::span<const ChunkTask> tasks);
 
+/// The distinct stored objects holding the box [start, start + shape) of `array`.
+std::vector<ChunkRef> chunks_in_box(const Array& array, std::span<const int64_t> start,
+                                    std::span<const int64_t> shape);
+
 struct RooflineOptions {
   int threads = 1;
   int usable_cores = 1;
@@ -50,7 +59,9 @@ struct RooflineResult {
   double read_stored_gbps = 0;      // stored (compressed) bytes per second
   double decode_single_gbps = 0;    // one thread
   double decode_gbps = 0;           // × decode_parallelism
-  double combined_gbps = 0;         // the limit the loader is compared with
+  double place_gbps = 0;            // copy into a batch-sized buffer, `threads` workers
+  double decode_limit_gbps = 0;     // 1/(1/read + 1/decode)
+  double combined_gbps = 0;         // the limit the loader is compared with (with placement)
   double page_cache_fraction = -1;  // of the probed files resident before the read pass
   bool fits_in_ram = false;         // the probed stored bytes < MemAvailable
   std::string read_source;          // "page cache (memory bandwidth)" or "storage"
@@ -60,8 +71,8 @@ struct RooflineResult {
 /// would give). Precondition: every ref's array outlives the call.
 RooflineResult measure_roofline(std::span<const ChunkRef> chunks, const RooflineOptions& options);
 
-/// The combined per-chunk limit: 1 / (1/read + 1/decode); 0 when either is 0.
-double combined_limit(double read_gbps, double decode_gbps);
+/// The combined per-chunk limit: 1 / (1/read + 1/decode [+ 1/place]); 0 when any given is 0.
+double combined_limit(double read_gbps, double decode_gbps, double place_gbps = -1);
 
 nlohmann::json to_json(const RooflineResult& roofline);
 

@@ -49,19 +49,23 @@ Loader::~Loader() { stop(); }
 size_t Loader::threads() const { return assembler_->threads(); }
 
 void Loader::begin_epoch(int64_t epoch, int64_t start_batch) {
-  stop();
   if (start_batch < 0 || start_batch > batches_per_epoch()) {
     fail(ErrorCode::kInvalidArgument, "start batch {} outside [0, {}]", start_batch,
          batches_per_epoch());
   }
   pending_restore_.reset();
-  queue_ = std::make_shared<PrefetchQueue>(options_.prefetch);
+  const bool producer_is_there = running_ && epoch_done_ && epoch == epoch_ + 1 && start_batch == 0;
+  if (!producer_is_there) {
+    stop();
+    queue_ = std::make_shared<PrefetchQueue>(options_.prefetch);
+    producer_ = std::thread(&Loader::produce, this, epoch, start_batch, queue_);
+    running_ = true;
+  }
   epoch_ = epoch;
   consumed_ = start_batch;
+  epoch_done_ = false;
   epoch_begin_ns_ = now_ns();
   first_batch_seen_ = false;
-  running_ = true;
-  producer_ = std::thread(&Loader::produce, this, epoch, start_batch, queue_);
 }
 
 void Loader::begin_epoch() {
@@ -78,10 +82,11 @@ void Loader::stop() {
   if (producer_.joinable()) producer_.join();
   queue_.reset();
   running_ = false;
+  epoch_done_ = false;
 }
 
 std::optional<Batch> Loader::next() {
-  if (!running_) return std::nullopt;
+  if (!running_ || epoch_done_) return std::nullopt;
   const auto queued = static_cast<int64_t>(queue_->size());
   int64_t wait_ns = 0;
   std::optional<Batch> batch;
@@ -94,7 +99,12 @@ std::optional<Batch> Loader::next() {
     throw;
   }
   if (!batch) {
-    stop();
+    // The end of the epoch. The producer goes on with the next one unless production ended.
+    if (queue_->done()) {
+      stop();
+    } else {
+      epoch_done_ = true;
+    }
     return std::nullopt;
   }
   ++consumed_;
@@ -117,35 +127,41 @@ void Loader::produce(int64_t epoch, int64_t start_batch, std::shared_ptr<Prefetc
   const std::vector<OutputSpec>& outputs = dataset_->outputs();
   const BatchLayout& layout = assembler_->layout();
   try {
-    for (int64_t b = start_batch; b < batches_per_epoch(); ++b) {
-      if (queue->closed()) return;
-      const int64_t start = now_ns();
-      Batch batch;
-      batch.epoch = epoch;
-      batch.index = b;
-      sampler_.batch(epoch, b, batch.indices);
-      batch.padding = sampler_.batch_padding(b);
-      std::shared_ptr<std::byte> buffer = pool_->acquire();
-      ReadStats read_stats;
-      try {
-        assembler_->assemble(batch.indices, buffer.get(), &read_stats);
-      } catch (const Error& error) {
-        throw error.with_context(fmt::format("epoch {}, batch {}", epoch, b));
+    // Epochs back to back: the queue's bound keeps the producer at most `prefetch` batches
+    // ahead, across the end of an epoch as within one.
+    for (int64_t e = epoch;; ++e, start_batch = 0) {
+      for (int64_t b = start_batch; b < batches_per_epoch(); ++b) {
+        if (queue->closed()) return;
+        const int64_t start = now_ns();
+        Batch batch;
+        batch.epoch = e;
+        batch.index = b;
+        sampler_.batch(e, b, batch.indices);
+        batch.padding = sampler_.batch_padding(b);
+        std::shared_ptr<std::byte> buffer = pool_->acquire();
+        ReadStats read_stats;
+        try {
+          assembler_->assemble(batch.indices, buffer.get(), &read_stats);
+        } catch (const Error& error) {
+          throw error.with_context(fmt::format("epoch {}, batch {}", e, b));
+        }
+        batch.arrays.resize(outputs.size());
+        for (size_t k = 0; k < outputs.size(); ++k) {
+          BatchArray& array = batch.arrays[k];
+          array.name = outputs[k].name;
+          array.dtype = outputs[k].dtype;
+          array.shape.reserve(outputs[k].sample_shape.size() + 1);
+          array.shape.push_back(batch.size());
+          array.shape.insert(array.shape.end(), outputs[k].sample_shape.begin(),
+                             outputs[k].sample_shape.end());
+          array.data = buffer.get() + layout.offsets[k];
+          array.owner = buffer;
+        }
+        add_read_stats(read_stats, now_ns() - start, assembler_->last_finish_ns());
+        if (!queue->push(std::move(batch))) return;
       }
-      batch.arrays.resize(outputs.size());
-      for (size_t k = 0; k < outputs.size(); ++k) {
-        BatchArray& array = batch.arrays[k];
-        array.name = outputs[k].name;
-        array.dtype = outputs[k].dtype;
-        array.shape.reserve(outputs[k].sample_shape.size() + 1);
-        array.shape.push_back(batch.size());
-        array.shape.insert(array.shape.end(), outputs[k].sample_shape.begin(),
-                           outputs[k].sample_shape.end());
-        array.data = buffer.get() + layout.offsets[k];
-        array.owner = buffer;
-      }
-      add_read_stats(read_stats, now_ns() - start, assembler_->last_finish_ns());
-      if (!queue->push(std::move(batch))) return;
+      if (batches_per_epoch() == 0) break;  // nothing to run ahead into
+      queue->end_epoch();
     }
     queue->finish();
   } catch (...) {
@@ -155,6 +171,7 @@ void Loader::produce(int64_t epoch, int64_t start_batch, std::shared_ptr<Prefetc
 
 void Loader::add_read_stats(const ReadStats& stats, int64_t produce_ns, int64_t finish_ns) {
   std::lock_guard lock(stats_mutex_);
+  stats_.batches_produced += 1;
   stats_.produce_ns += produce_ns;
   stats_.finish_ns += finish_ns;
   stats_.read_ns += stats.read_ns.load();

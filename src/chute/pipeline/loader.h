@@ -26,12 +26,15 @@
 //   chute::SamplerState saved = loader.state();     // {seed, epoch, next_batch}
 //   loader.restore(saved);                          // the next begin_epoch() resumes there
 //
-// Threads: one producer thread per running epoch assembles batches (BatchAssembler, on its own
-// pool of `threads` workers) into a PrefetchQueue of `prefetch` batches. A reader error reaches
-// the consumer as a chute::Error from next(), after the batches queued before it, naming the
-// array, chunk key, sample and batch; the epoch then ends. begin_epoch() while an epoch runs
-// cancels it (the producer finishes its current batch and exits); stop() and the destructor join
-// every thread. Batch content depends only on (seed, epoch, rank, world_size, batch), never on
+// Threads: one producer thread assembles batches (BatchAssembler, on its own pool of `threads`
+// workers) into a PrefetchQueue of `prefetch` batches. At the end of an epoch it goes straight
+// on with the next one (still at most `prefetch` batches ahead), so the consumer's next epoch
+// starts from a full queue instead of an empty one; begin_epoch() for exactly that epoch (the
+// default begin_epoch(), or epoch + 1 from batch 0) takes those batches, any other start
+// restarts the producer. A reader error reaches the consumer as a chute::Error from next(),
+// after the batches queued before it, naming the array, chunk key, sample and batch; the
+// epoch then ends. begin_epoch() while an epoch runs cancels it (the producer finishes its
+// current batch and exits); stop() and the destructor join every thread. Batch content depends only on (seed, epoch, rank, world_size, batch), never on
 // `threads` or `prefetch`. Loader methods are for one consumer thread; stats() may be called
 // from any thread.
 
@@ -77,7 +80,8 @@ struct LoaderStats {
   int64_t samples = 0;
   int64_t wait_ns = 0;          // consumer time blocked inside next()
   int64_t first_batch_ns = -1;  // begin_epoch() -> first batch returned, for the latest epoch
-  int64_t produce_ns = 0;       // producer time assembling batches (plan + read + finish)
+  int64_t batches_produced = 0;  // assembled by the producer (runs up to `prefetch` ahead)
+  int64_t produce_ns = 0;        // producer time assembling batches (plan + read + finish)
   int64_t finish_ns = 0;        // of which post-read transforms
   // ReadStats, summed over reader threads:
   int64_t read_ns = 0;
@@ -168,6 +172,7 @@ class Loader {
   bool running_ = false;
   int64_t epoch_ = -1;    // last epoch begun
   int64_t consumed_ = 0;  // next batch of epoch_ for the consumer
+  bool epoch_done_ = false;  // epoch_ ended; the producer is running ahead into epoch_ + 1
   std::optional<SamplerState> pending_restore_;
   int64_t epoch_begin_ns_ = 0;  // steady clock at begin_epoch
   bool first_batch_seen_ = false;

@@ -9,6 +9,8 @@
 #include <cmath>
 #include <cstring>
 #include <set>
+#include <thread>
+#include <chrono>
 
 #include "chute/dataset/packed_dataset.h"
 #include "chute/dataset/window_dataset.h"
@@ -169,6 +171,62 @@ TEST(Loader, NewEpochCancelsTheRunningOne) {
   EXPECT_EQ(loader.state(), (SamplerState{42, 1, 20}));
 }
 
+/// Polls until the producer has assembled `count` batches; fails after a generous deadline
+/// (a liveness check, not a timing one).
+void wait_until_produced(const Loader& loader, int64_t count) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (loader.stats().batches_produced < count) {
+    ASSERT_LT(std::chrono::steady_clock::now(), deadline) << "producer stalled";
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+}
+
+TEST(Loader, RunsAheadIntoTheNextEpoch) {
+  PackedFixture f(21);
+  const size_t prefetch = 2;
+  Loader loader(packed(f), options(4, 2, prefetch));
+  ASSERT_EQ(loader.batches_per_epoch(), 6);
+  run_epoch(loader);
+  // With the epoch over and nobody consuming, the producer fills the queue from epoch 1.
+  wait_until_produced(loader, 6 + static_cast<int64_t>(prefetch));
+  loader.reset_stats();
+  std::vector<Snapshot> next = run_epoch(loader);
+  const LoaderStats stats = loader.stats();
+  ASSERT_FALSE(stats.occupancy.empty());
+  EXPECT_EQ(stats.occupancy.front().queued, static_cast<int64_t>(prefetch));
+  EXPECT_EQ(loader.state(), (SamplerState{42, 1, 6}));
+
+  Loader fresh(packed(f), options(4, 1, 1));
+  fresh.begin_epoch(1);
+  std::vector<Snapshot> expected;
+  while (auto batch = fresh.next()) expected.push_back(snapshot(*batch));
+  EXPECT_EQ(next, expected);
+  EXPECT_FALSE(loader.next().has_value());  // the epoch is over until the next begin
+}
+
+TEST(Loader, OtherStartsAfterAnEpochRestartTheProducer) {
+  PackedFixture f(21);
+  Loader loader(packed(f), options(4, 2, 2));
+  run_epoch(loader);
+  wait_until_produced(loader, 7);
+  for (auto [epoch, start] : {std::pair<int64_t, int64_t>{5, 0}, {6, 2}, {6, 0}}) {
+    loader.begin_epoch(epoch, start);
+    int64_t b = start;
+    while (auto batch = loader.next()) {
+      EXPECT_EQ(batch->epoch, epoch);
+      EXPECT_EQ(batch->index, b);
+      EXPECT_EQ(batch->indices, loader.sampler().batch(epoch, b));
+      ++b;
+    }
+    EXPECT_EQ(b, 6);
+  }
+  // After a restore, the saved position wins over the batches run ahead.
+  loader.restore(SamplerState{42, 2, 4});
+  std::vector<Snapshot> rest = run_epoch(loader);
+  ASSERT_EQ(rest.size(), 2u);
+  EXPECT_EQ(rest.front().indices, loader.sampler().batch(2, 4));
+}
+
 TEST(Loader, CorruptChunkRaisesOnTheConsumerNamingIt) {
   PackedFixture f(20);
   // Sample 9's second channel chunk of inputs is truncated.
@@ -238,8 +296,11 @@ TEST(Loader, ReportsStats) {
   EXPECT_EQ(stats.occupancy.size(), 3u);
   for (const auto& sample : stats.occupancy) EXPECT_LE(sample.queued, 2);
   EXPECT_GE(stats.first_batch_ns, 0);
-  EXPECT_EQ(stats.chunks, 12 * 4);
-  EXPECT_EQ(stats.bytes_read, 12 * (3 * 24 + 24) * 4);  // inputs: 3 chunks of 2 channels
+  // The producer may already be into the next epoch: count per batch it assembled.
+  EXPECT_GE(stats.batches_produced, 3);
+  EXPECT_EQ(stats.chunks, stats.batches_produced * 4 * 4);
+  // inputs: 3 chunks of 2 channels, targets: 1 chunk
+  EXPECT_EQ(stats.bytes_read, stats.batches_produced * 4 * (3 * 24 + 24) * 4);
   EXPECT_GE(stats.wait_ns, 0);
   loader.reset_stats();
   EXPECT_EQ(loader.stats().batches, 0);

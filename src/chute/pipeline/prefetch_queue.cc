@@ -13,12 +13,22 @@ PrefetchQueue::PrefetchQueue(size_t capacity) : capacity_(capacity) {
 
 bool PrefetchQueue::push(Batch&& batch) {
   std::unique_lock lock(mutex_);
-  not_full_.wait(lock, [&] { return closed_ || finished_ || items_.size() < capacity_; });
+  not_full_.wait(lock, [&] { return closed_ || finished_ || batches_ < capacity_; });
   if (closed_ || finished_) return false;
-  items_.push_back(std::move(batch));
+  items_.emplace_back(std::move(batch));
+  ++batches_;
   lock.unlock();
   not_empty_.notify_one();
   return true;
+}
+
+void PrefetchQueue::end_epoch() {
+  {
+    std::lock_guard lock(mutex_);
+    if (closed_ || finished_) return;
+    items_.emplace_back(std::nullopt);
+  }
+  not_empty_.notify_one();
 }
 
 void PrefetchQueue::finish(std::exception_ptr error) {
@@ -48,22 +58,25 @@ std::optional<Batch> PrefetchQueue::pop(int64_t* wait_ns) {
   }
   if (closed_) return std::nullopt;
   if (!items_.empty()) {
-    Batch batch = std::move(items_.front());
+    std::optional<Batch> item = std::move(items_.front());
     items_.pop_front();
+    if (!item) return std::nullopt;  // an epoch mark
+    --batches_;
     lock.unlock();
     not_full_.notify_one();
-    return batch;
+    return item;
   }
   if (error_) std::rethrow_exception(std::exchange(error_, nullptr));
   return std::nullopt;
 }
 
 void PrefetchQueue::close() {
-  std::deque<Batch> dropped;
+  std::deque<std::optional<Batch>> dropped;
   {
     std::lock_guard lock(mutex_);
     closed_ = true;
     dropped.swap(items_);
+    batches_ = 0;
   }
   not_full_.notify_all();
   not_empty_.notify_all();
@@ -72,7 +85,12 @@ void PrefetchQueue::close() {
 
 size_t PrefetchQueue::size() const {
   std::lock_guard lock(mutex_);
-  return items_.size();
+  return batches_;
+}
+
+bool PrefetchQueue::done() const {
+  std::lock_guard lock(mutex_);
+  return closed_ || (finished_ && items_.empty() && !error_);
 }
 
 bool PrefetchQueue::closed() const {

@@ -40,6 +40,23 @@ TEST(PrefetchQueue, DeliversInOrderWithinTheBound) {
   EXPECT_LE(max_size.load(), 2u);
 }
 
+TEST(PrefetchQueue, EpochMarksSplitTheStreamWithoutTakingCapacity) {
+  PrefetchQueue queue(2);
+  ASSERT_TRUE(queue.push(numbered(0)));
+  queue.end_epoch();
+  ASSERT_TRUE(queue.push(numbered(1)));  // the mark did not use a place
+  EXPECT_EQ(queue.size(), 2u);
+  queue.end_epoch();
+  queue.finish();
+  EXPECT_EQ(queue.pop()->index, 0);
+  EXPECT_FALSE(queue.pop().has_value());  // end of the first epoch
+  EXPECT_FALSE(queue.done());
+  EXPECT_EQ(queue.pop()->index, 1);
+  EXPECT_FALSE(queue.pop().has_value());
+  EXPECT_FALSE(queue.pop().has_value());  // finished and drained
+  EXPECT_TRUE(queue.done());
+}
+
 TEST(PrefetchQueue, ErrorComesAfterQueuedBatchesOnce) {
   PrefetchQueue queue(4);
   ASSERT_TRUE(queue.push(numbered(0)));
