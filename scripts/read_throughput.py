@@ -19,7 +19,7 @@ import numpy as np
 import zarr
 
 import chute
-from chute import _core
+from chute import _chute
 
 
 def best_seconds(read, repeat: int) -> float:
@@ -41,7 +41,7 @@ def touched_chunk_bytes(a: chute.Array, box: tuple[slice, ...]) -> int:
 def roofline(a: chute.Array, boxes: list[tuple[slice, ...]] | None) -> dict:
     starts = [[b.start for b in box] for box in boxes or []]
     shapes = [[b.stop - b.start for b in box] for box in boxes or []]
-    return json.loads(_core._roofline_json(a._core, starts, shapes, chute.get_threads()))
+    return json.loads(_chute._roofline_json(a._core, starts, shapes, chute.get_threads()))
 
 
 def main() -> None:
@@ -63,7 +63,6 @@ def main() -> None:
     box_bytes *= a.dtype.itemsize
     # Each box decodes its chunks again (no cache between reads), for chute and zarr alike.
     box_chunk_bytes = sum(touched_chunk_bytes(a, box) for box in boxes)
-    whole = int(np.prod(a.shape)) * a.dtype.itemsize
     whole_chunk_bytes = touched_chunk_bytes(a, tuple(slice(0, n) for n in a.shape))
 
     assert np.array_equal(a[boxes[0]], z[boxes[0]], equal_nan=True)
@@ -75,8 +74,7 @@ def main() -> None:
         b = best_seconds(lambda r=reader: [r[box] for box in boxes], args.repeat)
         rates[name] = (whole_chunk_bytes / w / 1e9, box_chunk_bytes / b / 1e9)
         print(
-            f"{name:12} {rates[name][0]:17.2f} "
-            f"{rates[name][1]:18.2f} ({box_bytes / b / 1e9:.2f})"
+            f"{name:12} {rates[name][0]:17.2f} {rates[name][1]:18.2f} ({box_bytes / b / 1e9:.2f})"
         )
     whole_limit = roofline(a, None)
     box_limit = roofline(a, boxes)

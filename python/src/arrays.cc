@@ -133,8 +133,8 @@ std::string roofline_json(const Array& array, const std::vector<std::vector<int6
   nb::gil_scoped_release release;
   std::vector<bench::ChunkRef> refs;
   if (starts.empty()) {
-    refs = bench::chunks_in_box(array, std::vector<int64_t>(array.rank(), 0),
-                                array.metadata().shape);
+    refs =
+        bench::chunks_in_box(array, std::vector<int64_t>(array.rank(), 0), array.metadata().shape);
   }
   std::set<std::string> seen;
   for (size_t i = 0; i < starts.size() && i < shapes.size(); ++i) {

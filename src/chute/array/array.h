@@ -41,7 +41,7 @@ struct ReadScratch {
   ByteBuffer gather;  // the decoded chunks of one gather group, side by side
   CodecScratch codec;
   std::vector<ShardIndexEntry> shard_index;
-  std::string key;  // storage key of the chunk being read, reused across chunks
+  std::string key;   // storage key of the chunk being read, reused across chunks
   StridedView tile;  // one tile of a gather target, reused
   std::vector<int64_t> tile_start;
 };
@@ -68,7 +68,7 @@ struct ChunkTask {
 /// destination cache line is fetched and written back once per chunk. Such neighbours form a
 /// gather group: one worker decodes them side by side into staging, then writes the
 /// destination tile by tile (a few tens of KB, cache-resident), each line once.
-inline constexpr int64_t kGatherMaxRunBytes = 256;       // runs shorter than this are gathered
+inline constexpr int64_t kGatherMaxRunBytes = 256;           // runs shorter than this are gathered
 inline constexpr int64_t kGatherMaxStagingBytes = 16 << 20;  // per worker
 inline constexpr int64_t kGatherTileBytes = 64 << 10;
 
@@ -111,7 +111,7 @@ class ReadPlan {
 
   std::vector<ChunkTask> tasks_;
   std::vector<WorkItem> items_;
-  std::vector<size_t> row_;  // reused by add()
+  std::vector<size_t> row_;                                 // reused by add()
   std::unordered_map<ChunkId, size_t, ChunkIdHash> index_;  // (array, chunk) -> task
 };
 

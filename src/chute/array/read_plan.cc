@@ -122,8 +122,8 @@ void ReadPlan::add_row(const Array& array, std::span<const size_t> row, bool fre
     const StridedView& dst = tasks_[row[0]].targets.back().dst;
     const bool short_runs = dst.byte_strides[rank - 1] == item_size &&
                             array.read_chunk_shape()[rank - 1] * item_size < kGatherMaxRunBytes;
-    const bool tileable = std::any_of(dst.shape.begin(), dst.shape.end() - 1,
-                                      [](int64_t n) { return n > 1; });
+    const bool tileable =
+        std::any_of(dst.shape.begin(), dst.shape.end() - 1, [](int64_t n) { return n > 1; });
     gather = short_runs && tileable;
   }
   if (!gather) {
@@ -189,8 +189,8 @@ void ReadPlan::execute_gathered(const WorkItem& item, ReadScratch& scratch,
       tile.data = target.dst.data + row * target.dst.byte_strides[axis];
       scratch.tile_start.assign(target.chunk_start.begin(), target.chunk_start.end());
       scratch.tile_start[axis] += row;
-      strided_copy(scratch.gather.data() + j * chunk_nbytes, chunk_shape, scratch.tile_start,
-                   tile, item_size);
+      strided_copy(scratch.gather.data() + j * chunk_nbytes, chunk_shape, scratch.tile_start, tile,
+                   item_size);
     }
   }
   // Targets added later by other boxes that share these chunks.

@@ -217,8 +217,8 @@ TEST(ReadPlan, ChannelSplitChunksAreGatheredIntoChannelsLastSamples) {
     for (int64_t s = 0; s < 4; ++s) {
       std::vector<float> slot(batch.begin() + s * sample_elements,
                               batch.begin() + (s + 1) * sample_elements);
-      EXPECT_TRUE(same_elements(expected_box<float>(Coords{picks[s], 0, 0, 0},
-                                                    Coords{1, 7, 9, 12}, chunks, -1.f, present),
+      EXPECT_TRUE(same_elements(expected_box<float>(Coords{picks[s], 0, 0, 0}, Coords{1, 7, 9, 12},
+                                                    chunks, -1.f, present),
                                 slot))
           << "sample " << s << ", " << threads << " threads";
     }
@@ -240,8 +240,7 @@ TEST(ReadPlan, GatherHandlesBoxesStartingInsideAChunk) {
     plan.add(array, start, view_of(out, extent));
     std::vector<ReadScratch> scratch;
     plan.execute(&pool, scratch);
-    ASSERT_TRUE(same_elements(expected_box<float>(start, extent, chunks, 0.f), out))
-        << "box " << i;
+    ASSERT_TRUE(same_elements(expected_box<float>(start, extent, chunks, 0.f), out)) << "box " << i;
   }
 }
 

@@ -34,9 +34,9 @@
 // restarts the producer. A reader error reaches the consumer as a chute::Error from next(),
 // after the batches queued before it, naming the array, chunk key, sample and batch; the
 // epoch then ends. begin_epoch() while an epoch runs cancels it (the producer finishes its
-// current batch and exits); stop() and the destructor join every thread. Batch content depends only on (seed, epoch, rank, world_size, batch), never on
-// `threads` or `prefetch`. Loader methods are for one consumer thread; stats() may be called
-// from any thread.
+// current batch and exits); stop() and the destructor join every thread. Batch content depends only
+// on (seed, epoch, rank, world_size, batch), never on `threads` or `prefetch`. Loader methods are
+// for one consumer thread; stats() may be called from any thread.
 
 #include <atomic>
 #include <cstdint>
@@ -78,11 +78,11 @@ struct OccupancySample {
 struct LoaderStats {
   int64_t batches = 0;  // handed to the consumer
   int64_t samples = 0;
-  int64_t wait_ns = 0;          // consumer time blocked inside next()
-  int64_t first_batch_ns = -1;  // begin_epoch() -> first batch returned, for the latest epoch
+  int64_t wait_ns = 0;           // consumer time blocked inside next()
+  int64_t first_batch_ns = -1;   // begin_epoch() -> first batch returned, for the latest epoch
   int64_t batches_produced = 0;  // assembled by the producer (runs up to `prefetch` ahead)
   int64_t produce_ns = 0;        // producer time assembling batches (plan + read + finish)
-  int64_t finish_ns = 0;        // of which post-read transforms
+  int64_t finish_ns = 0;         // of which post-read transforms
   // ReadStats, summed over reader threads:
   int64_t read_ns = 0;
   int64_t decode_ns = 0;
@@ -170,8 +170,8 @@ class Loader {
   std::thread producer_;
   std::shared_ptr<PrefetchQueue> queue_;
   bool running_ = false;
-  int64_t epoch_ = -1;    // last epoch begun
-  int64_t consumed_ = 0;  // next batch of epoch_ for the consumer
+  int64_t epoch_ = -1;       // last epoch begun
+  int64_t consumed_ = 0;     // next batch of epoch_ for the consumer
   bool epoch_done_ = false;  // epoch_ ended; the producer is running ahead into epoch_ + 1
   std::optional<SamplerState> pending_restore_;
   int64_t epoch_begin_ns_ = 0;  // steady clock at begin_epoch

@@ -6,11 +6,11 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <set>
 #include <thread>
-#include <chrono>
 
 #include "chute/dataset/packed_dataset.h"
 #include "chute/dataset/window_dataset.h"

@@ -49,7 +49,7 @@ class PrefetchQueue {
   std::condition_variable not_full_;
   std::condition_variable not_empty_;
   std::deque<std::optional<Batch>> items_;  // nullopt: an epoch mark
-  size_t batches_ = 0;                       // the non-mark entries of items_
+  size_t batches_ = 0;                      // the non-mark entries of items_
   std::exception_ptr error_;
   bool finished_ = false;
   bool closed_ = false;
