@@ -143,17 +143,22 @@ void Array::with_chunk_context(const ChunkTask& task, ReadScratch& scratch, Body
   }
 }
 
+bool Array::read_timed(const ChunkTask& task, ReadScratch& scratch, ReadStats* stats) const {
+  const auto start = Clock::now();
+  const bool found = read_encoded(task, scratch, stats);
+  if (stats) {
+    stats->read_ns += elapsed_ns(start);
+    stats->chunks += 1;
+    if (found) stats->bytes_read += static_cast<int64_t>(scratch.encoded.size());
+  }
+  return found;
+}
+
 void Array::execute(const ChunkTask& task, ReadScratch& scratch, ReadStats* stats) const {
   with_chunk_context(task, scratch, [&] {
-    auto start = Clock::now();
-    const bool found = read_encoded(task, scratch, stats);
-    if (stats) {
-      stats->read_ns += elapsed_ns(start);
-      stats->chunks += 1;
-      if (found) stats->bytes_read += static_cast<int64_t>(scratch.encoded.size());
-    }
+    const bool found = read_timed(task, scratch, stats);
+    const auto start = Clock::now();
     if (!found) {
-      start = Clock::now();
       fill_targets(task);
       if (stats) {
         stats->missing_chunks += 1;
@@ -168,16 +173,10 @@ void Array::execute(const ChunkTask& task, ReadScratch& scratch, ReadStats* stat
 void Array::load(const ChunkTask& task, ReadScratch& scratch, std::byte* decoded,
                  ReadStats* stats) const {
   with_chunk_context(task, scratch, [&] {
-    auto start = Clock::now();
-    const bool found = read_encoded(task, scratch, stats);
-    if (stats) {
-      stats->read_ns += elapsed_ns(start);
-      stats->chunks += 1;
-      if (found) stats->bytes_read += static_cast<int64_t>(scratch.encoded.size());
-    }
+    const bool found = read_timed(task, scratch, stats);
     const CodecChain& chain = codecs_->sharding() ? *codecs_->sharding()->inner : *codecs_;
     const auto nbytes = static_cast<size_t>(chain.decoded_nbytes());
-    start = Clock::now();
+    const auto start = Clock::now();
     if (!found) {
       strided_fill(StridedView::contiguous(decoded, read_chunk_shape_, metadata_.data_type.size),
                    metadata_.fill_value);

@@ -159,6 +159,8 @@ class Array {
   /// Reads the encoded bytes of the task's chunk into scratch.encoded (key in scratch.key);
   /// false when the chunk (or, sharded, its shard or inner chunk) is missing.
   bool read_encoded(const ChunkTask& task, ReadScratch& scratch, ReadStats* stats) const;
+  /// read_encoded(), counting its time and bytes in `stats`.
+  bool read_timed(const ChunkTask& task, ReadScratch& scratch, ReadStats* stats) const;
   /// The decoded index of the shard whose key is in scratch.key (cached); empty when missing.
   ShardIndexPtr shard_index(std::span<const int64_t> shard_coords, ReadScratch& scratch,
                             ReadStats* stats) const;
