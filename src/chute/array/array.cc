@@ -72,7 +72,7 @@ Array::Array(StorePtr store, std::string prefix, ArrayMetadata metadata, std::st
     throw e.with_context(fmt::format("array '{}'", name_));
   }
 
-  const CodecChain* read_chain = codecs_.get();
+  read_chain_ = codecs_.get();
   if (const ShardingCodec* sharding = codecs_->sharding()) {
     const auto& inner = sharding->inner_chunk_shape;
     bool consistent =
@@ -86,7 +86,7 @@ Array::Array(StorePtr store, std::string prefix, ArrayMetadata metadata, std::st
            fmt::join(inner, ", "), fmt::join(chunks, ", "));
     }
     read_chunk_shape_ = inner;
-    read_chain = sharding->inner.get();
+    read_chain_ = sharding->inner.get();
     shard_grid_shape_ = chunk_grid_shape(shape, chunks);
     shard_indexes_ = std::make_shared<ShardIndexCache>();
   } else {
@@ -94,9 +94,9 @@ Array::Array(StorePtr store, std::string prefix, ArrayMetadata metadata, std::st
   }
   read_grid_shape_ = chunk_grid_shape(shape, read_chunk_shape_);
   const int64_t expected = product(read_chunk_shape_) * static_cast<int64_t>(item_size);
-  if (read_chain == nullptr || read_chain->decoded_nbytes() != expected) {
+  if (read_chain_ == nullptr || read_chain_->decoded_nbytes() != expected) {
     fail(ErrorCode::kInternal, "array '{}': codec chain decodes {} bytes per chunk, expected {}",
-         name_, read_chain ? read_chain->decoded_nbytes() : 0, expected);
+         name_, read_chain_ ? read_chain_->decoded_nbytes() : 0, expected);
   }
 }
 
@@ -119,9 +119,7 @@ void Array::read(std::span<const int64_t> start, const StridedView& dst, ThreadP
   plan.execute(pool, scratch, stats);
 }
 
-int64_t Array::read_chunk_nbytes() const {
-  return product(read_chunk_shape_) * static_cast<int64_t>(metadata_.data_type.size);
-}
+int64_t Array::read_chunk_nbytes() const { return read_chain_->decoded_nbytes(); }
 
 template <typename Body>
 void Array::with_chunk_context(const ChunkTask& task, ReadScratch& scratch, Body&& body) const {
@@ -173,25 +171,28 @@ void Array::execute(const ChunkTask& task, ReadScratch& scratch, ReadStats* stat
 void Array::load(const ChunkTask& task, ReadScratch& scratch, std::byte* decoded,
                  ReadStats* stats) const {
   with_chunk_context(task, scratch, [&] {
-    const bool found = read_timed(task, scratch, stats);
-    const CodecChain& chain = codecs_->sharding() ? *codecs_->sharding()->inner : *codecs_;
-    const auto nbytes = static_cast<size_t>(chain.decoded_nbytes());
-    const auto start = Clock::now();
-    if (!found) {
-      strided_fill(StridedView::contiguous(decoded, read_chunk_shape_, metadata_.data_type.size),
-                   metadata_.fill_value);
-      if (stats) {
-        stats->missing_chunks += 1;
-        stats->assemble_ns += elapsed_ns(start);
-      }
+    if (read_timed(task, scratch, stats)) {
+      decode_timed(scratch, decoded, stats);
       return;
     }
-    chain.decode(scratch.encoded.span(), {decoded, nbytes}, scratch.codec);
+    const auto start = Clock::now();
+    strided_fill(StridedView::contiguous(decoded, read_chunk_shape_, metadata_.data_type.size),
+                 metadata_.fill_value);
     if (stats) {
-      stats->decode_ns += elapsed_ns(start);
-      stats->bytes_decoded += static_cast<int64_t>(nbytes);
+      stats->missing_chunks += 1;
+      stats->assemble_ns += elapsed_ns(start);
     }
   });
+}
+
+void Array::decode_timed(ReadScratch& scratch, std::byte* decoded, ReadStats* stats) const {
+  const auto nbytes = static_cast<size_t>(read_chain_->decoded_nbytes());
+  const auto start = Clock::now();
+  read_chain_->decode(scratch.encoded.span(), {decoded, nbytes}, scratch.codec);
+  if (stats) {
+    stats->decode_ns += elapsed_ns(start);
+    stats->bytes_decoded += static_cast<int64_t>(nbytes);
+  }
 }
 
 bool Array::read_encoded(const ChunkTask& task, ReadScratch& scratch, ReadStats* stats) const {
@@ -249,9 +250,7 @@ ShardIndexPtr Array::shard_index(std::span<const int64_t> shard_coords, ReadScra
 
 void Array::decode_and_scatter(const ChunkTask& task, ReadScratch& scratch,
                                ReadStats* stats) const {
-  const ShardingCodec* sharding = codecs_->sharding();
-  const CodecChain& chain = sharding ? *sharding->inner : *codecs_;
-  const auto nbytes = static_cast<size_t>(chain.decoded_nbytes());
+  const auto nbytes = static_cast<size_t>(read_chain_->decoded_nbytes());
   const int64_t item_size = metadata_.data_type.size;
 
   // A target covering the whole chunk with a C-contiguous layout takes the decoded bytes
@@ -268,13 +267,8 @@ void Array::decode_and_scatter(const ChunkTask& task, ReadScratch& scratch,
     scratch.staging.resize(nbytes);
     decoded = scratch.staging.data();
   }
-  auto start = Clock::now();
-  chain.decode(scratch.encoded.span(), {decoded, nbytes}, scratch.codec);
-  if (stats) {
-    stats->decode_ns += elapsed_ns(start);
-    stats->bytes_decoded += static_cast<int64_t>(nbytes);
-  }
-  start = Clock::now();
+  decode_timed(scratch, decoded, stats);
+  const auto start = Clock::now();
   for (const ChunkTarget& target : task.targets) {
     if (&target == direct) continue;
     strided_copy(decoded, read_chunk_shape_, target.chunk_start, target.dst, item_size);

@@ -165,12 +165,15 @@ class Array {
   ShardIndexPtr shard_index(std::span<const int64_t> shard_coords, ReadScratch& scratch,
                             ReadStats* stats) const;
   void decode_and_scatter(const ChunkTask& task, ReadScratch& scratch, ReadStats* stats) const;
+  /// Decodes scratch.encoded (one chunk of the read grid) into `decoded`, counting the time.
+  void decode_timed(ReadScratch& scratch, std::byte* decoded, ReadStats* stats) const;
   void fill_targets(const ChunkTask& task) const;
   /// Runs `body`; an error it throws is rethrown naming the array, chunk key and context.
   template <typename Body>
   void with_chunk_context(const ChunkTask& task, ReadScratch& scratch, Body&& body) const;
 
   CodecChainPtr codecs_;
+  const CodecChain* read_chain_ = nullptr;  // codecs_, or the sharding codec's inner chain
   std::vector<int64_t> read_chunk_shape_;
   std::vector<int64_t> read_grid_shape_;
   std::vector<int64_t> shard_grid_shape_;           // sharded only

@@ -82,10 +82,10 @@ TEST(BenchReport, PercentOfRooflineFollowsTheCombinedLimit) {
   RooflineResult roofline;
   roofline.read_gbps = 2;
   roofline.decode_gbps = 2;
-  roofline.combined_gbps = combined_limit(2, 2);
+  roofline.combined_gbps = combined_limit({2, 2});
   EXPECT_DOUBLE_EQ(roofline.combined_gbps, 1.0);
-  EXPECT_DOUBLE_EQ(combined_limit(2, 2, 2), 2.0 / 3.0);  // placement is a third step per chunk
-  EXPECT_DOUBLE_EQ(combined_limit(2, 2, 0), 0.0);        // a probe that measured nothing
+  EXPECT_DOUBLE_EQ(combined_limit({2, 2, 2}), 2.0 / 3.0);  // placement is a third step per chunk
+  EXPECT_DOUBLE_EQ(combined_limit({2, 2, 0}), 0.0);        // a probe that measured nothing
   set_roofline(report, roofline);
   EXPECT_DOUBLE_EQ(report["modes"]["io"]["percent_of_roofline"].get<double>(), 0.5);
   add_mode(report, fake_mode(Mode::kFull, 100, 0.25));

@@ -58,9 +58,31 @@ RooflineResult finish(RooflineResult result, double read_s, double decode_s, dou
   result.decode_single_gbps = gbps(result.decoded_bytes, decode_s);
   result.decode_gbps = result.decode_single_gbps * result.decode_parallelism;
   result.place_gbps = place_gbps;
-  result.decode_limit_gbps = combined_limit(result.read_gbps, result.decode_gbps);
-  result.combined_gbps = combined_limit(result.read_gbps, result.decode_gbps, result.place_gbps);
+  result.decode_limit_gbps = combined_limit({result.read_gbps, result.decode_gbps});
+  result.combined_gbps = combined_limit({result.read_gbps, result.decode_gbps, result.place_gbps});
   return result;
+}
+
+/// The shortest of `repeats` (at least one) timed runs of pass().
+template <typename Pass>
+double best_seconds(int repeats, Pass&& pass) {
+  double best = 0;
+  for (int i = 0; i < std::max(1, repeats); ++i) {
+    const auto start = Clock::now();
+    pass();
+    const double elapsed = seconds_since(start);
+    if (i == 0 || elapsed < best) best = elapsed;
+  }
+  return best;
+}
+
+/// Reads the chunk's stored object into `out`; a chunk that vanished since it was listed is an
+/// error.
+void read_chunk(const ChunkRef& ref, ByteBuffer& out) {
+  if (!ref.array->store().read(ref.key, out)) {
+    fail(ErrorCode::kNotFound, "roofline: chunk {} of {} disappeared during the run", ref.key,
+         ref.array->name());
+  }
 }
 
 /// GB/s of the best of `repeats` passes copying every chunk's decoded bytes (chunk_nbytes())
@@ -84,18 +106,14 @@ double measure_place_gbps(std::span<const ChunkRef> chunks, ThreadPool& pool, in
     source.resize(static_cast<size_t>(largest));
     std::memset(source.data(), 1, source.size());
   }
-  double best = 0;
-  for (int pass = 0; pass < std::max(1, repeats); ++pass) {
-    const auto start = Clock::now();
+  const double best = best_seconds(repeats, [&] {
     pool.parallel_for(chunks.size(), [&](size_t i, size_t worker) {
       const int64_t nbytes = chunks[i].array->metadata().chunk_nbytes();
       int64_t offset = offsets[i] % destination_bytes;
       if (offset + nbytes > destination_bytes) offset = 0;
       std::memcpy(destination.data() + offset, sources[worker].data(), static_cast<size_t>(nbytes));
     });
-    const double elapsed = seconds_since(start);
-    if (pass == 0 || elapsed < best) best = elapsed;
-  }
+  });
   return best > 0 ? static_cast<double>(total) / best / 1e9 : 0.0;
 }
 
@@ -146,10 +164,13 @@ std::vector<ChunkRef> chunks_in_box(const Array& array, std::span<const int64_t>
   }
 }
 
-double combined_limit(double read_gbps, double decode_gbps, double place_gbps) {
-  if (read_gbps <= 0 || decode_gbps <= 0 || place_gbps == 0) return 0;
-  const double place_s = place_gbps > 0 ? 1.0 / place_gbps : 0.0;
-  return 1.0 / (1.0 / read_gbps + 1.0 / decode_gbps + place_s);
+double combined_limit(std::initializer_list<double> step_gbps) {
+  double seconds_per_gb = 0;
+  for (double gbps : step_gbps) {
+    if (gbps <= 0) return 0;
+    seconds_per_gb += 1.0 / gbps;
+  }
+  return seconds_per_gb > 0 ? 1.0 / seconds_per_gb : 0.0;
 }
 
 RooflineResult measure_roofline(std::span<const ChunkRef> all_chunks,
@@ -205,18 +226,10 @@ RooflineResult measure_roofline(std::span<const ChunkRef> all_chunks,
     buffer.resize(static_cast<size_t>(max_stored));
     std::memset(buffer.data(), 0, buffer.size());
   }
-  double best_read_s = 0;
-  for (int pass = 0; pass < std::max(1, options.repeats); ++pass) {
-    const auto start = Clock::now();
-    pool.parallel_for(chunks.size(), [&](size_t i, size_t worker) {
-      if (!chunks[i].array->store().read(chunks[i].key, buffers[worker])) {
-        fail(ErrorCode::kNotFound, "roofline: chunk {} of {} disappeared during the run",
-             chunks[i].key, chunks[i].array->name());
-      }
-    });
-    const double elapsed = seconds_since(start);
-    if (pass == 0 || elapsed < best_read_s) best_read_s = elapsed;
-  }
+  const double best_read_s = best_seconds(options.repeats, [&] {
+    pool.parallel_for(chunks.size(),
+                      [&](size_t i, size_t worker) { read_chunk(chunks[i], buffers[worker]); });
+  });
   // The best pass counts, so data that fits in RAM is read from the page cache by then.
   const bool cached =
       result.page_cache_fraction >= 0.95 || (result.fits_in_ram && options.repeats > 1);
@@ -238,9 +251,7 @@ RooflineResult measure_roofline(std::span<const ChunkRef> all_chunks,
 
   // Decode probe: the stored objects held in memory, decoded one after another on one thread.
   std::vector<ByteBuffer> stored(chunks.size());
-  pool.parallel_for(chunks.size(), [&](size_t i, size_t) {
-    chunks[i].array->store().read(chunks[i].key, stored[i]);
-  });
+  pool.parallel_for(chunks.size(), [&](size_t i, size_t) { read_chunk(chunks[i], stored[i]); });
   ByteBuffer out;
   CodecScratch scratch;
   std::vector<ShardIndexEntry> index;
@@ -251,17 +262,13 @@ RooflineResult measure_roofline(std::span<const ChunkRef> all_chunks,
   out.resize(static_cast<size_t>(max_decoded));
   std::memset(out.data(), 0, out.size());
   decode_object(*chunks[0].array, stored[0].span(), out, scratch, index);  // warm contexts
-  double best_decode_s = 0;
-  for (int pass = 0; pass < std::max(1, options.repeats); ++pass) {
+  const double best_decode_s = best_seconds(options.repeats, [&] {
     int64_t decoded = 0;
-    const auto start = Clock::now();
     for (size_t i = 0; i < chunks.size(); ++i) {
       decoded += decode_object(*chunks[i].array, stored[i].span(), out, scratch, index);
     }
-    const double elapsed = seconds_since(start);
-    if (pass == 0 || elapsed < best_decode_s) best_decode_s = elapsed;
     result.decoded_bytes = decoded;
-  }
+  });
 
   return finish(result, best_read_s, best_decode_s, place_gbps);
 }

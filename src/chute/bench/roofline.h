@@ -14,6 +14,7 @@
 // storage one: the result says which it is.
 
 #include <cstdint>
+#include <initializer_list>
 #include <nlohmann/json.hpp>
 #include <span>
 #include <string>
@@ -71,8 +72,9 @@ struct RooflineResult {
 /// would give). Precondition: every ref's array outlives the call.
 RooflineResult measure_roofline(std::span<const ChunkRef> chunks, const RooflineOptions& options);
 
-/// The combined per-chunk limit: 1 / (1/read + 1/decode [+ 1/place]); 0 when any given is 0.
-double combined_limit(double read_gbps, double decode_gbps, double place_gbps = -1);
+/// The limit of workers that run these steps one after another on each chunk:
+/// 1 / (1/step_1 + 1/step_2 + ...); 0 when a step measured nothing (rate <= 0).
+double combined_limit(std::initializer_list<double> step_gbps);
 
 nlohmann::json to_json(const RooflineResult& roofline);
 

@@ -237,6 +237,15 @@ std::shared_ptr<const CodecChain> CodecChain::create(std::span<const CodecSpec> 
   if (specs[i].name == "bytes") {
     chain->a2b = make_bytes_codec(*specs[i].config, layout);
   } else {
+    // Empty inner chunks are filled with the array's fill value in the layout the sharding
+    // codec sees; a value-changing filter before it would need that fill value re-encoded.
+    for (size_t k = 0; k < i; ++k) {
+      if (specs[k].name != "transpose") {
+        fail(ErrorCode::kUnsupported,
+             "codec '{}' before 'sharding_indexed' is not supported (only 'transpose' is)",
+             specs[k].name);
+      }
+    }
     chain->a2b = make_sharding_codec(*specs[i].config, layout, fill_value);
   }
   std::optional<int64_t> size = chain->a2b->fixed_encoded_nbytes();

@@ -99,77 +99,32 @@ std::string dtype_label(const DataType& dtype) {
   return fmt::format("{}{}", kind, dtype.size * 8);
 }
 
-namespace {
-
-DataType parse_dtype_string(std::string_view s) {
-  if (s.size() >= 2 && (s[0] == '<' || s[0] == '>' || s[0] == '|' || s[0] == '=')) {
-    char code = s[1];
-    int size = 0;
-    for (char c : s.substr(2)) {
-      if (c < '0' || c > '9' || size > 64) return {DTypeKind::kBool, 0};
-      size = size * 10 + (c - '0');
-    }
-    DTypeKind kind;
-    switch (code) {
-      case 'b':
-        kind = DTypeKind::kBool;
-        break;
-      case 'i':
-        kind = DTypeKind::kInt;
-        break;
-      case 'u':
-        kind = DTypeKind::kUInt;
-        break;
-      case 'f':
-        kind = DTypeKind::kFloat;
-        break;
-      case 'c':
-        kind = DTypeKind::kComplex;
-        break;
-      default:
-        return {DTypeKind::kBool, 0};
-    }
-    return {kind, static_cast<uint8_t>(size)};
-  }
-  try {
-    // The Zarr v3 names are NumPy's ("float32", "uint8", ...); NumPy has no bfloat16.
-    const DataType named = parse_v3_data_type(s);
-    return named.kind == DTypeKind::kBFloat ? DataType{DTypeKind::kBool, 0} : named;
-  } catch (const Error&) {
-    return {DTypeKind::kBool, 0};
-  }
-}
-
-bool valid(const DataType& d) {
-  switch (d.kind) {
-    case DTypeKind::kBool:
-      return d.size == 1;
-    case DTypeKind::kInt:
-    case DTypeKind::kUInt:
-      return d.size == 1 || d.size == 2 || d.size == 4 || d.size == 8;
-    case DTypeKind::kFloat:
-      return d.size == 2 || d.size == 4 || d.size == 8;
-    case DTypeKind::kComplex:
-      return d.size == 8 || d.size == 16;
-    case DTypeKind::kBFloat:
-      return d.size == 2;
-  }
-  return false;
-}
-
-}  // namespace
-
 DataType parse_filter_dtype(const nlohmann::json& config, const char* key, const char* codec) {
   auto it = config.find(key);
   if (it == config.end() || !it->is_string()) {
     fail(ErrorCode::kInvalidMetadata, "{}: configuration needs a string '{}', got {}", codec, key,
          it == config.end() ? "nothing" : it->dump());
   }
-  DataType d = parse_dtype_string(it->get<std::string>());
-  if (!valid(d)) {
-    fail(ErrorCode::kUnsupported, "{}: unsupported data type {} for '{}'", codec, it->dump(), key);
+  std::string name = it->get<std::string>();
+  try {
+    if (!name.empty() && std::string_view("<>|=").find(name[0]) != std::string_view::npos) {
+      if (name[0] == '=') name[0] = '<';  // native order; chute runs on little-endian hosts
+      Endian endian = Endian::kLittle;
+      const DataType typed = parse_v2_data_type(name, &endian);
+      if (endian == Endian::kBig && typed.size > 1) {
+        fail(ErrorCode::kUnsupported, "big-endian data type {} is not supported", it->dump());
+      }
+      return typed;
+    }
+    // The Zarr v3 names are NumPy's ("float32", "uint8", ...); NumPy has no bfloat16.
+    const DataType named = parse_v3_data_type(name);
+    if (named.kind == DTypeKind::kBFloat) {
+      fail(ErrorCode::kUnsupported, "unsupported data type {}", it->dump());
+    }
+    return named;
+  } catch (const Error& e) {
+    throw e.with_context(fmt::format("{}: '{}'", codec, key));
   }
-  return d;
 }
 
 int64_t config_int(const nlohmann::json& config, const char* key, int64_t fallback,

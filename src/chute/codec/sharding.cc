@@ -131,7 +131,11 @@ class ShardingArrayToBytes final : public ArrayToBytesCodec {
       if (e.is_empty()) {
         fill(target);
       } else {
-        codec_.inner->decode(encoded.subspan(e.offset, e.nbytes), target, nested);
+        try {
+          codec_.inner->decode(encoded.subspan(e.offset, e.nbytes), target, nested);
+        } catch (const Error& error) {
+          throw error.with_context(fmt::format("inner chunk {} of the shard", p));
+        }
       }
       if (contiguous_) continue;
       for_each_row(codec_, static_cast<int64_t>(p), element_size_, [&](size_t at, size_t from) {

@@ -14,6 +14,7 @@ using testing::chain;
 using testing::from_hex;
 
 const DataType kU8{DTypeKind::kUInt, 1};
+const DataType kF32{DTypeKind::kFloat, 4};
 
 // zarr-python 3.1: shape (4, 4) uint8, one shard of (4, 4) with inner chunks (2, 2), codecs
 // [bytes], fill_value 7; data arange(16) with the block [2:4, 0:2] set to 7 (so that inner
@@ -177,6 +178,35 @@ TEST(Sharding, RejectsBadConfigurations) {
       "codecs":[{"name":"bytes"}],"index_location":"middle"}}])",
                            kU8, {16}),
                      ErrorCode::kInvalidMetadata, "index_location");
+  // Empty inner chunks hold the fill value of the layout sharding sees: a filter that changes
+  // values before it would make them garbage, so it is refused.
+  EXPECT_CHUTE_ERROR(chain(R"([{"name":"numcodecs.fixedscaleoffset","configuration":{
+      "offset":0,"scale":10,"dtype":"<f4","astype":"<i4"}},
+      {"name":"sharding_indexed","configuration":{"chunk_shape":[4],
+      "codecs":[{"name":"bytes"}]}}])",
+                           kF32, {16}),
+                     ErrorCode::kUnsupported, "before 'sharding_indexed'");
+}
+
+TEST(Sharding, CorruptInnerChunkOfAWholeShardNamesIt) {
+  auto c = chain(R"([{"name":"sharding_indexed","configuration":{"chunk_shape":[4],
+      "codecs":[{"name":"bytes"},{"name":"crc32c"}]}},{"name":"zstd"}])",
+                 kU8, {16});
+  const auto data = testing::pattern(16);
+  CodecScratch scratch;
+  // The shard alone, one byte of its third inner chunk flipped, then compressed as `c` does.
+  auto shard_only = chain(R"([{"name":"sharding_indexed","configuration":{"chunk_shape":[4],
+      "codecs":[{"name":"bytes"},{"name":"crc32c"}]}}])",
+                          kU8, {16});
+  ByteBuffer shard;
+  shard_only->encode(data, shard, scratch);
+  shard.data()[2 * 8 + 1] ^= std::byte{0xff};  // inner chunks are 4 bytes + 4 of crc32c
+  auto zstd = chain(R"([{"name":"bytes"},{"name":"zstd"}])", kU8, {int64_t(shard.size())});
+  ByteBuffer compressed;
+  zstd->encode(shard.span(), compressed, scratch);
+  std::vector<std::byte> out(16);
+  EXPECT_CHUTE_ERROR(c->decode(compressed.span(), out, scratch), ErrorCode::kCorruptData,
+                     "inner chunk 2");
 }
 
 }  // namespace
