@@ -130,18 +130,20 @@ nb::dict open_group_path(const std::string& path) {
 /// of `array`, or on all of it when there are none; a JSON document.
 std::string roofline_json(const Array& array, const std::vector<std::vector<int64_t>>& starts,
                           const std::vector<std::vector<int64_t>>& shapes, int64_t threads) {
+  if (starts.size() != shapes.size()) {
+    fail(ErrorCode::kInvalidArgument, "array '{}': {} box starts but {} box shapes", array.name(),
+         starts.size(), shapes.size());
+  }
   nb::gil_scoped_release release;
   std::vector<bench::ChunkRef> refs;
-  if (starts.empty()) {
-    refs =
-        bench::chunks_in_box(array, std::vector<int64_t>(array.rank(), 0), array.metadata().shape);
-  }
   std::set<std::string> seen;
-  for (size_t i = 0; i < starts.size() && i < shapes.size(); ++i) {
-    for (bench::ChunkRef& ref : bench::chunks_in_box(array, starts[i], shapes[i])) {
+  const auto add_box = [&](std::span<const int64_t> start, std::span<const int64_t> shape) {
+    for (bench::ChunkRef& ref : bench::chunks_in_box(array, start, shape)) {
       if (seen.insert(ref.key).second) refs.push_back(std::move(ref));
     }
-  }
+  };
+  if (starts.empty()) add_box(std::vector<int64_t>(array.rank(), 0), array.metadata().shape);
+  for (size_t i = 0; i < starts.size(); ++i) add_box(starts[i], shapes[i]);
   bench::RooflineOptions options;
   options.threads = static_cast<int>(threads > 0 ? threads : get_threads());
   options.usable_cores = bench::describe_machine().usable_cores;

@@ -92,7 +92,8 @@ json run_bench(const BenchOptions& o, const std::function<void(const std::string
   log(fmt::format("dataset: {} ({} samples), opened in {:.3f} s", data.dataset->describe(),
                   data.dataset->num_samples(), data.open_seconds));
 
-  const int threads = o.threads > 0 ? o.threads : static_cast<int>(default_thread_count());
+  // 0: one per core this process may run on (its affinity mask, as Slurm and mpirun bind it).
+  const int threads = o.threads > 0 ? o.threads : std::max(1, machine.usable_cores);
   LoaderOptions base;
   base.batch_size = o.batch_size;
   base.shuffle = o.shuffle;

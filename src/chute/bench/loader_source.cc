@@ -32,10 +32,8 @@ BatchView LoaderSource::next() {
     current_ = loader_.next();
     if (!current_) fail(ErrorCode::kInternal, "bench: a new epoch gave no batch");
   }
-  // The loader records the queue length at every next(); the latest entry is this call's.
-  const LoaderStats stats = loader_.stats();
   BatchView view;
-  view.queued = stats.occupancy.empty() ? -1 : static_cast<int>(stats.occupancy.back().queued);
+  view.queued = static_cast<int>(loader_.last_queued());
   buffers_.clear();
   for (const BatchArray& array : current_->arrays) {
     buffers_.emplace_back(array.data, static_cast<size_t>(array.nbytes()));

@@ -1,5 +1,7 @@
 #include "chute/bench/roofline.h"
 
+#include <fmt/ranges.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstring>
@@ -97,8 +99,11 @@ double measure_place_gbps(std::span<const ChunkRef> chunks, ThreadPool& pool, in
     largest = std::max(largest, nbytes);
   }
   // A batch's worth of destination is enough to leave the caches; past it, slots wrap around.
+  // At least 64 MiB, so that a small set of chunks still lands outside the caches.
+  constexpr int64_t kMinDestination = int64_t{64} << 20;
   constexpr int64_t kMaxDestination = int64_t{256} << 20;
-  const int64_t destination_bytes = std::max(largest, std::min(total, kMaxDestination));
+  const int64_t destination_bytes =
+      std::max({largest, kMinDestination, std::min(total, kMaxDestination)});
   ByteBuffer destination(static_cast<size_t>(destination_bytes));
   std::memset(destination.data(), 0, destination.size());
   std::vector<ByteBuffer> sources(pool.size());
@@ -142,8 +147,16 @@ std::vector<ChunkRef> chunks_in_box(const Array& array, std::span<const int64_t>
   if (start.size() != rank || shape.size() != rank) {
     fail(ErrorCode::kInvalidArgument, "array '{}': expected a box of rank {}", array.name(), rank);
   }
+  const auto& array_shape = array.metadata().shape;
+  for (size_t d = 0; d < rank; ++d) {
+    if (start[d] < 0 || shape[d] < 0 || start[d] > array_shape[d] - shape[d]) {
+      fail(ErrorCode::kOutOfRange, "array '{}': box starting at [{}] with shape [{}] leaves [{}]",
+           array.name(), fmt::join(start, ", "), fmt::join(shape, ", "),
+           fmt::join(array_shape, ", "));
+    }
+  }
   std::vector<ChunkRef> refs;
-  if (std::any_of(shape.begin(), shape.end(), [](int64_t n) { return n <= 0; })) return refs;
+  if (std::any_of(shape.begin(), shape.end(), [](int64_t n) { return n == 0; })) return refs;
   const auto& chunk = array.read_chunk_shape();
   std::vector<int64_t> first(rank), last(rank), coords(rank);
   for (size_t d = 0; d < rank; ++d) {

@@ -54,12 +54,11 @@ void Loader::begin_epoch(int64_t epoch, int64_t start_batch) {
          batches_per_epoch());
   }
   pending_restore_.reset();
-  const bool producer_is_there = running_ && epoch_done_ && epoch == epoch_ + 1 && start_batch == 0;
+  const bool producer_is_there = queue_ && epoch_done_ && epoch == epoch_ + 1 && start_batch == 0;
   if (!producer_is_there) {
     stop();
     queue_ = std::make_shared<PrefetchQueue>(options_.prefetch);
     producer_ = std::thread(&Loader::produce, this, epoch, start_batch, queue_);
-    running_ = true;
   }
   epoch_ = epoch;
   consumed_ = start_batch;
@@ -81,13 +80,13 @@ void Loader::stop() {
   if (queue_) queue_->close();
   if (producer_.joinable()) producer_.join();
   queue_.reset();
-  running_ = false;
   epoch_done_ = false;
 }
 
 std::optional<Batch> Loader::next() {
-  if (!running_ || epoch_done_) return std::nullopt;
+  if (!queue_ || epoch_done_) return std::nullopt;
   const auto queued = static_cast<int64_t>(queue_->size());
+  last_queued_ = queued;
   int64_t wait_ns = 0;
   std::optional<Batch> batch;
   try {

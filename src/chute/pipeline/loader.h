@@ -111,8 +111,9 @@ class Loader {
   /// Reader threads actually used.
   size_t threads() const;
 
-  /// Starts `epoch` at batch `start_batch` (0 <= start_batch <= batches_per_epoch()), cancelling
-  /// and joining a running epoch first.
+  /// Starts `epoch` at batch `start_batch` (0 <= start_batch <= batches_per_epoch()). When the
+  /// previous epoch ended and this is the one after it from batch 0, the producer already runs
+  /// it; otherwise a running producer is cancelled and joined first.
   void begin_epoch(int64_t epoch, int64_t start_batch = 0);
   /// Starts the next epoch: the restored position after restore(), else the epoch after the
   /// last one begun (0 at first), from its first batch.
@@ -132,6 +133,9 @@ class Loader {
 
   LoaderStats stats() const;
   void reset_stats();
+  /// Batches that were waiting in the queue at the latest next() (-1 before any); the last
+  /// entry of stats().occupancy without copying it. For the consumer thread.
+  int64_t last_queued() const { return last_queued_; }
 
   /// Range-for support: begin() calls begin_epoch() and runs the next epoch.
   class Iterator {
@@ -168,11 +172,11 @@ class Loader {
   std::unique_ptr<BufferPool> pool_;
 
   std::thread producer_;
-  std::shared_ptr<PrefetchQueue> queue_;
-  bool running_ = false;
-  int64_t epoch_ = -1;       // last epoch begun
-  int64_t consumed_ = 0;     // next batch of epoch_ for the consumer
-  bool epoch_done_ = false;  // epoch_ ended; the producer is running ahead into epoch_ + 1
+  std::shared_ptr<PrefetchQueue> queue_;  // set while a producer runs
+  int64_t epoch_ = -1;                    // last epoch begun
+  int64_t consumed_ = 0;                  // next batch of epoch_ for the consumer
+  bool epoch_done_ = false;
+  int64_t last_queued_ = -1;  // epoch_ ended; the producer is running ahead into epoch_ + 1
   std::optional<SamplerState> pending_restore_;
   int64_t epoch_begin_ns_ = 0;  // steady clock at begin_epoch
   bool first_batch_seen_ = false;

@@ -1,0 +1,59 @@
+// The roofline's chunk selection and its combined limit: boxes map to the stored objects
+// holding them, boxes outside the array are refused, and every probe measures something.
+
+#include "chute/bench/roofline.h"
+
+#include <gtest/gtest.h>
+
+#include "chute/array/array_test_support.h"
+#include "chute/store/memory_store.h"
+#include "chute/util/error.h"
+
+namespace chute::bench {
+namespace {
+
+using namespace chute::testing;
+
+TEST(Roofline, ChunksInBoxAreTheDistinctStoredObjects) {
+  auto store = std::make_shared<MemoryStore>();
+  auto m = make_metadata<float>({10, 12}, {4, 5});
+  write_chunks<float>(*store, "", m);
+  Array array(store, "", m, "t2m");
+  const auto refs = chunks_in_box(array, Coords{3, 4}, Coords{2, 2});  // rows 3-4, cols 4-5
+  std::vector<std::string> keys;
+  for (const ChunkRef& ref : refs) keys.push_back(ref.key);
+  EXPECT_EQ(keys, (std::vector<std::string>{"c/0/0", "c/0/1", "c/1/0", "c/1/1"}));
+  EXPECT_TRUE(chunks_in_box(array, Coords{10, 0}, Coords{0, 12}).empty());
+  for (auto [start, shape] : {std::pair<Coords, Coords>{{-1, 0}, {2, 2}}, {{9, 0}, {2, 2}}}) {
+    try {
+      chunks_in_box(array, start, shape);
+      ADD_FAILURE() << "expected kOutOfRange";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ErrorCode::kOutOfRange) << e.what();
+      EXPECT_NE(std::string(e.what()).find("t2m"), std::string::npos) << e.what();
+    }
+  }
+}
+
+TEST(Roofline, MeasuresEveryStepOnPresentChunks) {
+  auto store = std::make_shared<MemoryStore>();
+  auto m = make_metadata<float>({64, 64}, {16, 64});
+  write_chunks<float>(*store, "", m);
+  Array array(store, "", m, "a");
+  RooflineOptions options;
+  options.threads = 2;
+  options.usable_cores = 2;
+  options.repeats = 1;
+  const auto refs = chunks_in_box(array, Coords{0, 0}, Coords{64, 64});
+  const RooflineResult r = measure_roofline(refs, options);
+  EXPECT_EQ(r.chunks, 4u);
+  EXPECT_EQ(r.decoded_bytes, 64 * 64 * 4);
+  EXPECT_GT(r.read_gbps, 0);
+  EXPECT_GT(r.decode_single_gbps, 0);
+  EXPECT_GT(r.place_gbps, 0);
+  EXPECT_DOUBLE_EQ(r.combined_gbps, combined_limit({r.read_gbps, r.decode_gbps, r.place_gbps}));
+  EXPECT_LT(r.combined_gbps, r.decode_limit_gbps);
+}
+
+}  // namespace
+}  // namespace chute::bench
