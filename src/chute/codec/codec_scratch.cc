@@ -108,13 +108,10 @@ DataType parse_filter_dtype(const nlohmann::json& config, const char* key, const
   std::string name = it->get<std::string>();
   try {
     if (!name.empty() && std::string_view("<>|=").find(name[0]) != std::string_view::npos) {
-      if (name[0] == '=') name[0] = '<';  // native order; chute runs on little-endian hosts
-      Endian endian = Endian::kLittle;
-      const DataType typed = parse_v2_data_type(name, &endian);
-      if (endian == Endian::kBig && typed.size > 1) {
-        fail(ErrorCode::kUnsupported, "big-endian data type {} is not supported", it->dump());
-      }
-      return typed;
+      // The byte order is not the filter's business: the chain swaps bytes at the array->bytes
+      // step, so filters always see native values (zarr-python agrees, see the interop tests).
+      name[0] = '<';
+      return parse_v2_data_type(name, nullptr);
     }
     // The Zarr v3 names are NumPy's ("float32", "uint8", ...); NumPy has no bfloat16.
     const DataType named = parse_v3_data_type(name);
