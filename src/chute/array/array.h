@@ -14,6 +14,7 @@
 
 #include "chute/array/metadata.h"
 #include "chute/array/shard_index_cache.h"
+#include "chute/array/strided_copy.h"
 #include "chute/array/strided_view.h"
 #include "chute/codec/codec_chain.h"
 #include "chute/codec/sharding.h"
@@ -42,8 +43,7 @@ struct ReadScratch {
   CodecScratch codec;
   std::vector<ShardIndexEntry> shard_index;
   std::string key;   // storage key of the chunk being read, reused across chunks
-  StridedView tile;  // one tile of a gather target, reused
-  std::vector<int64_t> tile_start;
+  std::vector<InterleavedRun> runs;  // the gather group being placed
 };
 
 class Array;
@@ -66,11 +66,10 @@ struct ChunkTask {
 /// Chunks split along the innermost dimension of a box write short runs (5 float32 channels of
 /// a channels-last sample: 20 bytes) that each chunk spreads over the whole destination, so a
 /// destination cache line is fetched and written back once per chunk. Such neighbours form a
-/// gather group: one worker decodes them side by side into staging, then writes the
-/// destination tile by tile (a few tens of KB, cache-resident), each line once.
+/// gather group: one worker decodes them side by side into staging, then interleaves them
+/// into the destination in one front-to-back pass that writes each line once.
 inline constexpr int64_t kGatherMaxRunBytes = 256;           // runs shorter than this are gathered
 inline constexpr int64_t kGatherMaxStagingBytes = 16 << 20;  // per worker
-inline constexpr int64_t kGatherTileBytes = 64 << 10;
 
 class ReadPlan {
  public:
@@ -92,7 +91,7 @@ class ReadPlan {
  private:
   struct WorkItem {
     size_t first = 0;  // tasks_[first, first + count)
-    size_t count = 1;  // > 1: a gather group, each task's targets[0] in the group's tiling
+    size_t count = 1;  // > 1: a gather group, each task's targets[0] interleaved
   };
   /// Adds the tasks of one row of chunks along the innermost dimension (task indices in
   /// `row`, `fresh` when each was created by this row) as work items.

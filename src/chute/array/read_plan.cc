@@ -164,35 +164,31 @@ void ReadPlan::execute_gathered(const WorkItem& item, ReadScratch& scratch,
   }
 
   const auto start = std::chrono::steady_clock::now();
-  // Every target of the group has the same extents outside the innermost dimension: tile along
-  // the outermost one that is not 1, a few rows at a time.
+  // The group's first targets share every extent but the innermost one, and their position in
+  // the chunk outside it: one interleaved pass writes the destination front to back.
   const StridedView& lead = tasks_[item.first].targets[0].dst;
-  const size_t rank = lead.shape.size();
-  size_t axis = 0;
-  while (lead.shape[axis] == 1) ++axis;
-  int64_t row_bytes = 0;  // destination bytes of one step along `axis`, all targets together
+  const size_t outer = lead.shape.size() - 1;
+  int64_t src_strides[kMaxCopyRank];
+  int64_t stride = item_size;
+  for (size_t d = outer + 1; d-- > 0;) {
+    src_strides[d] = stride;
+    stride *= chunk_shape[d];
+  }
+  std::vector<InterleavedRun>& runs = scratch.runs;
+  runs.clear();
   for (size_t j = 0; j < item.count; ++j) {
-    int64_t bytes = item_size;
-    const StridedView& dst = tasks_[item.first + j].targets[0].dst;
-    for (size_t d = axis + 1; d < rank; ++d) bytes *= dst.shape[d];
-    row_bytes += bytes;
-  }
-  const int64_t rows = std::max<int64_t>(1, kGatherTileBytes / std::max<int64_t>(1, row_bytes));
-  StridedView& tile = scratch.tile;
-  for (int64_t row = 0; row < lead.shape[axis]; row += rows) {
-    const int64_t n = std::min(rows, lead.shape[axis] - row);
-    for (size_t j = 0; j < item.count; ++j) {
-      const ChunkTarget& target = tasks_[item.first + j].targets[0];
-      tile.shape.assign(target.dst.shape.begin(), target.dst.shape.end());
-      tile.byte_strides.assign(target.dst.byte_strides.begin(), target.dst.byte_strides.end());
-      tile.shape[axis] = n;
-      tile.data = target.dst.data + row * target.dst.byte_strides[axis];
-      scratch.tile_start.assign(target.chunk_start.begin(), target.chunk_start.end());
-      scratch.tile_start[axis] += row;
-      strided_copy(scratch.gather.data() + j * chunk_nbytes, chunk_shape, scratch.tile_start, tile,
-                   item_size);
+    const ChunkTarget& target = tasks_[item.first + j].targets[0];
+    if (!std::equal(lead.shape.begin(), lead.shape.begin() + outer, target.dst.shape.begin())) {
+      fail(ErrorCode::kInternal, "gather group of array '{}' with unequal outer extents",
+           array.name());
     }
+    int64_t offset = 0;
+    for (size_t d = 0; d <= outer; ++d) offset += target.chunk_start[d] * src_strides[d];
+    runs.push_back({scratch.gather.data() + j * chunk_nbytes + offset, target.dst.data,
+                    target.dst.shape[outer] * item_size});
   }
+  interleaved_copy(runs, {lead.shape.data(), outer}, {lead.byte_strides.data(), outer},
+                   {src_strides, outer});
   // Targets added later by other boxes that share these chunks.
   for (size_t j = 0; j < item.count; ++j) {
     const ChunkTask& task = tasks_[item.first + j];

@@ -108,6 +108,47 @@ void copy_line(std::byte* dst, const std::byte* src, int64_t n, int64_t dst_stri
   }
 }
 
+template <size_t N>
+void interleave_fixed(std::span<const InterleavedRun> runs, std::ptrdiff_t dst_offset,
+                      std::ptrdiff_t src_offset, int64_t n, int64_t dst_stride,
+                      int64_t src_stride) {
+  for (int64_t i = 0; i < n; ++i, dst_offset += dst_stride, src_offset += src_stride) {
+    for (const InterleavedRun& run : runs) {
+      std::memcpy(run.dst + dst_offset, run.src + src_offset, N);
+    }
+  }
+}
+
+using InterleaveLine = void (*)(std::span<const InterleavedRun>, std::ptrdiff_t, std::ptrdiff_t,
+                                int64_t, int64_t, int64_t);
+
+template <size_t... I>
+constexpr auto make_small_interleaves(std::index_sequence<I...>) {
+  return std::array<InterleaveLine, sizeof...(I)>{&interleave_fixed<4 * I>...};
+}
+
+constexpr auto kSmallInterleaves =
+    make_small_interleaves(std::make_index_sequence<kMaxSmallRun / 4 + 1>{});
+
+/// One line of an interleaved copy: n steps of every run, runs of equal small sizes (the common
+/// case: every chunk holds the same number of channels) with a fixed-size memcpy.
+void interleave_line(std::span<const InterleavedRun> runs, std::ptrdiff_t dst_offset,
+                     std::ptrdiff_t src_offset, int64_t n, int64_t dst_stride,
+                     int64_t src_stride) {
+  const int64_t bytes = runs.front().bytes;
+  const bool uniform = std::all_of(runs.begin(), runs.end(),
+                                   [&](const InterleavedRun& run) { return run.bytes == bytes; });
+  if (uniform && bytes % 4 == 0 && bytes <= kMaxSmallRun) {
+    return kSmallInterleaves[static_cast<size_t>(bytes / 4)](runs, dst_offset, src_offset, n,
+                                                             dst_stride, src_stride);
+  }
+  for (int64_t i = 0; i < n; ++i, dst_offset += dst_stride, src_offset += src_stride) {
+    for (const InterleavedRun& run : runs) {
+      std::memcpy(run.dst + dst_offset, run.src + src_offset, static_cast<size_t>(run.bytes));
+    }
+  }
+}
+
 void check_rank(size_t rank) {
   if (rank > kMaxCopyRank) {
     fail(ErrorCode::kUnsupported, "expected a view of rank at most {}, got rank {}", kMaxCopyRank,
@@ -145,6 +186,29 @@ void strided_copy(const std::byte* src, std::span<const int64_t> src_shape,
   walk(nest, dst.data, src + offset,
        [run](std::byte* d, const std::byte* s, int64_t n, int64_t ds, int64_t ss) {
          copy_line(d, s, n, ds, ss, run);
+       });
+}
+
+void interleaved_copy(std::span<const InterleavedRun> runs, std::span<const int64_t> outer_shape,
+                      std::span<const int64_t> dst_strides, std::span<const int64_t> src_strides) {
+  const size_t rank = outer_shape.size();
+  check_rank(rank);
+  if (dst_strides.size() != rank || src_strides.size() != rank) {
+    fail(ErrorCode::kInternal, "interleaved_copy: ranks differ (shape {}, strides {} and {})",
+         rank, dst_strides.size(), src_strides.size());
+  }
+  if (runs.empty() || std::any_of(outer_shape.begin(), outer_shape.end(),
+                                  [](int64_t n) { return n <= 0; })) {
+    return;
+  }
+  LoopNest nest;
+  for (size_t d = 0; d < rank; ++d) nest.push(outer_shape[d], dst_strides[d], src_strides[d]);
+  // The walk moves the first run's pointers; every run applies the same offsets to its own.
+  std::byte* dst0 = runs.front().dst;
+  const std::byte* src0 = runs.front().src;
+  walk(nest, dst0, src0,
+       [&](std::byte* d, const std::byte* s, int64_t n, int64_t ds, int64_t ss) {
+         interleave_line(runs, d - dst0, s - src0, n, ds, ss);
        });
 }
 

@@ -22,6 +22,24 @@ inline constexpr size_t kMaxCopyRank = 32;
 void strided_copy(const std::byte* src, std::span<const int64_t> src_shape,
                   std::span<const int64_t> src_start, const StridedView& dst, int64_t item_size);
 
+/// One stream of an interleaved copy: at every step of the shared outer loop, `bytes`
+/// contiguous bytes go from `src` to `dst` (both advanced by the outer loop's strides).
+struct InterleavedRun {
+  const std::byte* src = nullptr;
+  std::byte* dst = nullptr;
+  int64_t bytes = 0;
+};
+
+/// For each index i of `outer_shape` in C order, and for each run in the order given, copies
+/// run.bytes from run.src + i·src_strides to run.dst + i·dst_strides (strides in bytes, one per
+/// outer dimension). This gathers chunks that split a destination's innermost dimension into
+/// short runs: the destination is written front to back, each line once, while the sources are
+/// read as parallel sequential streams.
+/// Preconditions: outer_shape, dst_strides and src_strides have the same rank; no destination
+/// byte is written twice and none overlaps a source.
+void interleaved_copy(std::span<const InterleavedRun> runs, std::span<const int64_t> outer_shape,
+                      std::span<const int64_t> dst_strides, std::span<const int64_t> src_strides);
+
 /// Sets every element of `dst` to the `value.size()` bytes of `value` (one element).
 /// Precondition: dst's elements do not overlap each other.
 void strided_fill(const StridedView& dst, std::span<const std::byte> value);

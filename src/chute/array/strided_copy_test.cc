@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -126,6 +127,73 @@ TEST(StridedCopy, RankAboveTheLimitIsUnsupported) {
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), ErrorCode::kUnsupported);
   }
+}
+
+/// Chunks of one shape (outer extents, then an innermost extent wide enough for every width)
+/// that fill `widths` columns each of a padded destination's innermost dimension, interleaved
+/// in one call, against one naive copy per chunk. Edge chunks give narrower widths.
+void check_interleave(const Coords& outer, const std::vector<int64_t>& widths, int64_t item,
+                      std::mt19937_64& rng) {
+  int64_t total = 0, widest = 0;
+  for (int64_t w : widths) {
+    total += w;
+    widest = std::max(widest, w);
+  }
+  Coords shape = outer;
+  shape.push_back(total);
+  Coords pad(shape.size(), 0);
+  if (!outer.empty()) pad[0] = 1;
+  Layout layout = padded_layout(shape, pad, 1, item);
+  std::vector<std::byte> actual(static_cast<size_t>(layout.nbytes), std::byte{0xEE});
+  std::vector<std::byte> expected = actual;
+
+  // One extra innermost element in front: each part starts inside its chunk, as a box that
+  // starts mid-chunk does.
+  Coords chunk_shape = outer;
+  chunk_shape.push_back(widest + 1);
+  Coords src_strides(outer.size());
+  int64_t stride = (widest + 1) * item;
+  for (size_t d = outer.size(); d-- > 0;) {
+    src_strides[d] = stride;
+    stride *= outer[d];
+  }
+  Coords start(chunk_shape.size(), 0);
+  start.back() = 1;
+  std::vector<std::vector<std::byte>> chunks;
+  std::vector<InterleavedRun> runs;
+  int64_t column = 0;
+  for (int64_t w : widths) {
+    auto& chunk = chunks.emplace_back(static_cast<size_t>(product(chunk_shape) * item));
+    for (auto& b : chunk) b = static_cast<std::byte>(rng());
+    Coords box = outer;
+    box.push_back(w);
+    naive_copy(chunk.data(), chunk_shape, start, expected.data() + column * item, box,
+               layout.strides, item);
+    runs.push_back({chunk.data() + item, actual.data() + column * item, w * item});
+    column += w;
+  }
+  interleaved_copy(runs, outer, Coords(layout.strides.begin(), layout.strides.end() - 1),
+                   src_strides);
+  EXPECT_EQ(expected, actual) << "outer rank " << outer.size() << " item " << item;
+}
+
+TEST(InterleavedCopy, MatchesOneCopyPerChunk) {
+  std::mt19937_64 rng(11);
+  // Equal widths: the fixed-size kernels (20-byte runs are the W1 case), and a long run.
+  check_interleave({4, 9}, {5, 5, 5, 5}, 4, rng);
+  check_interleave({3, 2, 7}, {1, 1, 1}, 2, rng);
+  check_interleave({6}, {3, 3}, 8, rng);
+  check_interleave({2, 3}, {40, 40}, 4, rng);  // 160-byte runs: the generic loop
+  check_interleave({}, {7, 7, 7}, 4, rng);     // no outer dimension: one step
+  check_interleave({5, 1, 3}, {2, 2}, 1, rng);
+  check_interleave({4, 6}, {5, 5, 3}, 4, rng);  // an edge chunk: unequal runs
+}
+
+TEST(InterleavedCopy, ZeroExtentCopiesNothing) {
+  std::vector<std::byte> src(16, std::byte{1}), dst(16, std::byte{0});
+  const InterleavedRun run{src.data(), dst.data(), 4};
+  interleaved_copy({&run, 1}, Coords{0, 4}, Coords{16, 4}, Coords{16, 4});
+  EXPECT_EQ(dst, std::vector<std::byte>(16, std::byte{0}));
 }
 
 template <typename T>

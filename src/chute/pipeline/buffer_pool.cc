@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "chute/util/error.h"
+#include "chute/util/page_memory.h"
 
 namespace chute {
 
@@ -31,11 +32,11 @@ struct BufferPool::State {
       }
       --allocated;
     }
-    std::free(buffer);
+    free_pages(buffer);
   }
 
   ~State() {
-    for (std::byte* buffer : idle) std::free(buffer);
+    for (std::byte* buffer : idle) free_pages(buffer);
   }
 };
 
@@ -53,7 +54,7 @@ BufferPool::~BufferPool() {
     idle.swap(state_->idle);
     state_->allocated -= idle.size();
   }
-  for (std::byte* buffer : idle) std::free(buffer);
+  for (std::byte* buffer : idle) free_pages(buffer);
 }
 
 std::shared_ptr<std::byte> BufferPool::acquire() {
@@ -69,7 +70,7 @@ std::shared_ptr<std::byte> BufferPool::acquire() {
     }
   }
   if (!buffer) {
-    buffer = static_cast<std::byte*>(std::aligned_alloc(kAlignment, state_->buffer_bytes));
+    buffer = allocate_pages(state_->buffer_bytes);
     if (!buffer) {
       std::lock_guard lock(state_->mutex);
       --state_->allocated;

@@ -1,12 +1,14 @@
 #pragma once
 // A growable byte buffer that never zero-initialises and never shrinks, so a buffer reused
 // across chunks stops allocating once it has seen the largest chunk (no allocation in the
-// steady state).
+// steady state). Large buffers get huge pages (see page_memory.h).
 
 #include <cstddef>
 #include <cstring>
-#include <memory>
+#include <new>
 #include <span>
+
+#include "chute/util/page_memory.h"
 
 namespace chute {
 
@@ -22,7 +24,8 @@ class ByteBuffer {
     if (size > capacity_) {
       size_t capacity = capacity_ ? capacity_ : 4096;
       while (capacity < size) capacity *= 2;
-      auto grown = std::unique_ptr<std::byte[]>(new std::byte[capacity]);
+      PageMemory grown(allocate_pages(capacity));
+      if (!grown) throw std::bad_alloc();
       if (size_) std::memcpy(grown.get(), data_.get(), size_);
       data_ = std::move(grown);
       capacity_ = capacity;
@@ -40,7 +43,7 @@ class ByteBuffer {
   std::span<const std::byte> span() const { return {data_.get(), size_}; }
 
  private:
-  std::unique_ptr<std::byte[]> data_;
+  PageMemory data_;
   size_t size_ = 0;
   size_t capacity_ = 0;
 };
