@@ -1,9 +1,9 @@
 #pragma once
 // Memory for large, long-lived buffers (batch buffers, per-worker staging): page-aligned and,
 // from 2 MiB on, aligned to and advised for transparent huge pages. The read path streams
-// hundreds of MB per batch through these buffers; with 4 KiB pages the TLB misses of pread's
-// copy and of decoding cost a quarter of a batch's worker time (measured in `chute bench`),
-// and kernels in THP "madvise" mode (the Debian default) only back advised ranges.
+// hundreds of MB per batch through these buffers, and the TLB misses of pread's copy and of
+// decoding with 4 KiB pages cost about 3% of the loader's throughput (`chute bench`, W1). Kernels
+// in THP "madvise" mode (the Debian default) only back advised ranges.
 
 #include <cstddef>
 #include <memory>
