@@ -65,6 +65,13 @@ std::string render_roofline(const json& r) {
                  "1 / (1/read + 1/decode): placement left out"});
   table.add_row({"limit", format_number(number(r, "combined_gbps")),
                  "1 / (1/read + 1/decode + 1/place): workers that read, decode, place each chunk"});
+  const auto loop_row = [&](const char* name, const char* key, const char* how) {
+    const double gbps = number(r, key, 0);
+    table.add_row({name, gbps > 0 ? format_number(gbps) : "-",
+                   fmt::format("{}, {} threads, measured as one loop", how, threads)});
+  };
+  loop_row("loop: read+decode", "loop_decode_gbps", "pread, then decode into a warm buffer");
+  loop_row("loop: + place", "loop_gbps", "the same, then copy into the batch");
   const std::string title = fmt::format(
       "Roofline on the same {} chunks ({} stored, {} decoded, ratio {}); GB/s of decoded bytes",
       static_cast<int64_t>(number(r, "chunks", 0)), format_bytes(number(r, "stored_bytes", 0)),
@@ -74,7 +81,7 @@ std::string render_roofline(const json& r) {
 
 std::string render_modes(const json& modes, int threads) {
   if (!modes.is_object() || modes.empty()) return {};
-  Table summary({"mode", "samples/s", "GB/s", "s/batch", "% roofline", "first batch",
+  Table summary({"mode", "samples/s", "GB/s", "s/batch", "% roofline", "% loop", "first batch",
                  "accel. util.", "peak RSS"});
   Table split({"mode", "read", "decode", "assemble", "wait", "compute"});
   Table queue({"mode", "capacity", "mean queued", "found empty"});
@@ -82,12 +89,14 @@ std::string render_modes(const json& modes, int threads) {
     if (!modes.contains(name)) continue;
     const json& m = modes[name];
     const double roofline = number(m, "percent_of_roofline");
+    const double loop = number(m, "percent_of_loop");
     const double first = number(m, "time_to_first_batch_s", 0);
     summary.add_row(
         {name, format_mean_std(mean_of(m, "samples_per_s"), std_of(m, "samples_per_s")),
          format_mean_std(mean_of(m, "gb_per_s"), std_of(m, "gb_per_s")),
          format_mean_std(mean_of(m, "s_per_batch"), std_of(m, "s_per_batch")),
          std::isfinite(roofline) ? format_percent(roofline) : "-",
+         std::isfinite(loop) ? format_percent(loop) : "-",
          std::string(name) == "compute" ? "-" : format_seconds(first),
          std::string(name) == "io" ? "-" : format_percent(number(m, "accelerator_utilisation")),
          format_bytes(number(m["peak_memory"], "vm_hwm_bytes", 0) > 0
@@ -196,20 +205,29 @@ json make_report(const MachineInfo& machine, json dataset, json settings,
           {"notes", json::array()}};
 }
 
+namespace {
+
+/// The mode's GB/s as a fraction of the roofline's limits (null where one was not measured).
+void set_percentages(json& mode, const json& roofline) {
+  const double gbps = mean_of(mode, "gb_per_s");
+  const auto fraction = [&](const char* key) {
+    const double limit = roofline.is_object() ? number(roofline, key, 0) : 0;
+    return limit > 0 && std::isfinite(gbps) ? json(gbps / limit) : json(nullptr);
+  };
+  mode["percent_of_roofline"] = fraction("combined_gbps");
+  mode["percent_of_loop"] = fraction("loop_gbps");
+}
+
+}  // namespace
+
 void set_roofline(json& report, const RooflineResult& roofline) {
   report["roofline"] = to_json(roofline);
-  for (auto& [name, mode] : report["modes"].items()) {
-    const double gbps = mean_of(mode, "gb_per_s");
-    mode["percent_of_roofline"] = roofline.combined_gbps > 0 && std::isfinite(gbps)
-                                      ? json(gbps / roofline.combined_gbps)
-                                      : json(nullptr);
-  }
+  for (auto& [name, mode] : report["modes"].items()) set_percentages(mode, report["roofline"]);
 }
 
 void add_mode(json& report, const ModeResult& result) {
   json mode = to_json(result);
-  const double limit = number(report["roofline"], "combined_gbps", 0);
-  mode["percent_of_roofline"] = limit > 0 ? json(result.gb_per_s.mean / limit) : json(nullptr);
+  set_percentages(mode, report["roofline"]);
   report["modes"][mode_name(result.mode)] = std::move(mode);
 }
 
@@ -281,7 +299,7 @@ std::vector<std::string> missing_report_keys(const json& report) {
     require(mode, "modes." + name,
             {"mode", "setting", "samples_per_s", "gb_per_s", "s_per_batch", "batch_interval_s",
              "time_to_first_batch_s", "breakdown_s_per_batch", "accelerator_utilisation", "queue",
-             "peak_memory", "percent_of_roofline"},
+             "peak_memory", "percent_of_roofline", "percent_of_loop"},
             missing);
   }
   for (size_t i = 0; i < report["peers"].size(); ++i) {

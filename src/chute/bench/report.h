@@ -14,7 +14,8 @@
 //                "world_size", "warmup", "trials", "batches", "step_ms", "modes"},
 //   "roofline": null | RooflineResult (bench/roofline.h to_json),
 //   "modes":    {"io"|"compute"|"full": ModeResult (bench/bench_run.h to_json) plus
-//                "percent_of_roofline" (GB/s ÷ roofline combined_gbps, null without roofline)},
+//                "percent_of_roofline" (GB/s ÷ roofline combined_gbps, null without roofline)
+//                and "percent_of_loop" (GB/s ÷ roofline loop_gbps, null when not measured)},
 //   "peers":    [{"name", "status", "note", "method", "samples_per_s": {"mean","std"},
 //                 "gb_per_s", "s_per_batch", "time_to_first_batch_s", "ratio_samples_per_s"}],
 //   "sweeps":   [{"axes": {"threads": [..], "prefetch": [..], "batch_size": [..]},

@@ -3,6 +3,8 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <atomic>
+#include <optional>
 #include <chrono>
 #include <cstring>
 #include <set>
@@ -24,13 +26,16 @@ double seconds_since(Clock::time_point start) {
 
 /// Decodes one stored object into `out` (warm, large enough) and returns the decoded bytes.
 /// Whole chunks go through the array's codec chain; shards decode each non-empty inner chunk.
+/// place(decoded) runs after each (inner) chunk.
+template <typename Place>
 int64_t decode_object(const Array& array, std::span<const std::byte> stored, ByteBuffer& out,
-                      CodecScratch& scratch, std::vector<ShardIndexEntry>& index) {
+                      CodecScratch& scratch, std::vector<ShardIndexEntry>& index, Place&& place) {
   const ShardingCodec* sharding = array.codecs().sharding();
   if (sharding == nullptr) {
     const auto nbytes = static_cast<size_t>(array.codecs().decoded_nbytes());
     out.resize(nbytes);
     array.codecs().decode(stored, out.span(), scratch);
+    place(std::span<const std::byte>(out.span()));
     return static_cast<int64_t>(nbytes);
   }
   const uint64_t index_nbytes = sharding->index_encoded_nbytes();
@@ -46,6 +51,7 @@ int64_t decode_object(const Array& array, std::span<const std::byte> stored, Byt
   for (const ShardIndexEntry& entry : index) {
     if (entry.is_empty()) continue;
     sharding->inner->decode(stored.subspan(entry.offset, entry.nbytes), out.span(), scratch);
+    place(std::span<const std::byte>(out.span()));
     decoded += static_cast<int64_t>(inner_nbytes);
   }
   return decoded;
@@ -87,25 +93,51 @@ void read_chunk(const ChunkRef& ref, ByteBuffer& out) {
   }
 }
 
-/// GB/s of the best of `repeats` passes copying every chunk's decoded bytes (chunk_nbytes())
-/// from a warm per-worker source into consecutive slots of one warm batch-sized destination.
-double measure_place_gbps(std::span<const ChunkRef> chunks, ThreadPool& pool, int repeats) {
+/// A batch's worth of warm destination: enough to leave the caches; past it, slots wrap
+/// around. At least 64 MiB, so that a small set of chunks still lands outside the caches.
+class BatchDestination {
+ public:
+  explicit BatchDestination(int64_t total, int64_t largest) {
+    constexpr int64_t kMinDestination = int64_t{64} << 20;
+    constexpr int64_t kMaxDestination = int64_t{256} << 20;
+    bytes_ = std::max({largest, kMinDestination, std::min(total, kMaxDestination)});
+    buffer_.resize(static_cast<size_t>(bytes_));
+    std::memset(buffer_.data(), 0, buffer_.size());
+  }
+  /// Copies `data` into the slot that starts `offset` bytes into the batch.
+  void place(int64_t offset, std::span<const std::byte> data) {
+    const auto nbytes = static_cast<int64_t>(data.size());
+    offset %= bytes_;
+    if (offset + nbytes > bytes_) offset = 0;
+    std::memcpy(buffer_.data() + offset, data.data(), data.size());
+  }
+
+ private:
+  int64_t bytes_ = 0;
+  ByteBuffer buffer_;
+};
+
+/// Each chunk's slot: decoded bytes of the chunks before it.
+std::vector<int64_t> slot_offsets(std::span<const ChunkRef> chunks, int64_t& total,
+                                  int64_t& largest) {
   std::vector<int64_t> offsets(chunks.size());
-  int64_t total = 0, largest = 0;
+  total = 0;
+  largest = 0;
   for (size_t i = 0; i < chunks.size(); ++i) {
     const int64_t nbytes = chunks[i].array->metadata().chunk_nbytes();
     offsets[i] = total;
     total += nbytes;
     largest = std::max(largest, nbytes);
   }
-  // A batch's worth of destination is enough to leave the caches; past it, slots wrap around.
-  // At least 64 MiB, so that a small set of chunks still lands outside the caches.
-  constexpr int64_t kMinDestination = int64_t{64} << 20;
-  constexpr int64_t kMaxDestination = int64_t{256} << 20;
-  const int64_t destination_bytes =
-      std::max({largest, kMinDestination, std::min(total, kMaxDestination)});
-  ByteBuffer destination(static_cast<size_t>(destination_bytes));
-  std::memset(destination.data(), 0, destination.size());
+  return offsets;
+}
+
+/// GB/s of the best of `repeats` passes copying every chunk's decoded bytes (chunk_nbytes())
+/// from a warm per-worker source into consecutive slots of one warm batch-sized destination.
+double measure_place_gbps(std::span<const ChunkRef> chunks, ThreadPool& pool, int repeats) {
+  int64_t total = 0, largest = 0;
+  const std::vector<int64_t> offsets = slot_offsets(chunks, total, largest);
+  BatchDestination destination(total, largest);
   std::vector<ByteBuffer> sources(pool.size());
   for (ByteBuffer& source : sources) {
     source.resize(static_cast<size_t>(largest));
@@ -113,13 +145,50 @@ double measure_place_gbps(std::span<const ChunkRef> chunks, ThreadPool& pool, in
   }
   const double best = best_seconds(repeats, [&] {
     pool.parallel_for(chunks.size(), [&](size_t i, size_t worker) {
-      const int64_t nbytes = chunks[i].array->metadata().chunk_nbytes();
-      int64_t offset = offsets[i] % destination_bytes;
-      if (offset + nbytes > destination_bytes) offset = 0;
-      std::memcpy(destination.data() + offset, sources[worker].data(), static_cast<size_t>(nbytes));
+      const auto nbytes = static_cast<size_t>(chunks[i].array->metadata().chunk_nbytes());
+      destination.place(offsets[i], {sources[worker].data(), nbytes});
     });
   });
   return best > 0 ? static_cast<double>(total) / best / 1e9 : 0.0;
+}
+
+/// GB/s of decoded bytes of the best of `repeats` passes of the plain loop: each worker preads
+/// a chunk into its warm buffer, decodes it into another, and (when `place`) copies it into the
+/// chunk's slot of a warm batch-sized destination.
+double measure_loop_gbps(std::span<const ChunkRef> chunks, ThreadPool& pool, int repeats,
+                         int64_t max_stored, bool place) {
+  int64_t total = 0, largest = 0;
+  const std::vector<int64_t> offsets = slot_offsets(chunks, total, largest);
+  std::optional<BatchDestination> destination;
+  if (place) destination.emplace(total, largest);
+  struct Worker {
+    ByteBuffer stored, decoded;
+    CodecScratch codec;
+    std::vector<ShardIndexEntry> index;
+  };
+  std::vector<Worker> workers(pool.size());
+  for (Worker& w : workers) {
+    w.stored.resize(static_cast<size_t>(max_stored));
+    std::memset(w.stored.data(), 0, w.stored.size());
+    w.decoded.resize(static_cast<size_t>(largest));
+    std::memset(w.decoded.data(), 0, w.decoded.size());
+  }
+  std::atomic<int64_t> decoded{0};
+  const double best = best_seconds(repeats, [&] {
+    decoded = 0;
+    pool.parallel_for(chunks.size(), [&](size_t i, size_t worker) {
+      Worker& w = workers[worker];
+      read_chunk(chunks[i], w.stored);
+      int64_t offset = offsets[i];
+      decoded += decode_object(*chunks[i].array, w.stored.span(), w.decoded, w.codec, w.index,
+                               [&](std::span<const std::byte> bytes) {
+                                 if (!destination) return;
+                                 destination->place(offset, bytes);
+                                 offset += static_cast<int64_t>(bytes.size());
+                               });
+    });
+  });
+  return best > 0 ? static_cast<double>(decoded.load()) / best / 1e9 : 0.0;
 }
 
 std::string file_path(const ChunkRef& ref) {
@@ -274,15 +343,18 @@ RooflineResult measure_roofline(std::span<const ChunkRef> all_chunks,
   }
   out.resize(static_cast<size_t>(max_decoded));
   std::memset(out.data(), 0, out.size());
-  decode_object(*chunks[0].array, stored[0].span(), out, scratch, index);  // warm contexts
+  const auto keep = [](std::span<const std::byte>) {};
+  decode_object(*chunks[0].array, stored[0].span(), out, scratch, index, keep);  // warm contexts
   const double best_decode_s = best_seconds(options.repeats, [&] {
     int64_t decoded = 0;
     for (size_t i = 0; i < chunks.size(); ++i) {
-      decoded += decode_object(*chunks[i].array, stored[i].span(), out, scratch, index);
+      decoded += decode_object(*chunks[i].array, stored[i].span(), out, scratch, index, keep);
     }
     result.decoded_bytes = decoded;
   });
 
+  result.loop_decode_gbps = measure_loop_gbps(chunks, pool, options.repeats, max_stored, false);
+  result.loop_gbps = measure_loop_gbps(chunks, pool, options.repeats, max_stored, true);
   return finish(result, best_read_s, best_decode_s, place_gbps);
 }
 
@@ -303,6 +375,8 @@ nlohmann::json to_json(const RooflineResult& r) {
           {"place_gbps", r.place_gbps},
           {"decode_limit_gbps", r.decode_limit_gbps},
           {"combined_gbps", r.combined_gbps},
+          {"loop_decode_gbps", r.loop_decode_gbps > 0 ? nlohmann::json(r.loop_decode_gbps) : nlohmann::json(nullptr)},
+          {"loop_gbps", r.loop_gbps > 0 ? nlohmann::json(r.loop_gbps) : nlohmann::json(nullptr)},
           {"page_cache_fraction", r.page_cache_fraction},
           {"fits_in_ram", r.fits_in_ram},
           {"read_source", r.read_source}};

@@ -9,6 +9,11 @@
 //              it is the price of the decoder writing to memory instead of to cache);
 //   combined = what workers that each read, decode and place a chunk can reach:
 //              1/(1/read + 1/decode + 1/place). decode_limit leaves placement out.
+// Each step above runs alone, with its buffers hot in cache, so their combination is an upper
+// bound. The plain loops are measured as well: `threads` workers that each pread a chunk into
+// a warm buffer and decode it into another (loop_decode), then copy it into its slot of a
+// batch-sized buffer (loop). They pay what the steps do to each other's caches, as any reader
+// does, and are the "plain C loop of pread + single-threaded decode" baseline itself.
 // All rates are GB/s of DECODED bytes (10^9 bytes/s), so they compare directly with the loader's
 // GB/s. When the chunks sit in the page cache the read rate is a memory-bandwidth figure, not a
 // storage one: the result says which it is.
@@ -44,7 +49,8 @@ struct RooflineOptions {
   int repeats = 3;                      // timed passes; the best counts
   int64_t max_decoded_bytes = 1 << 30;  // probe an evenly spaced subset above this
   /// When > 0, the single-threaded decode rate already measured on these chunks: the decode
-  /// probe is skipped (sweeps re-measure only the read rate per thread count).
+  /// probe and the plain loops are skipped (sweeps re-measure only the read rate per thread
+  /// count).
   double known_decode_single_gbps = 0;
 };
 
@@ -63,6 +69,8 @@ struct RooflineResult {
   double place_gbps = 0;            // copy into a batch-sized buffer, `threads` workers
   double decode_limit_gbps = 0;     // 1/(1/read + 1/decode)
   double combined_gbps = 0;         // the limit the loader is compared with (with placement)
+  double loop_decode_gbps = 0;      // measured loop: pread + decode; 0 when not measured
+  double loop_gbps = 0;             // measured loop: pread + decode + copy into a batch
   double page_cache_fraction = -1;  // of the probed files resident before the read pass
   bool fits_in_ram = false;         // the probed stored bytes < MemAvailable
   std::string read_source;          // "page cache (memory bandwidth)" or "storage"
