@@ -42,7 +42,7 @@ struct ReadScratch {
   ByteBuffer gather;  // the decoded chunks of one gather group, side by side
   CodecScratch codec;
   std::vector<ShardIndexEntry> shard_index;
-  std::string key;   // storage key of the chunk being read, reused across chunks
+  std::string key;                   // storage key of the chunk being read, reused across chunks
   std::vector<InterleavedRun> runs;  // the gather group being placed
 };
 

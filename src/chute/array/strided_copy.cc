@@ -4,6 +4,11 @@
 #include <array>
 #include <cstring>
 #include <utility>
+#include <vector>
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #include "chute/util/error.h"
 
@@ -133,8 +138,7 @@ constexpr auto kSmallInterleaves =
 /// One line of an interleaved copy: n steps of every run, runs of equal small sizes (the common
 /// case: every chunk holds the same number of channels) with a fixed-size memcpy.
 void interleave_line(std::span<const InterleavedRun> runs, std::ptrdiff_t dst_offset,
-                     std::ptrdiff_t src_offset, int64_t n, int64_t dst_stride,
-                     int64_t src_stride) {
+                     std::ptrdiff_t src_offset, int64_t n, int64_t dst_stride, int64_t src_stride) {
   const int64_t bytes = runs.front().bytes;
   const bool uniform = std::all_of(runs.begin(), runs.end(),
                                    [&](const InterleavedRun& run) { return run.bytes == bytes; });
@@ -147,6 +151,52 @@ void interleave_line(std::span<const InterleavedRun> runs, std::ptrdiff_t dst_of
       std::memcpy(run.dst + dst_offset, run.src + src_offset, static_cast<size_t>(run.bytes));
     }
   }
+}
+
+/// Copies n bytes to dst with non-temporal stores where the target allows (x86 SSE2): the
+/// bytes go to memory without first reading the destination lines into the cache, which a
+/// destination much larger than the cache (a batch, a whole array) would only evict again.
+void stream_bytes(std::byte* dst, const std::byte* src, size_t n) {
+#if defined(__SSE2__)
+  const size_t head = std::min(n, (16 - reinterpret_cast<uintptr_t>(dst) % 16) % 16);
+  std::memcpy(dst, src, head);
+  size_t i = head;
+  for (; i + 64 <= n; i += 64) {
+    const auto* from = reinterpret_cast<const __m128i*>(src + i);
+    auto* to = reinterpret_cast<__m128i*>(dst + i);
+    const __m128i a = _mm_loadu_si128(from), b = _mm_loadu_si128(from + 1);
+    const __m128i c = _mm_loadu_si128(from + 2), d = _mm_loadu_si128(from + 3);
+    _mm_stream_si128(to, a);
+    _mm_stream_si128(to + 1, b);
+    _mm_stream_si128(to + 2, c);
+    _mm_stream_si128(to + 3, d);
+  }
+  std::memcpy(dst + i, src + i, n - i);
+#else
+  std::memcpy(dst, src, n);
+#endif
+}
+
+void stream_fence() {
+#if defined(__SSE2__)
+  _mm_sfence();  // streaming stores are weakly ordered: complete them before the data moves on
+#endif
+}
+
+/// Interleaved copies of at least kStreamMinBytes whose runs tile each destination line are
+/// assembled in a cache-resident bounce buffer of kStreamBounceBytes and streamed out.
+constexpr int64_t kStreamMinBytes = 1 << 20;
+constexpr int64_t kStreamBounceBytes = 8 << 10;
+
+/// True when the runs sit side by side in the destination and fill one outer step exactly
+/// (`step` bytes), so that consecutive steps form one contiguous range.
+bool runs_tile_steps(std::span<const InterleavedRun> runs, int64_t step) {
+  int64_t width = 0;
+  for (const InterleavedRun& run : runs) {
+    if (run.dst != runs.front().dst + width) return false;
+    width += run.bytes;
+  }
+  return width == step;
 }
 
 void check_rank(size_t rank) {
@@ -194,11 +244,11 @@ void interleaved_copy(std::span<const InterleavedRun> runs, std::span<const int6
   const size_t rank = outer_shape.size();
   check_rank(rank);
   if (dst_strides.size() != rank || src_strides.size() != rank) {
-    fail(ErrorCode::kInternal, "interleaved_copy: ranks differ (shape {}, strides {} and {})",
-         rank, dst_strides.size(), src_strides.size());
+    fail(ErrorCode::kInternal, "interleaved_copy: ranks differ (shape {}, strides {} and {})", rank,
+         dst_strides.size(), src_strides.size());
   }
-  if (runs.empty() || std::any_of(outer_shape.begin(), outer_shape.end(),
-                                  [](int64_t n) { return n <= 0; })) {
+  if (runs.empty() ||
+      std::any_of(outer_shape.begin(), outer_shape.end(), [](int64_t n) { return n <= 0; })) {
     return;
   }
   LoopNest nest;
@@ -206,10 +256,31 @@ void interleaved_copy(std::span<const InterleavedRun> runs, std::span<const int6
   // The walk moves the first run's pointers; every run applies the same offsets to its own.
   std::byte* dst0 = runs.front().dst;
   const std::byte* src0 = runs.front().src;
-  walk(nest, dst0, src0,
-       [&](std::byte* d, const std::byte* s, int64_t n, int64_t ds, int64_t ss) {
-         interleave_line(runs, d - dst0, s - src0, n, ds, ss);
-       });
+  const int64_t step = nest.rank > 0 ? nest.dst_stride[nest.rank - 1] : 0;
+  int64_t steps = 1;
+  for (size_t d = 0; d < nest.rank; ++d) steps *= nest.extent[d];
+  if (step <= 0 || step > kStreamBounceBytes || steps * step < kStreamMinBytes ||
+      !runs_tile_steps(runs, step)) {
+    walk(nest, dst0, src0,
+         [&](std::byte* d, const std::byte* s, int64_t n, int64_t ds, int64_t ss) {
+           interleave_line(runs, d - dst0, s - src0, n, ds, ss);
+         });
+    return;
+  }
+  // Each line is contiguous: assemble a bounce buffer's worth of steps, then stream it out.
+  alignas(64) std::byte bounce[kStreamBounceBytes];
+  thread_local std::vector<InterleavedRun> bounce_runs;
+  bounce_runs.assign(runs.begin(), runs.end());
+  for (InterleavedRun& run : bounce_runs) run.dst = bounce + (run.dst - dst0);
+  const int64_t per_bounce = kStreamBounceBytes / step;
+  walk(nest, dst0, src0, [&](std::byte* d, const std::byte* s, int64_t n, int64_t, int64_t ss) {
+    for (int64_t i = 0; i < n; i += per_bounce) {
+      const int64_t k = std::min(per_bounce, n - i);
+      interleave_line(bounce_runs, 0, s - src0 + i * ss, k, step, ss);
+      stream_bytes(d + i * step, bounce, static_cast<size_t>(k * step));
+    }
+  });
+  stream_fence();
 }
 
 void strided_fill(const StridedView& dst, std::span<const std::byte> value) {

@@ -189,6 +189,15 @@ TEST(InterleavedCopy, MatchesOneCopyPerChunk) {
   check_interleave({4, 6}, {5, 5, 3}, 4, rng);  // an edge chunk: unequal runs
 }
 
+TEST(InterleavedCopy, LargeCopiesStreamedThroughABounceBufferMatch) {
+  // Over 1 MiB with runs that tile each line: assembled in a bounce buffer and streamed out,
+  // lines starting at every 4-byte alignment (60-byte steps), the last bounce part-filled.
+  std::mt19937_64 rng(12);
+  check_interleave({300, 217}, {5, 5, 5}, 4, rng);
+  check_interleave({2, 3000}, {5, 5, 5, 5, 5, 5, 5, 5}, 4, rng);  // W1: 160-byte steps
+  check_interleave({1100, 3}, {100, 57}, 4, rng);                 // 628-byte steps, mixed runs
+}
+
 TEST(InterleavedCopy, ZeroExtentCopiesNothing) {
   std::vector<std::byte> src(16, std::byte{1}), dst(16, std::byte{0});
   const InterleavedRun run{src.data(), dst.data(), 4};

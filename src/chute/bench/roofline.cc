@@ -4,9 +4,9 @@
 
 #include <algorithm>
 #include <atomic>
-#include <optional>
 #include <chrono>
 #include <cstring>
+#include <optional>
 #include <set>
 #include <utility>
 
@@ -375,7 +375,8 @@ nlohmann::json to_json(const RooflineResult& r) {
           {"place_gbps", r.place_gbps},
           {"decode_limit_gbps", r.decode_limit_gbps},
           {"combined_gbps", r.combined_gbps},
-          {"loop_decode_gbps", r.loop_decode_gbps > 0 ? nlohmann::json(r.loop_decode_gbps) : nlohmann::json(nullptr)},
+          {"loop_decode_gbps",
+           r.loop_decode_gbps > 0 ? nlohmann::json(r.loop_decode_gbps) : nlohmann::json(nullptr)},
           {"loop_gbps", r.loop_gbps > 0 ? nlohmann::json(r.loop_gbps) : nlohmann::json(nullptr)},
           {"page_cache_fraction", r.page_cache_fraction},
           {"fits_in_ram", r.fits_in_ram},
