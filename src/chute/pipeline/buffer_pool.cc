@@ -70,7 +70,7 @@ std::shared_ptr<std::byte> BufferPool::acquire() {
     }
   }
   if (!buffer) {
-    buffer = allocate_pages(state_->buffer_bytes);
+    buffer = allocate_pages(state_->buffer_bytes, /*huge_pages=*/false);
     if (!buffer) {
       std::lock_guard lock(state_->mutex);
       --state_->allocated;

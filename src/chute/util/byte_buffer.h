@@ -24,7 +24,7 @@ class ByteBuffer {
     if (size > capacity_) {
       size_t capacity = capacity_ ? capacity_ : 4096;
       while (capacity < size) capacity *= 2;
-      PageMemory grown(allocate_pages(capacity));
+      PageMemory grown(allocate_pages(capacity, /*huge_pages=*/true));
       if (!grown) throw std::bad_alloc();
       if (size_) std::memcpy(grown.get(), data_.get(), size_);
       data_ = std::move(grown);

@@ -6,9 +6,9 @@
 
 namespace chute {
 
-std::byte* allocate_pages(size_t bytes) {
+std::byte* allocate_pages(size_t bytes, bool huge_pages) {
   constexpr size_t kPageBytes = 4096;
-  const size_t alignment = bytes >= kHugePageBytes ? kHugePageBytes : kPageBytes;
+  const size_t alignment = huge_pages && bytes >= kHugePageBytes ? kHugePageBytes : kPageBytes;
   void* memory = nullptr;
   if (::posix_memalign(&memory, alignment, bytes == 0 ? 1 : bytes) != 0) return nullptr;
 #ifdef MADV_HUGEPAGE

@@ -1,9 +1,12 @@
 #pragma once
-// Memory for large, long-lived buffers (batch buffers, per-worker staging): page-aligned and,
-// from 2 MiB on, aligned to and advised for transparent huge pages. The read path streams
-// hundreds of MB per batch through these buffers, and the TLB misses of pread's copy and of
-// decoding with 4 KiB pages cost about 3% of the loader's throughput (`chute bench`, W1). Kernels
-// in THP "madvise" mode (the Debian default) only back advised ranges.
+// Memory for large, long-lived buffers: page-aligned and, on request from 2 MiB on, aligned to
+// and advised for transparent huge pages. Per-worker buffers (encoded chunk, staging) take huge
+// pages: the read path streams hundreds of MB per batch through them, and the TLB misses of
+// pread's copy and of decoding with 4 KiB pages cost about 3% of the loader's throughput
+// (`chute bench`, W1). Batch buffers do not: a 250 MB buffer allocated while the loader runs
+// (the pool grows when the consumer holds batches) stalled the pipeline, most likely while the
+// kernel compacted memory (accelerator utilisation 97% -> 88% in `chute bench --mode full`).
+// Kernels in THP "madvise" mode (the Debian default) only back advised ranges.
 
 #include <cstddef>
 #include <memory>
@@ -14,7 +17,7 @@ inline constexpr size_t kHugePageBytes = size_t{2} << 20;
 
 /// At least `bytes` of uninitialised memory; returns null when the allocation fails.
 /// Release it with free_pages().
-std::byte* allocate_pages(size_t bytes);
+std::byte* allocate_pages(size_t bytes, bool huge_pages);
 void free_pages(std::byte* memory);
 
 struct FreePages {

@@ -13,16 +13,20 @@ namespace {
 uintptr_t address(const std::byte* p) { return reinterpret_cast<uintptr_t>(p); }
 
 TEST(PageMemory, SmallBuffersArePageAlignedLargeOnesHugePageAligned) {
-  PageMemory small(allocate_pages(100));
+  PageMemory small(allocate_pages(100, true));
   ASSERT_NE(small, nullptr);
   EXPECT_EQ(address(small.get()) % 4096, 0u);
   std::memset(small.get(), 1, 100);
 
-  PageMemory large(allocate_pages(kHugePageBytes + 1));
+  PageMemory large(allocate_pages(kHugePageBytes + 1, true));
   ASSERT_NE(large, nullptr);
   EXPECT_EQ(address(large.get()) % kHugePageBytes, 0u);
   std::memset(large.get(), 2, kHugePageBytes + 1);
   EXPECT_EQ(large[kHugePageBytes], std::byte{2});
+
+  PageMemory plain(allocate_pages(kHugePageBytes + 1, false));
+  ASSERT_NE(plain, nullptr);
+  EXPECT_EQ(address(plain.get()) % 4096, 0u);
 }
 
 TEST(PageMemory, ByteBufferKeepsItsContentsWhenItGrowsPastAHugePage) {
