@@ -100,5 +100,6 @@ def main() -> None:
     for part in ("read_gbps", "decode_single_gbps", "decode_gbps", "place_gbps"):
         print(f"  {part}: {whole_limit[part]:.2f} (whole), {box_limit[part]:.2f} (boxes)")
 
+
 if __name__ == "__main__":
     main()
