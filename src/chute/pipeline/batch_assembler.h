@@ -34,6 +34,8 @@ class BatchAssembler {
 
   const BatchLayout& layout() const { return layout_; }
   size_t threads() const { return pool_.size(); }
+  /// The workers, for other work between batches (e.g. preparing batch buffers).
+  ThreadPool& workers() { return pool_; }
   const Dataset& dataset() const { return *dataset_; }
 
   /// Reads `samples` (at most batch_size, slot k = samples[k]) into `buffer` (layout().

@@ -1,5 +1,6 @@
 #include "chute/pipeline/buffer_pool.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <mutex>
 #include <new>
@@ -7,6 +8,7 @@
 
 #include "chute/util/error.h"
 #include "chute/util/page_memory.h"
+#include "chute/util/thread_pool.h"
 
 namespace chute {
 
@@ -55,6 +57,42 @@ BufferPool::~BufferPool() {
     state_->allocated -= idle.size();
   }
   for (std::byte* buffer : idle) free_pages(buffer);
+}
+
+void BufferPool::reserve(size_t count, ThreadPool* threads) {
+  std::vector<std::byte*> fresh;
+  {
+    std::lock_guard lock(state_->mutex);
+    count = std::min(count, state_->max_idle);
+    if (state_->allocated >= count) return;
+    fresh.resize(count - state_->allocated, nullptr);
+    state_->allocated = count;
+    state_->allocations += fresh.size();
+  }
+  for (std::byte*& buffer : fresh) buffer = allocate_pages(state_->buffer_bytes, false);
+  if (std::find(fresh.begin(), fresh.end(), nullptr) != fresh.end()) {
+    for (std::byte* buffer : fresh) free_pages(buffer);
+    std::lock_guard lock(state_->mutex);
+    state_->allocated -= fresh.size();
+    fail(ErrorCode::kIoError, "out of memory allocating {} batch buffers of {} bytes", fresh.size(),
+         state_->buffer_bytes);
+  }
+  // Pages backed in pieces, on the given threads: the kernel zeroes every page it backs.
+  constexpr size_t kPieceBytes = size_t{32} << 20;
+  const size_t pieces_per_buffer = (state_->buffer_bytes + kPieceBytes - 1) / kPieceBytes;
+  const auto prefault_piece = [&](size_t i, size_t /*worker*/) {
+    const size_t offset = (i % pieces_per_buffer) * kPieceBytes;
+    prefault_pages(fresh[i / pieces_per_buffer] + offset,
+                   std::min(kPieceBytes, state_->buffer_bytes - offset));
+  };
+  const size_t pieces = fresh.size() * pieces_per_buffer;
+  if (threads != nullptr && threads->size() > 1) {
+    threads->parallel_for(pieces, prefault_piece);
+  } else {
+    for (size_t i = 0; i < pieces; ++i) prefault_piece(i, 0);
+  }
+  std::lock_guard lock(state_->mutex);
+  state_->idle.insert(state_->idle.end(), fresh.begin(), fresh.end());
 }
 
 std::shared_ptr<std::byte> BufferPool::acquire() {

@@ -13,6 +13,8 @@
 
 namespace chute {
 
+class ThreadPool;
+
 class BufferPool {
  public:
   /// `buffer_bytes` > 0. `max_idle` caps how many released buffers are kept for reuse (the rest
@@ -24,6 +26,10 @@ class BufferPool {
 
   /// A buffer from the idle list, or a new one. Thread-safe.
   std::shared_ptr<std::byte> acquire();
+  /// Allocates buffers until `count` exist (at most max_idle), with their pages backed now (on
+  /// `threads` when given), so that a pool growing while a loader runs does not slow batches
+  /// down with page faults.
+  void reserve(size_t count, ThreadPool* threads = nullptr);
 
   size_t buffer_bytes() const;
   /// Buffers currently allocated by this pool (handed out + idle).

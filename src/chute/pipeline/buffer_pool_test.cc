@@ -9,6 +9,8 @@
 #include <thread>
 #include <vector>
 
+#include "chute/util/thread_pool.h"
+
 namespace chute {
 namespace {
 
@@ -68,6 +70,25 @@ TEST(BufferPool, ConcurrentAcquireRelease) {
   for (auto& thread : threads) thread.join();
   EXPECT_LE(pool.allocated(), 4u);
   EXPECT_EQ(pool.allocated(), pool.idle());
+}
+
+TEST(BufferPool, ReserveAllocatesUpFrontAndAcquireReusesThem) {
+  ThreadPool threads(2);
+  BufferPool pool((size_t{70} << 20) + 100, 3);  // three 32 MiB pieces per buffer, one partial
+  pool.reserve(5, &threads);                     // capped at max_idle
+  EXPECT_EQ(pool.allocated(), 3u);
+  EXPECT_EQ(pool.idle(), 3u);
+  EXPECT_EQ(pool.allocations(), 3u);
+  std::vector<std::shared_ptr<std::byte>> held;
+  for (int i = 0; i < 3; ++i) {
+    held.push_back(pool.acquire());
+    std::memset(held.back().get(), i, pool.buffer_bytes());  // every byte is ours
+  }
+  EXPECT_EQ(pool.allocations(), 3u);  // no new allocation
+  pool.reserve(2);                    // already there: nothing to do
+  EXPECT_EQ(pool.allocated(), 3u);
+  held.clear();
+  EXPECT_EQ(pool.idle(), 3u);
 }
 
 }  // namespace

@@ -42,6 +42,10 @@ Loader::Loader(DatasetPtr dataset, LoaderOptions options)
   assembler_ = std::make_unique<BatchAssembler>(dataset_, options_.batch_size, options_.threads);
   // Enough idle buffers for the queue, the batch being assembled and a few held by the consumer.
   pool_ = std::make_unique<BufferPool>(assembler_->layout().total_bytes, options_.prefetch + 8);
+  // What a consumer slower than the loader holds in the steady state: the queue, the batch
+  // waiting to enter it and the consumer's own. Allocated and faulted in now: growing the pool
+  // over the first tens of batches made them slower than the step (bench full mode).
+  pool_->reserve(static_cast<size_t>(options_.prefetch) + 2, &assembler_->workers());
 }
 
 Loader::~Loader() { stop(); }

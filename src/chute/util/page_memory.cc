@@ -2,6 +2,7 @@
 
 #include <sys/mman.h>
 
+#include <cstdint>
 #include <cstdlib>
 
 namespace chute {
@@ -19,5 +20,18 @@ std::byte* allocate_pages(size_t bytes, bool huge_pages) {
 }
 
 void free_pages(std::byte* memory) { std::free(memory); }
+
+void prefault_pages(std::byte* memory, size_t bytes) {
+  constexpr size_t kPageBytes = 4096;
+  if (memory == nullptr || bytes == 0) return;
+#ifdef MADV_POPULATE_WRITE
+  // madvise needs a page-aligned start; allocate_pages() memory is.
+  const auto start = reinterpret_cast<uintptr_t>(memory);
+  if (start % kPageBytes == 0 && ::madvise(memory, bytes, MADV_POPULATE_WRITE) == 0) return;
+#endif
+  for (size_t offset = 0; offset < bytes; offset += kPageBytes) {
+    reinterpret_cast<volatile std::byte*>(memory)[offset] = std::byte{0};
+  }
+}
 
 }  // namespace chute

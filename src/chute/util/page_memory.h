@@ -20,6 +20,10 @@ inline constexpr size_t kHugePageBytes = size_t{2} << 20;
 std::byte* allocate_pages(size_t bytes, bool huge_pages);
 void free_pages(std::byte* memory);
 
+/// Backs `bytes` of `memory` with pages now (MADV_POPULATE_WRITE, or one write per page where
+/// the kernel lacks it), so that the first writes to it later do not fault page by page.
+void prefault_pages(std::byte* memory, size_t bytes);
+
 struct FreePages {
   void operator()(std::byte* memory) const { free_pages(memory); }
 };
