@@ -9,7 +9,6 @@
 
 #include <memory>
 #include <mutex>
-#include <set>
 #include <string>
 #include <vector>
 
@@ -128,25 +127,17 @@ nb::dict open_group_path(const std::string& path) {
 
 /// The roofline (bench::measure_roofline) on the chunks holding the given boxes (start, shape)
 /// of `array`, or on all of it when there are none; a JSON document.
-std::string roofline_json(const Array& array, const std::vector<std::vector<int64_t>>& starts,
-                          const std::vector<std::vector<int64_t>>& shapes, int64_t threads) {
-  if (starts.size() != shapes.size()) {
-    fail(ErrorCode::kInvalidArgument, "array '{}': {} box starts but {} box shapes", array.name(),
-         starts.size(), shapes.size());
-  }
+std::string roofline_json(const Array& array, std::vector<std::vector<int64_t>> starts,
+                          std::vector<std::vector<int64_t>> shapes, int64_t threads) {
   nb::gil_scoped_release release;
-  std::vector<bench::ChunkRef> refs;
-  std::set<std::string> seen;
-  const auto add_box = [&](std::span<const int64_t> start, std::span<const int64_t> shape) {
-    for (bench::ChunkRef& ref : bench::chunks_in_box(array, start, shape)) {
-      if (seen.insert(ref.key).second) refs.push_back(std::move(ref));
-    }
-  };
-  if (starts.empty()) add_box(std::vector<int64_t>(array.rank(), 0), array.metadata().shape);
-  for (size_t i = 0; i < starts.size(); ++i) add_box(starts[i], shapes[i]);
+  if (starts.empty() && shapes.empty()) {
+    starts.emplace_back(array.rank(), 0);
+    shapes.push_back(array.metadata().shape);
+  }
   bench::RooflineOptions options;
   options.threads = static_cast<int>(threads > 0 ? threads : get_threads());
   options.usable_cores = bench::describe_machine().usable_cores;
+  const auto refs = bench::chunks_in_boxes(array, starts, shapes);
   return bench::to_json(bench::measure_roofline(refs, options)).dump();
 }
 

@@ -17,6 +17,14 @@ int64_t elapsed_ns(Clock::time_point since) {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - since).count();
 }
 
+std::string describe_box(std::span<const int64_t> start, std::span<const int64_t> shape) {
+  std::string box = "[";
+  for (size_t d = 0; d < start.size(); ++d) {
+    box += fmt::format("{}{}:{}", d ? ", " : "", start[d], start[d] + shape[d]);
+  }
+  return box + "]";
+}
+
 int64_t product(std::span<const int64_t> values) {
   int64_t p = 1;
   for (int64_t v : values) p *= v;
@@ -109,6 +117,22 @@ std::string Array::storage_key(std::span<const int64_t> chunk_coords) const {
     return join_key(prefix_, chunk_key(metadata_.chunk_key_encoding, shard));
   }
   return join_key(prefix_, chunk_key(metadata_.chunk_key_encoding, chunk_coords));
+}
+
+void Array::check_box(std::span<const int64_t> start, std::span<const int64_t> shape) const {
+  const size_t n = rank();
+  if (start.size() != n || shape.size() != n) {
+    fail(ErrorCode::kInvalidArgument,
+         "array '{}': expected a box of rank {}, found a start of rank {} and a shape of rank {}",
+         name_, n, start.size(), shape.size());
+  }
+  const auto& extent = metadata_.shape;
+  for (size_t d = 0; d < n; ++d) {
+    if (start[d] < 0 || shape[d] < 0 || start[d] > extent[d] - shape[d]) {
+      fail(ErrorCode::kOutOfRange, "array '{}': box {} is outside the array's shape [{}]", name_,
+           describe_box(start, shape), fmt::join(extent, ", "));
+    }
+  }
 }
 
 void Array::read(std::span<const int64_t> start, const StridedView& dst, ThreadPool* pool,

@@ -130,6 +130,10 @@ class Array {
   const std::vector<int64_t>& read_grid_shape() const { return read_grid_shape_; }
   size_t rank() const { return metadata_.shape.size(); }
 
+  /// Throws kInvalidArgument when start or shape is not of the array's rank, kOutOfRange when
+  /// the box [start, start + shape) leaves the array; both name the array.
+  void check_box(std::span<const int64_t> start, std::span<const int64_t> shape) const;
+
   /// Reads box [start, start + dst.shape) into dst. Throws kOutOfRange when the box leaves the
   /// array, kInvalidArgument when dst's rank differs. Runs on `pool` when given.
   void read(std::span<const int64_t> start, const StridedView& dst, ThreadPool* pool = nullptr,

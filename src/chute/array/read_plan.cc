@@ -1,5 +1,3 @@
-#include <fmt/ranges.h>
-
 #include <algorithm>
 #include <chrono>
 #include <functional>
@@ -10,35 +8,6 @@
 #include "chute/util/error.h"
 
 namespace chute {
-namespace {
-
-std::string describe_box(std::span<const int64_t> start, std::span<const int64_t> shape) {
-  std::string box = "[";
-  for (size_t d = 0; d < start.size(); ++d) {
-    box += fmt::format("{}{}:{}", d ? ", " : "", start[d], start[d] + shape[d]);
-  }
-  return box + "]";
-}
-
-void check_box(const Array& array, std::span<const int64_t> start, const StridedView& dst) {
-  const size_t rank = array.rank();
-  if (start.size() != rank || dst.shape.size() != rank || dst.byte_strides.size() != rank) {
-    fail(ErrorCode::kInvalidArgument,
-         "array '{}': expected a box of rank {}, found start of rank {} and a destination of "
-         "rank {} with {} strides",
-         array.name(), rank, start.size(), dst.shape.size(), dst.byte_strides.size());
-  }
-  const auto& shape = array.metadata().shape;
-  for (size_t d = 0; d < rank; ++d) {
-    if (start[d] < 0 || dst.shape[d] < 0 || start[d] > shape[d] - dst.shape[d]) {
-      fail(ErrorCode::kOutOfRange, "array '{}': box {} is outside the array's shape [{}]",
-           array.name(), describe_box(start, dst.shape), fmt::join(shape, ", "));
-    }
-  }
-}
-
-}  // namespace
-
 size_t ReadPlan::ChunkIdHash::operator()(const ChunkId& id) const {
   const size_t a = std::hash<const void*>()(id.array);
   const size_t c = std::hash<int64_t>()(id.chunk);
@@ -47,7 +16,11 @@ size_t ReadPlan::ChunkIdHash::operator()(const ChunkId& id) const {
 
 void ReadPlan::add(const Array& array, std::span<const int64_t> start, const StridedView& dst,
                    std::string context) {
-  check_box(array, start, dst);
+  array.check_box(start, dst.shape);
+  if (dst.byte_strides.size() != dst.shape.size()) {
+    fail(ErrorCode::kInvalidArgument, "array '{}': a destination of rank {} with {} strides",
+         array.name(), dst.shape.size(), dst.byte_strides.size());
+  }
   const size_t rank = array.rank();
   if (std::any_of(dst.shape.begin(), dst.shape.end(), [](int64_t n) { return n == 0; })) return;
 

@@ -1,7 +1,5 @@
 #include "chute/bench/roofline.h"
 
-#include <fmt/ranges.h>
-
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -210,40 +208,41 @@ std::vector<ChunkRef> unique_chunks(std::span<const ChunkTask> tasks) {
   return refs;
 }
 
-std::vector<ChunkRef> chunks_in_box(const Array& array, std::span<const int64_t> start,
-                                    std::span<const int64_t> shape) {
+std::vector<ChunkRef> chunks_in_boxes(const Array& array,
+                                      std::span<const std::vector<int64_t>> starts,
+                                      std::span<const std::vector<int64_t>> shapes) {
+  if (starts.size() != shapes.size()) {
+    fail(ErrorCode::kInvalidArgument, "array '{}': {} box starts but {} box shapes", array.name(),
+         starts.size(), shapes.size());
+  }
   const size_t rank = array.rank();
-  if (start.size() != rank || shape.size() != rank) {
-    fail(ErrorCode::kInvalidArgument, "array '{}': expected a box of rank {}", array.name(), rank);
-  }
-  const auto& array_shape = array.metadata().shape;
-  for (size_t d = 0; d < rank; ++d) {
-    if (start[d] < 0 || shape[d] < 0 || start[d] > array_shape[d] - shape[d]) {
-      fail(ErrorCode::kOutOfRange, "array '{}': box starting at [{}] with shape [{}] leaves [{}]",
-           array.name(), fmt::join(start, ", "), fmt::join(shape, ", "),
-           fmt::join(array_shape, ", "));
-    }
-  }
-  std::vector<ChunkRef> refs;
-  if (std::any_of(shape.begin(), shape.end(), [](int64_t n) { return n == 0; })) return refs;
   const auto& chunk = array.read_chunk_shape();
-  std::vector<int64_t> first(rank), last(rank), coords(rank);
-  for (size_t d = 0; d < rank; ++d) {
-    first[d] = coords[d] = start[d] / chunk[d];
-    last[d] = (start[d] + shape[d] - 1) / chunk[d];
-  }
+  std::vector<ChunkRef> refs;
   std::set<std::string> seen;
-  for (;;) {
-    std::string key = array.storage_key(coords);
-    if (seen.insert(key).second) refs.push_back({&array, std::move(key)});
-    size_t d = rank;
-    for (;;) {
-      if (d == 0) return refs;
-      --d;
-      if (++coords[d] <= last[d]) break;
-      coords[d] = first[d];
+  std::vector<int64_t> first(rank), last(rank), coords(rank);
+  for (size_t box = 0; box < starts.size(); ++box) {
+    const std::vector<int64_t>& start = starts[box];
+    const std::vector<int64_t>& shape = shapes[box];
+    array.check_box(start, shape);
+    if (std::any_of(shape.begin(), shape.end(), [](int64_t n) { return n == 0; })) continue;
+    for (size_t d = 0; d < rank; ++d) {
+      first[d] = coords[d] = start[d] / chunk[d];
+      last[d] = (start[d] + shape[d] - 1) / chunk[d];
+    }
+    for (bool more = true; more;) {
+      std::string key = array.storage_key(coords);
+      if (seen.insert(key).second) refs.push_back({&array, std::move(key)});
+      more = false;
+      for (size_t d = rank; d-- > 0;) {
+        if (++coords[d] <= last[d]) {
+          more = true;
+          break;
+        }
+        coords[d] = first[d];
+      }
     }
   }
+  return refs;
 }
 
 double combined_limit(std::initializer_list<double> step_gbps) {
@@ -343,12 +342,14 @@ RooflineResult measure_roofline(std::span<const ChunkRef> all_chunks,
   }
   out.resize(static_cast<size_t>(max_decoded));
   std::memset(out.data(), 0, out.size());
-  const auto keep = [](std::span<const std::byte>) {};
-  decode_object(*chunks[0].array, stored[0].span(), out, scratch, index, keep);  // warm contexts
+  const auto place_nothing = [](std::span<const std::byte>) {};
+  decode_object(*chunks[0].array, stored[0].span(), out, scratch, index,
+                place_nothing);  // warm contexts
   const double best_decode_s = best_seconds(options.repeats, [&] {
     int64_t decoded = 0;
     for (size_t i = 0; i < chunks.size(); ++i) {
-      decoded += decode_object(*chunks[i].array, stored[i].span(), out, scratch, index, keep);
+      decoded +=
+          decode_object(*chunks[i].array, stored[i].span(), out, scratch, index, place_nothing);
     }
     result.decoded_bytes = decoded;
   });

@@ -39,9 +39,12 @@ struct ChunkRef {
 /// the benchmark read). Inner chunks of a shard map to their shard.
 std::vector<ChunkRef> unique_chunks(std::span<const ChunkTask> tasks);
 
-/// The distinct stored objects holding the box [start, start + shape) of `array`.
-std::vector<ChunkRef> chunks_in_box(const Array& array, std::span<const int64_t> start,
-                                    std::span<const int64_t> shape);
+/// The distinct stored objects holding the boxes [starts[i], starts[i] + shapes[i]) of
+/// `array`, in order of first appearance. Boxes are checked as reads check them
+/// (Array::check_box).
+std::vector<ChunkRef> chunks_in_boxes(const Array& array,
+                                      std::span<const std::vector<int64_t>> starts,
+                                      std::span<const std::vector<int64_t>> shapes);
 
 struct RooflineOptions {
   int threads = 1;

@@ -14,16 +14,28 @@ namespace {
 
 using namespace chute::testing;
 
-TEST(Roofline, ChunksInBoxAreTheDistinctStoredObjects) {
+std::vector<ChunkRef> chunks_in_box(const Array& array, const Coords& start, const Coords& shape) {
+  return chunks_in_boxes(array, std::vector<Coords>{start}, std::vector<Coords>{shape});
+}
+
+TEST(Roofline, ChunksInBoxesAreTheDistinctStoredObjects) {
   auto store = std::make_shared<MemoryStore>();
   auto m = make_metadata<float>({10, 12}, {4, 5});
   write_chunks<float>(*store, "", m);
   Array array(store, "", m, "t2m");
-  const auto refs = chunks_in_box(array, Coords{3, 4}, Coords{2, 2});  // rows 3-4, cols 4-5
-  std::vector<std::string> keys;
-  for (const ChunkRef& ref : refs) keys.push_back(ref.key);
-  EXPECT_EQ(keys, (std::vector<std::string>{"c/0/0", "c/0/1", "c/1/0", "c/1/1"}));
+  const auto keys_of = [](const std::vector<ChunkRef>& refs) {
+    std::vector<std::string> keys;
+    for (const ChunkRef& ref : refs) keys.push_back(ref.key);
+    return keys;
+  };
+  // Rows 3-4, cols 4-5: four chunks.
+  EXPECT_EQ(keys_of(chunks_in_box(array, Coords{3, 4}, Coords{2, 2})),
+            (std::vector<std::string>{"c/0/0", "c/0/1", "c/1/0", "c/1/1"}));
   EXPECT_TRUE(chunks_in_box(array, Coords{10, 0}, Coords{0, 12}).empty());
+  // A second box sharing chunk c/1/1 adds only its new one, in order of first appearance.
+  EXPECT_EQ(keys_of(chunks_in_boxes(array, std::vector<Coords>{{3, 4}, {5, 9}},
+                                    std::vector<Coords>{{2, 2}, {1, 2}})),
+            (std::vector<std::string>{"c/0/0", "c/0/1", "c/1/0", "c/1/1", "c/1/2"}));
   for (auto [start, shape] : {std::pair<Coords, Coords>{{-1, 0}, {2, 2}}, {{9, 0}, {2, 2}}}) {
     try {
       chunks_in_box(array, start, shape);
@@ -32,6 +44,12 @@ TEST(Roofline, ChunksInBoxAreTheDistinctStoredObjects) {
       EXPECT_EQ(e.code(), ErrorCode::kOutOfRange) << e.what();
       EXPECT_NE(std::string(e.what()).find("t2m"), std::string::npos) << e.what();
     }
+  }
+  try {
+    chunks_in_boxes(array, std::vector<Coords>{{0, 0}}, std::vector<Coords>{});
+    ADD_FAILURE() << "expected kInvalidArgument";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument) << e.what();
   }
 }
 
@@ -53,6 +71,15 @@ TEST(Roofline, MeasuresEveryStepOnPresentChunks) {
   EXPECT_GT(r.place_gbps, 0);
   EXPECT_DOUBLE_EQ(r.combined_gbps, combined_limit({r.read_gbps, r.decode_gbps, r.place_gbps}));
   EXPECT_LT(r.combined_gbps, r.decode_limit_gbps);
+  EXPECT_GT(r.loop_decode_gbps, 0);
+  EXPECT_GT(r.loop_gbps, 0);
+
+  // Sweeps pass the decode rate they know: the decode probe and the loops are skipped.
+  options.known_decode_single_gbps = r.decode_single_gbps;
+  const RooflineResult again = measure_roofline(refs, options);
+  EXPECT_DOUBLE_EQ(again.decode_single_gbps, r.decode_single_gbps);
+  EXPECT_EQ(again.loop_gbps, 0);
+  EXPECT_EQ(again.loop_decode_gbps, 0);
 }
 
 }  // namespace
