@@ -60,39 +60,26 @@ BufferPool::~BufferPool() {
 }
 
 void BufferPool::reserve(size_t count, ThreadPool* threads) {
-  std::vector<std::byte*> fresh;
-  {
-    std::lock_guard lock(state_->mutex);
-    count = std::min(count, state_->max_idle);
-    if (state_->allocated >= count) return;
-    fresh.resize(count - state_->allocated, nullptr);
-    state_->allocated = count;
-    state_->allocations += fresh.size();
-  }
-  for (std::byte*& buffer : fresh) buffer = allocate_pages(state_->buffer_bytes, false);
-  if (std::find(fresh.begin(), fresh.end(), nullptr) != fresh.end()) {
-    for (std::byte* buffer : fresh) free_pages(buffer);
-    std::lock_guard lock(state_->mutex);
-    state_->allocated -= fresh.size();
-    fail(ErrorCode::kIoError, "out of memory allocating {} batch buffers of {} bytes", fresh.size(),
-         state_->buffer_bytes);
-  }
-  // Pages backed in pieces, on the given threads: the kernel zeroes every page it backs.
+  // Holds buffers (idle ones first, then new ones) until `count` exist, faults them in, and
+  // gives them all back: acquire() does the allocating and its error.
+  count = std::min(count, state_->max_idle);
+  std::vector<std::shared_ptr<std::byte>> held;
+  while (allocated() < count) held.push_back(acquire());
+  // In pieces, on the given threads: the kernel zeroes every page it backs.
   constexpr size_t kPieceBytes = size_t{32} << 20;
-  const size_t pieces_per_buffer = (state_->buffer_bytes + kPieceBytes - 1) / kPieceBytes;
+  const size_t bytes = state_->buffer_bytes;
+  const size_t pieces_per_buffer = (bytes + kPieceBytes - 1) / kPieceBytes;
   const auto prefault_piece = [&](size_t i, size_t /*worker*/) {
     const size_t offset = (i % pieces_per_buffer) * kPieceBytes;
-    prefault_pages(fresh[i / pieces_per_buffer] + offset,
-                   std::min(kPieceBytes, state_->buffer_bytes - offset));
+    prefault_pages(held[i / pieces_per_buffer].get() + offset,
+                   std::min(kPieceBytes, bytes - offset));
   };
-  const size_t pieces = fresh.size() * pieces_per_buffer;
+  const size_t pieces = held.size() * pieces_per_buffer;
   if (threads != nullptr && threads->size() > 1) {
     threads->parallel_for(pieces, prefault_piece);
   } else {
     for (size_t i = 0; i < pieces; ++i) prefault_piece(i, 0);
   }
-  std::lock_guard lock(state_->mutex);
-  state_->idle.insert(state_->idle.end(), fresh.begin(), fresh.end());
 }
 
 std::shared_ptr<std::byte> BufferPool::acquire() {
