@@ -135,22 +135,26 @@ constexpr auto make_small_interleaves(std::index_sequence<I...>) {
 constexpr auto kSmallInterleaves =
     make_small_interleaves(std::make_index_sequence<kMaxSmallRun / 4 + 1>{});
 
-/// One line of an interleaved copy: n steps of every run, runs of equal small sizes (the common
-/// case: every chunk holds the same number of channels) with a fixed-size memcpy.
-void interleave_line(std::span<const InterleavedRun> runs, std::ptrdiff_t dst_offset,
-                     std::ptrdiff_t src_offset, int64_t n, int64_t dst_stride, int64_t src_stride) {
-  const int64_t bytes = runs.front().bytes;
-  const bool uniform = std::all_of(runs.begin(), runs.end(),
-                                   [&](const InterleavedRun& run) { return run.bytes == bytes; });
-  if (uniform && bytes % 4 == 0 && bytes <= kMaxSmallRun) {
-    return kSmallInterleaves[static_cast<size_t>(bytes / 4)](runs, dst_offset, src_offset, n,
-                                                             dst_stride, src_stride);
-  }
+/// Runs of any sizes: a memcpy of each run's own length.
+void interleave_any(std::span<const InterleavedRun> runs, std::ptrdiff_t dst_offset,
+                    std::ptrdiff_t src_offset, int64_t n, int64_t dst_stride, int64_t src_stride) {
   for (int64_t i = 0; i < n; ++i, dst_offset += dst_stride, src_offset += src_stride) {
     for (const InterleavedRun& run : runs) {
       std::memcpy(run.dst + dst_offset, run.src + src_offset, static_cast<size_t>(run.bytes));
     }
   }
+}
+
+/// The line kernel for these runs, chosen once per copy: runs of one small size (the common
+/// case: every chunk holds the same number of channels) get a fixed-size memcpy.
+InterleaveLine choose_interleave(std::span<const InterleavedRun> runs) {
+  const int64_t bytes = runs.front().bytes;
+  const bool uniform = std::all_of(runs.begin(), runs.end(),
+                                   [&](const InterleavedRun& run) { return run.bytes == bytes; });
+  if (uniform && bytes % 4 == 0 && bytes <= kMaxSmallRun) {
+    return kSmallInterleaves[static_cast<size_t>(bytes / 4)];
+  }
+  return &interleave_any;
 }
 
 /// Copies n bytes to dst with non-temporal stores where the target allows (x86 SSE2): the
@@ -259,11 +263,12 @@ void interleaved_copy(std::span<const InterleavedRun> runs, std::span<const int6
   const int64_t step = nest.rank > 0 ? nest.dst_stride[nest.rank - 1] : 0;
   int64_t steps = 1;
   for (size_t d = 0; d < nest.rank; ++d) steps *= nest.extent[d];
+  const InterleaveLine line = choose_interleave(runs);
   if (step <= 0 || step > kStreamBounceBytes || steps * step < kStreamMinBytes ||
       !runs_tile_steps(runs, step)) {
     walk(nest, dst0, src0,
          [&](std::byte* d, const std::byte* s, int64_t n, int64_t ds, int64_t ss) {
-           interleave_line(runs, d - dst0, s - src0, n, ds, ss);
+           line(runs, d - dst0, s - src0, n, ds, ss);
          });
     return;
   }
@@ -276,7 +281,7 @@ void interleaved_copy(std::span<const InterleavedRun> runs, std::span<const int6
   walk(nest, dst0, src0, [&](std::byte* d, const std::byte* s, int64_t n, int64_t, int64_t ss) {
     for (int64_t i = 0; i < n; i += per_bounce) {
       const int64_t k = std::min(per_bounce, n - i);
-      interleave_line(bounce_runs, 0, s - src0 + i * ss, k, step, ss);
+      line(bounce_runs, 0, s - src0 + i * ss, k, step, ss);
       stream_bytes(d + i * step, bounce, static_cast<size_t>(k * step));
     }
   });

@@ -175,8 +175,8 @@ class Loader {
   std::shared_ptr<PrefetchQueue> queue_;  // set while a producer runs
   int64_t epoch_ = -1;                    // last epoch begun
   int64_t consumed_ = 0;                  // next batch of epoch_ for the consumer
-  bool epoch_done_ = false;
-  int64_t last_queued_ = -1;  // epoch_ ended; the producer is running ahead into epoch_ + 1
+  bool epoch_done_ = false;   // epoch_ ended; the producer is running ahead into epoch_ + 1
+  int64_t last_queued_ = -1;  // batches queued at the latest next()
   std::optional<SamplerState> pending_restore_;
   int64_t epoch_begin_ns_ = 0;  // steady clock at begin_epoch
   bool first_batch_seen_ = false;
