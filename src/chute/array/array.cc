@@ -3,6 +3,7 @@
 #include <fmt/ranges.h>
 
 #include <chrono>
+#include <tuple>
 
 #include "chute/array/chunk_grid.h"
 #include "chute/array/strided_copy.h"
@@ -196,7 +197,8 @@ void Array::load(const ChunkTask& task, ReadScratch& scratch, std::byte* decoded
                  ReadStats* stats) const {
   with_chunk_context(task, scratch, [&] {
     if (read_timed(task, scratch, stats)) {
-      decode_timed(scratch, decoded, stats);
+      const auto [begin, end] = bytes_read_by(task);
+      decode_timed(scratch, decoded, begin, end, stats);
       return;
     }
     const auto start = Clock::now();
@@ -209,14 +211,45 @@ void Array::load(const ChunkTask& task, ReadScratch& scratch, std::byte* decoded
   });
 }
 
-void Array::decode_timed(ReadScratch& scratch, std::byte* decoded, ReadStats* stats) const {
+void Array::decode_timed(ReadScratch& scratch, std::byte* decoded, size_t begin, size_t end,
+                         ReadStats* stats) const {
   const auto nbytes = static_cast<size_t>(read_chain_->decoded_nbytes());
   const auto start = Clock::now();
-  read_chain_->decode(scratch.encoded.span(), {decoded, nbytes}, scratch.codec);
+  bool part = false;
+  if (begin == 0 && end == nbytes) {
+    read_chain_->decode(scratch.encoded.span(), {decoded, nbytes}, scratch.codec);
+  } else {
+    part = read_chain_->decode_part(scratch.encoded.span(), begin, end, {decoded, nbytes},
+                                    scratch.codec);
+  }
   if (stats) {
     stats->decode_ns += elapsed_ns(start);
-    stats->bytes_decoded += static_cast<int64_t>(nbytes);
+    stats->bytes_decoded += static_cast<int64_t>(part ? end - begin : nbytes);
   }
+}
+
+std::pair<size_t, size_t> Array::bytes_read_by(const ChunkTask& task) const {
+  const size_t n = rank();
+  int64_t strides[kMaxCopyRank];
+  int64_t stride = metadata_.data_type.size;
+  for (size_t d = n; d-- > 0;) {
+    strides[d] = stride;
+    stride *= read_chunk_shape_[d];
+  }
+  int64_t begin = stride;  // the chunk's size in bytes
+  int64_t end = 0;
+  for (const ChunkTarget& target : task.targets) {
+    int64_t first = 0;
+    int64_t last = 0;
+    for (size_t d = 0; d < n; ++d) {
+      first += target.chunk_start[d] * strides[d];
+      last += (target.chunk_start[d] + target.dst.shape[d] - 1) * strides[d];
+    }
+    begin = std::min(begin, first);
+    end = std::max(end, last + metadata_.data_type.size);
+  }
+  if (begin >= end) return {0, static_cast<size_t>(stride)};
+  return {static_cast<size_t>(begin), static_cast<size_t>(end)};
 }
 
 bool Array::read_encoded(const ChunkTask& task, ReadScratch& scratch, ReadStats* stats) const {
@@ -287,11 +320,14 @@ void Array::decode_and_scatter(const ChunkTask& task, ReadScratch& scratch,
     }
   }
   std::byte* decoded = direct ? direct->dst.data : nullptr;
+  size_t begin = 0;
+  size_t end = nbytes;
   if (!direct) {
     scratch.staging.resize(nbytes);
     decoded = scratch.staging.data();
+    std::tie(begin, end) = bytes_read_by(task);
   }
-  decode_timed(scratch, decoded, stats);
+  decode_timed(scratch, decoded, begin, end, stats);
   const auto start = Clock::now();
   for (const ChunkTarget& target : task.targets) {
     if (&target == direct) continue;

@@ -10,6 +10,7 @@
 #include <span>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "chute/array/metadata.h"
@@ -149,8 +150,9 @@ class Array {
   /// Reads, decodes and scatters one chunk task. Used by ReadPlan::execute.
   void execute(const ChunkTask& task, ReadScratch& scratch, ReadStats* stats) const;
   /// Reads and decodes the task's chunk into `decoded` (read_chunk_nbytes() bytes, C order),
-  /// or fills it with the fill value when the chunk is missing; places nothing. Errors name
-  /// the array, the chunk key and the task's context.
+  /// or fills it with the fill value when the chunk is missing; places nothing. Only the bytes
+  /// its targets read are guaranteed (see CodecChain::decode_part). Errors name the array, the
+  /// chunk key and the task's context.
   void load(const ChunkTask& task, ReadScratch& scratch, std::byte* decoded,
             ReadStats* stats) const;
 
@@ -168,8 +170,13 @@ class Array {
   ShardIndexPtr shard_index(std::span<const int64_t> shard_coords, ReadScratch& scratch,
                             ReadStats* stats) const;
   void decode_and_scatter(const ChunkTask& task, ReadScratch& scratch, ReadStats* stats) const;
-  /// Decodes scratch.encoded (one chunk of the read grid) into `decoded`, counting the time.
-  void decode_timed(ReadScratch& scratch, std::byte* decoded, ReadStats* stats) const;
+  /// Decodes scratch.encoded (one chunk of the read grid) into `decoded`, counting the time:
+  /// at least bytes [begin, end) of it, the whole chunk when the chain cannot decode part.
+  void decode_timed(ReadScratch& scratch, std::byte* decoded, size_t begin, size_t end,
+                    ReadStats* stats) const;
+  /// The bytes [begin, end) of the decoded chunk (C order) that the task's targets read: a box
+  /// of a few rows of a large chunk needs only those rows decoded.
+  std::pair<size_t, size_t> bytes_read_by(const ChunkTask& task) const;
   void fill_targets(const ChunkTask& task) const;
   /// Runs `body`; an error it throws is rethrown naming the array, chunk key and context.
   template <typename Body>

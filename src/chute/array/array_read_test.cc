@@ -217,5 +217,32 @@ TEST(ArrayRead, ChunkRankMustMatchShapeRank) {
   }
 }
 
+TEST(ArrayRead, BoxesOfLargeBloscChunksDecodeOnlyTheRowsTheyRead) {
+  const std::vector<CodecSpec> codecs = {
+      bytes_codec(),
+      {"blosc", {{"cname", "lz4"}, {"shuffle", "shuffle"}, {"typesize", 4}, {"blocksize", 256}}}};
+  // Whole-row chunks (decoded into staging, then copied) and channel-split chunks (gathered).
+  for (const Coords& chunks : {Coords{32, 64, 8}, Coords{32, 64, 2}}) {
+    auto m = make_metadata<float>({64, 64, 8}, chunks, codecs);
+    Array array = make_array<float>(m);
+    const int64_t chunk_nbytes = product(chunks) * 4;
+    ThreadPool pool(2);
+    std::mt19937_64 rng(99);
+    for (int i = 0; i < 40; ++i) {
+      auto [start, shape] = random_box(rng, m.shape);
+      if (i % 2 == 0) shape[0] = 1;  // thin boxes: a few rows of a chunk
+      EXPECT_TRUE(same_elements(expected_box<float>(start, shape, chunks, 0.f),
+                                read_box<float>(array, start, shape, i % 3 ? &pool : nullptr)));
+    }
+    // Two rows of one chunk: a few blocks decoded, not the chunk.
+    ReadStats stats;
+    const Coords start{5, 0, 0}, shape{2, 64, 8};
+    EXPECT_TRUE(same_elements(expected_box<float>(start, shape, chunks, 0.f),
+                              read_box<float>(array, start, shape, &pool, &stats)));
+    EXPECT_EQ(stats.chunks.load(), 8 / chunks[2]);
+    EXPECT_LT(stats.bytes_decoded.load(), stats.chunks.load() * chunk_nbytes / 4);
+  }
+}
+
 }  // namespace
 }  // namespace chute

@@ -102,6 +102,14 @@ class BytesToBytesCodec {
   /// Encodes `in` into `out` (resized). `in` must not alias `out`.
   virtual void encode(std::span<const std::byte> in, ByteBuffer& out,
                       CodecScratch& scratch) const = 0;
+  /// Decodes at least the decoded bytes [begin, end) of `in` into the same bytes of `out`,
+  /// which holds the whole decoded size; bytes outside the range are unspecified. Returns
+  /// false, having written nothing, when only a whole decode would save work (the caller then
+  /// calls decode_exact). Throws as decode_exact does.
+  virtual bool decode_part(std::span<const std::byte> in, size_t begin, size_t end,
+                           std::span<std::byte> out, CodecScratch& scratch) const {
+    return false;
+  }
   /// The encoded size for a decoded size, when it does not depend on the data.
   virtual std::optional<int64_t> fixed_encoded_nbytes(int64_t decoded_nbytes) const {
     return std::nullopt;

@@ -116,6 +116,21 @@ class ChainImpl final : public CodecChain {
     }
   }
 
+  bool decode_part(std::span<const std::byte> encoded, size_t begin, size_t end,
+                   std::span<std::byte> out, CodecScratch& scratch) const override {
+    if (begin > end || end > out.size()) {
+      fail(ErrorCode::kInternal, "codec chain: part [{}, {}) of a {}-byte chunk", begin, end,
+           out.size());
+    }
+    const bool bytes_are_chunk = a2a.empty() && a2b->is_identity() && b2b.size() == 1;
+    if (bytes_are_chunk && static_cast<int64_t>(out.size()) == nbytes &&
+        b2b[0]->decode_part(encoded, begin, end, out, scratch)) {
+      return true;
+    }
+    decode(encoded, out, scratch);
+    return false;
+  }
+
   void encode(std::span<const std::byte> decoded, ByteBuffer& out,
               CodecScratch& scratch) const override {
     if (static_cast<int64_t>(decoded.size()) != nbytes) {

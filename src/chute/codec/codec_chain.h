@@ -55,6 +55,15 @@ class CodecChain {
   virtual void decode(std::span<const std::byte> encoded, std::span<std::byte> out,
                       CodecScratch& scratch) const = 0;
 
+  /// Decodes at least bytes [begin, end) of the decoded chunk into the same bytes of `out`
+  /// (decoded_nbytes() bytes); bytes outside the range are unspecified. Chains whose stream is
+  /// the chunk's bytes as they are (no array->array codec, native byte order) behind one codec
+  /// that can decode part of it (blosc: only the blocks that hold the range) decode just that
+  /// part; any other chain decodes the whole chunk. Returns true when only part was decoded.
+  /// Throws as decode() does.
+  virtual bool decode_part(std::span<const std::byte> encoded, size_t begin, size_t end,
+                           std::span<std::byte> out, CodecScratch& scratch) const = 0;
+
   /// Encodes one chunk (C order, native byte order, decoded_nbytes() bytes) into `out`.
   virtual void encode(std::span<const std::byte> decoded, ByteBuffer& out,
                       CodecScratch& scratch) const = 0;

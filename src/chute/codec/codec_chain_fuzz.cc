@@ -3,6 +3,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "chute/codec/codec_chain.h"
@@ -50,8 +51,17 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const chute::CodecChain& chain = *chains()[data[0] % kChainCount];
   static chute::CodecScratch scratch;
   static std::vector<std::byte> out(static_cast<size_t>(chain.decoded_nbytes()));
+  const std::span<const std::byte> encoded{reinterpret_cast<const std::byte*>(data + 1), size - 1};
   try {
-    chain.decode({reinterpret_cast<const std::byte*>(data + 1), size - 1}, out, scratch);
+    chain.decode(encoded, out, scratch);
+  } catch (const chute::Error&) {
+  }
+  // Part of the chunk too (blosc decodes only the blocks of the range), the range taken from
+  // the input's size so the corpus keeps its layout.
+  const size_t begin = size * 37 % out.size();
+  const size_t end = begin + 1 + size * 11 % (out.size() - begin);
+  try {
+    chain.decode_part(encoded, begin, end, out, scratch);
   } catch (const chute::Error&) {
   }
   return 0;
