@@ -3,6 +3,7 @@
 #include <fmt/ranges.h>
 
 #include <chrono>
+#include <optional>
 #include <tuple>
 
 #include "chute/array/chunk_grid.h"
@@ -179,28 +180,47 @@ bool Array::read_timed(const ChunkTask& task, ReadScratch& scratch, ReadStats* s
 
 void Array::execute(const ChunkTask& task, ReadScratch& scratch, ReadStats* stats) const {
   with_chunk_context(task, scratch, [&] {
-    const bool found = read_timed(task, scratch, stats);
+    const auto nbytes = static_cast<size_t>(read_chain_->decoded_nbytes());
+    const int64_t item_size = metadata_.data_type.size;
+    // A target covering the whole chunk with a C-contiguous layout takes the decoded bytes
+    // directly; the other targets (duplicates from other samples) are copied from it.
+    const ChunkTarget* direct = nullptr;
+    for (const ChunkTarget& target : task.targets) {
+      if (target.dst.shape == read_chunk_shape_ && target.dst.is_contiguous(item_size)) {
+        direct = &target;
+        break;
+      }
+    }
+    std::byte* decoded = direct ? direct->dst.data : nullptr;
+    size_t begin = 0;
+    size_t end = nbytes;
+    if (!direct) {
+      scratch.staging.resize(nbytes);
+      decoded = scratch.staging.data();
+      std::tie(begin, end) = bytes_read_by(task);
+    }
+    const bool found = fetch_and_decode(task, scratch, decoded, begin, end, stats);
     const auto start = Clock::now();
     if (!found) {
       fill_targets(task);
-      if (stats) {
-        stats->missing_chunks += 1;
-        stats->assemble_ns += elapsed_ns(start);
+    } else {
+      for (const ChunkTarget& target : task.targets) {
+        if (&target == direct) continue;
+        strided_copy(decoded, read_chunk_shape_, target.chunk_start, target.dst, item_size);
       }
-      return;
     }
-    decode_and_scatter(task, scratch, stats);
+    if (stats) {
+      stats->missing_chunks += found ? 0 : 1;
+      stats->assemble_ns += elapsed_ns(start);
+    }
   });
 }
 
 void Array::load(const ChunkTask& task, ReadScratch& scratch, std::byte* decoded,
                  ReadStats* stats) const {
   with_chunk_context(task, scratch, [&] {
-    if (read_timed(task, scratch, stats)) {
-      const auto [begin, end] = bytes_read_by(task);
-      decode_timed(scratch, decoded, begin, end, stats);
-      return;
-    }
+    const auto [begin, end] = bytes_read_by(task);
+    if (fetch_and_decode(task, scratch, decoded, begin, end, stats)) return;
     const auto start = Clock::now();
     strided_fill(StridedView::contiguous(decoded, read_chunk_shape_, metadata_.data_type.size),
                  metadata_.fill_value);
@@ -209,6 +229,57 @@ void Array::load(const ChunkTask& task, ReadScratch& scratch, std::byte* decoded
       stats->assemble_ns += elapsed_ns(start);
     }
   });
+}
+
+bool Array::fetch_and_decode(const ChunkTask& task, ReadScratch& scratch, std::byte* decoded,
+                             size_t begin, size_t end, ReadStats* stats) const {
+  const auto nbytes = static_cast<size_t>(read_chain_->decoded_nbytes());
+  if ((begin > 0 || end < nbytes) && codecs_->sharding() == nullptr &&
+      read_chain_->decodes_parts()) {
+    if (const std::optional<bool> found = read_part(task, scratch, decoded, begin, end, stats)) {
+      return *found;
+    }
+    scratch.key.clear();  // the whole read below builds it again
+  }
+  if (!read_timed(task, scratch, stats)) return false;
+  decode_timed(scratch, decoded, begin, end, stats);
+  return true;
+}
+
+std::optional<bool> Array::read_part(const ChunkTask& task, ReadScratch& scratch,
+                                     std::byte* decoded, size_t begin, size_t end,
+                                     ReadStats* stats) const {
+  const auto start = Clock::now();
+  append_chunk_key(scratch.key, prefix_, metadata_.chunk_key_encoding, task.chunk_coords);
+  const std::optional<uint64_t> stored_nbytes = store_->size(scratch.key);
+  int64_t read_ns = elapsed_ns(start);
+  int64_t bytes_read = 0;
+  const StreamReader read = [&](uint64_t offset, std::span<std::byte> into) {
+    const auto read_start = Clock::now();
+    if (!store_->read_range(scratch.key, offset, into)) {
+      fail(ErrorCode::kNotFound, "the chunk disappeared while it was read");
+    }
+    read_ns += elapsed_ns(read_start);
+    bytes_read += static_cast<int64_t>(into.size());
+  };
+  std::optional<bool> found;
+  if (!stored_nbytes) {
+    found = false;
+  } else if (read_chain_->read_part(
+                 read, static_cast<size_t>(*stored_nbytes), begin, end, scratch.encoded,
+                 {decoded, static_cast<size_t>(read_chain_->decoded_nbytes())}, scratch.codec)) {
+    found = true;
+  }
+  if (stats) {
+    stats->read_ns += read_ns;
+    stats->bytes_read += bytes_read;
+    if (found) {
+      stats->chunks += 1;
+      stats->decode_ns += elapsed_ns(start) - read_ns;
+      if (*found) stats->bytes_decoded += static_cast<int64_t>(end - begin);
+    }
+  }
+  return found;
 }
 
 void Array::decode_timed(ReadScratch& scratch, std::byte* decoded, size_t begin, size_t end,
@@ -303,37 +374,6 @@ ShardIndexPtr Array::shard_index(std::span<const int64_t> shard_coords, ReadScra
     fail(ErrorCode::kInternal, "decoded shard index has no entries");
   }
   return shard_indexes_->insert(shard, std::make_shared<const ShardIndex>(scratch.shard_index));
-}
-
-void Array::decode_and_scatter(const ChunkTask& task, ReadScratch& scratch,
-                               ReadStats* stats) const {
-  const auto nbytes = static_cast<size_t>(read_chain_->decoded_nbytes());
-  const int64_t item_size = metadata_.data_type.size;
-
-  // A target covering the whole chunk with a C-contiguous layout takes the decoded bytes
-  // directly; the other targets (duplicates from other samples) are copied from it.
-  const ChunkTarget* direct = nullptr;
-  for (const ChunkTarget& target : task.targets) {
-    if (target.dst.shape == read_chunk_shape_ && target.dst.is_contiguous(item_size)) {
-      direct = &target;
-      break;
-    }
-  }
-  std::byte* decoded = direct ? direct->dst.data : nullptr;
-  size_t begin = 0;
-  size_t end = nbytes;
-  if (!direct) {
-    scratch.staging.resize(nbytes);
-    decoded = scratch.staging.data();
-    std::tie(begin, end) = bytes_read_by(task);
-  }
-  decode_timed(scratch, decoded, begin, end, stats);
-  const auto start = Clock::now();
-  for (const ChunkTarget& target : task.targets) {
-    if (&target == direct) continue;
-    strided_copy(decoded, read_chunk_shape_, target.chunk_start, target.dst, item_size);
-  }
-  if (stats) stats->assemble_ns += elapsed_ns(start);
 }
 
 void Array::fill_targets(const ChunkTask& task) const {

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <span>
 #include <string>
 #include <unordered_map>
@@ -169,7 +170,14 @@ class Array {
   /// The decoded index of the shard whose key is in scratch.key (cached); empty when missing.
   ShardIndexPtr shard_index(std::span<const int64_t> shard_coords, ReadScratch& scratch,
                             ReadStats* stats) const;
-  void decode_and_scatter(const ChunkTask& task, ReadScratch& scratch, ReadStats* stats) const;
+  /// Reads the task's chunk and decodes at least bytes [begin, end) of it into `decoded`
+  /// (read_chunk_nbytes() bytes); false when the chunk is missing.
+  bool fetch_and_decode(const ChunkTask& task, ReadScratch& scratch, std::byte* decoded,
+                        size_t begin, size_t end, ReadStats* stats) const;
+  /// fetch_and_decode for chains that decode parts: reads only the parts of the stored chunk
+  /// that [begin, end) needs. nullopt when the codec declined (nothing decoded: read it whole).
+  std::optional<bool> read_part(const ChunkTask& task, ReadScratch& scratch, std::byte* decoded,
+                                size_t begin, size_t end, ReadStats* stats) const;
   /// Decodes scratch.encoded (one chunk of the read grid) into `decoded`, counting the time:
   /// at least bytes [begin, end) of it, the whole chunk when the chain cannot decode part.
   void decode_timed(ReadScratch& scratch, std::byte* decoded, size_t begin, size_t end,

@@ -9,6 +9,7 @@
 
 #include "chute/array/array.h"
 #include "chute/array/array_test_support.h"
+#include "chute/store/counting_store.h"
 #include "chute/store/memory_store.h"
 
 namespace chute {
@@ -242,6 +243,31 @@ TEST(ArrayRead, BoxesOfLargeBloscChunksDecodeOnlyTheRowsTheyRead) {
     EXPECT_EQ(stats.chunks.load(), 8 / chunks[2]);
     EXPECT_LT(stats.bytes_decoded.load(), stats.chunks.load() * chunk_nbytes / 4);
   }
+}
+
+TEST(ArrayRead, BoxesOfLargeBloscChunksReadOnlyTheBlocksTheyNeed) {
+  const std::vector<CodecSpec> codecs = {
+      bytes_codec(),
+      {"blosc", {{"cname", "lz4"}, {"shuffle", "shuffle"}, {"typesize", 4}, {"blocksize", 256}}}};
+  auto m = make_metadata<float>({64, 64, 8}, {32, 64, 8}, codecs);
+  auto memory = std::make_shared<MemoryStore>();
+  write_chunks<float>(*memory, "", m, [](auto coords) { return coords[0] == 0; });
+  auto counting = std::make_shared<CountingStore>(memory);
+  Array array(counting, "", m, "test/array");
+  const uint64_t stored = memory->size(chunk_key(m.chunk_key_encoding, Coords{0, 0, 0})).value();
+  ThreadPool pool(2);
+  ReadStats stats;
+  const Coords start{5, 10, 0}, shape{2, 4, 8};
+  EXPECT_TRUE(same_elements(expected_box<float>(start, shape, m.chunk_shape, 0.f),
+                            read_box<float>(array, start, shape, &pool, &stats)));
+  EXPECT_LT(counting->bytes_read(), stored / 8);
+  EXPECT_EQ(stats.bytes_read.load(), static_cast<int64_t>(counting->bytes_read()));
+  EXPECT_EQ(counting->reads(), 0u);  // only ranges
+  // The missing chunk below is found missing through the same path.
+  const Coords low{40, 0, 0}, one_row{1, 64, 8};
+  EXPECT_TRUE(same_elements(std::vector<float>(64 * 8, 0.f),
+                            read_box<float>(array, low, one_row, &pool, &stats)));
+  EXPECT_EQ(stats.missing_chunks.load(), 1);
 }
 
 }  // namespace

@@ -4,6 +4,9 @@
 
 #include <blosc.h>
 
+#include <algorithm>
+#include <optional>
+
 #include "chute/codec/codec.h"
 #include "chute/util/error.h"
 
@@ -42,30 +45,76 @@ class BloscCodec final : public BytesToBytesCodec {
     }
   }
 
+  bool decodes_parts() const override { return true; }
+
   /// blosc compresses fixed-size blocks independently: blosc_getitem decodes only the blocks
   /// that hold the range (through its own block buffer, then a copy of the range).
   bool decode_part(std::span<const std::byte> in, size_t begin, size_t end,
                    std::span<std::byte> out, CodecScratch&) const override {
     const size_t claimed = validate(in);
     if (claimed != out.size()) fail_size("blosc", out.size(), claimed);
-    size_t nbytes = 0, cbytes = 0, blocksize = 0, typesize = 0;
-    int flags = 0;
-    blosc_cbuffer_sizes(in.data(), &nbytes, &cbytes, &blocksize);
-    blosc_cbuffer_metainfo(in.data(), &typesize, &flags);
-    if (begin >= end || typesize == 0 || blocksize == 0) return false;
-    const size_t first = begin / typesize;                // items
-    const size_t last = (end + typesize - 1) / typesize;  // exclusive
-    if (last * typesize > nbytes) return false;           // a trailing partial item
-    const size_t blocks = (nbytes + blocksize - 1) / blocksize;
-    const size_t touched = (last * typesize - 1) / blocksize - first * typesize / blocksize + 1;
-    if (touched >= blocks) return false;  // every block: decoding in place saves getitem's copy
-    const int n = blosc_getitem(in.data(), static_cast<int>(first), static_cast<int>(last - first),
-                                out.data() + first * typesize);
-    if (n < 0 || static_cast<size_t>(n) != (last - first) * typesize) {
-      fail(ErrorCode::kCorruptData,
-           "blosc: corrupt data (decoding bytes [{}, {}) returned {}, expected {} bytes)",
-           first * typesize, last * typesize, n, (last - first) * typesize);
+    const std::optional<Part> part = part_of(in.data(), begin, end);
+    if (!part || part->blocks_touched() >= part->blocks) return false;
+    get_items(in.data(), *part, out);
+    return true;
+  }
+
+  bool read_part(const StreamReader& read, size_t stored_nbytes, size_t begin, size_t end,
+                 ByteBuffer& stream, std::span<std::byte> out,
+                 CodecScratch& scratch) const override {
+    if (stored_nbytes < BLOSC_MIN_HEADER_LENGTH) return false;  // the whole read reports it
+    stream.resize(stored_nbytes);
+    std::byte* s = stream.data();
+    read(0, {s, BLOSC_MIN_HEADER_LENGTH});
+    size_t nbytes = 0;
+    size_t cbytes = 0;
+    size_t blocksize = 0;
+    blosc_cbuffer_sizes(s, &nbytes, &cbytes, &blocksize);
+    // Anything unexpected goes the whole-stream way, which reports it.
+    if (cbytes != stored_nbytes || nbytes != out.size() ||
+        blosc_cbuffer_validate(s, stored_nbytes, &nbytes) < 0) {
+      return false;
     }
+    const std::optional<Part> part = part_of(s, begin, end);
+    if (!part) return false;
+    const size_t first_byte = part->first_item * part->typesize;
+    const size_t part_bytes = (part->last_item - part->first_item) * part->typesize;
+    if (part->memcpyed) {  // stored as is after the header
+      if (BLOSC_MAX_OVERHEAD + first_byte + part_bytes > stored_nbytes) return false;
+      read(BLOSC_MAX_OVERHEAD + first_byte, out.subspan(first_byte, part_bytes));
+      return true;
+    }
+    if (part->blocks_touched() >= part->blocks) return false;
+    const size_t table_end = BLOSC_MIN_HEADER_LENGTH + 4 * part->blocks;  // header + starts
+    if (table_end > stored_nbytes) return false;
+    read(BLOSC_MIN_HEADER_LENGTH, {s + BLOSC_MIN_HEADER_LENGTH, 4 * part->blocks});
+
+    // Threaded compressors store blocks in the order they finish: a block's bytes end where
+    // the next stored block (by offset) begins.
+    ByteBuffer& sorted_buffer = scratch.buffer(kCodecTemp);
+    sorted_buffer.resize(4 * part->blocks);
+    auto* sorted = reinterpret_cast<uint32_t*>(sorted_buffer.data());
+    for (size_t b = 0; b < part->blocks; ++b) sorted[b] = block_start(s, b);
+    std::sort(sorted, sorted + part->blocks);
+    size_t pending_begin = 0;
+    size_t pending_end = 0;
+    for (size_t b = part->first_block; b <= part->last_block; ++b) {
+      const size_t from = block_start(s, b);
+      if (from < table_end || from >= stored_nbytes) {
+        fail(ErrorCode::kCorruptData, "blosc: block {} starts at byte {}, outside [{}, {})", b,
+             from, table_end, stored_nbytes);
+      }
+      const uint32_t* next = std::upper_bound(sorted, sorted + part->blocks, from);
+      const size_t to = next == sorted + part->blocks ? stored_nbytes : *next;
+      if (from != pending_end) {  // not adjacent to the pending bytes: read those first
+        if (pending_end > pending_begin)
+          read(pending_begin, {s + pending_begin, pending_end - pending_begin});
+        pending_begin = from;
+      }
+      pending_end = to;
+    }
+    read(pending_begin, {s + pending_begin, pending_end - pending_begin});
+    get_items(s, *part, out);
     return true;
   }
 
@@ -119,6 +168,52 @@ class BloscCodec final : public BytesToBytesCodec {
       fail(ErrorCode::kCorruptData, "blosc: invalid header (claims {} decoded bytes)", nbytes);
     }
     return nbytes;
+  }
+
+  /// The items and blocks of a stream that hold decoded bytes [begin, end).
+  struct Part {
+    size_t typesize, blocksize, blocks;
+    size_t first_item, last_item;    // [first, last)
+    size_t first_block, last_block;  // [first, last]
+    bool memcpyed;
+    size_t blocks_touched() const { return last_block - first_block + 1; }
+  };
+
+  /// nullopt when the header gives nothing to split or the range ends in a partial item.
+  static std::optional<Part> part_of(const std::byte* header, size_t begin, size_t end) {
+    size_t nbytes = 0;
+    size_t cbytes = 0;
+    Part p{};
+    int flags = 0;
+    blosc_cbuffer_sizes(header, &nbytes, &cbytes, &p.blocksize);
+    blosc_cbuffer_metainfo(header, &p.typesize, &flags);
+    if (begin >= end || end > nbytes || p.typesize == 0 || p.blocksize == 0) return std::nullopt;
+    p.first_item = begin / p.typesize;
+    p.last_item = (end + p.typesize - 1) / p.typesize;
+    if (p.last_item * p.typesize > nbytes) return std::nullopt;
+    p.blocks = (nbytes + p.blocksize - 1) / p.blocksize;
+    p.first_block = p.first_item * p.typesize / p.blocksize;
+    p.last_block = (p.last_item * p.typesize - 1) / p.blocksize;
+    p.memcpyed = (flags & BLOSC_MEMCPYED) != 0;
+    return p;
+  }
+
+  static size_t block_start(const std::byte* stream, size_t block) {
+    const auto* p = reinterpret_cast<const uint8_t*>(stream) + BLOSC_MIN_HEADER_LENGTH + 4 * block;
+    return size_t{p[0]} | size_t{p[1]} << 8 | size_t{p[2]} << 16 | size_t{p[3]} << 24;
+  }
+
+  /// Decodes the part's items into their place in `out`.
+  static void get_items(const std::byte* stream, const Part& part, std::span<std::byte> out) {
+    const size_t count = part.last_item - part.first_item;
+    const int n = blosc_getitem(stream, static_cast<int>(part.first_item), static_cast<int>(count),
+                                out.data() + part.first_item * part.typesize);
+    if (n < 0 || static_cast<size_t>(n) != count * part.typesize) {
+      fail(ErrorCode::kCorruptData,
+           "blosc: corrupt data (decoding bytes [{}, {}) returned {}, expected {} bytes)",
+           part.first_item * part.typesize, part.last_item * part.typesize, n,
+           count * part.typesize);
+    }
   }
 
   std::string cname_;

@@ -110,6 +110,14 @@ class BytesToBytesCodec {
                            std::span<std::byte> out, CodecScratch& scratch) const {
     return false;
   }
+  /// True when decode_part and read_part may do less than a whole decode.
+  virtual bool decodes_parts() const { return false; }
+  /// See CodecChain::read_part: reads only what decoding [begin, end) needs through `read`.
+  virtual bool read_part(const StreamReader& read, size_t stored_nbytes, size_t begin, size_t end,
+                         ByteBuffer& stream, std::span<std::byte> out,
+                         CodecScratch& scratch) const {
+    return false;
+  }
   /// The encoded size for a decoded size, when it does not depend on the data.
   virtual std::optional<int64_t> fixed_encoded_nbytes(int64_t decoded_nbytes) const {
     return std::nullopt;

@@ -122,13 +122,28 @@ class ChainImpl final : public CodecChain {
       fail(ErrorCode::kInternal, "codec chain: part [{}, {}) of a {}-byte chunk", begin, end,
            out.size());
     }
-    const bool bytes_are_chunk = a2a.empty() && a2b->is_identity() && b2b.size() == 1;
-    if (bytes_are_chunk && static_cast<int64_t>(out.size()) == nbytes &&
+    if (decodes_parts() && static_cast<int64_t>(out.size()) == nbytes &&
         b2b[0]->decode_part(encoded, begin, end, out, scratch)) {
       return true;
     }
     decode(encoded, out, scratch);
     return false;
+  }
+
+  /// The stored stream is the chunk's bytes behind one codec that can decode part of it.
+  bool decodes_parts() const override {
+    return a2a.empty() && a2b->is_identity() && b2b.size() == 1 && b2b[0]->decodes_parts();
+  }
+
+  bool read_part(const StreamReader& read, size_t stored_nbytes, size_t begin, size_t end,
+                 ByteBuffer& stream, std::span<std::byte> out,
+                 CodecScratch& scratch) const override {
+    if (begin > end || end > out.size() || static_cast<int64_t>(out.size()) != nbytes) {
+      fail(ErrorCode::kInternal, "codec chain: part [{}, {}) of a {}-byte chunk", begin, end,
+           out.size());
+    }
+    return decodes_parts() &&
+           b2b[0]->read_part(read, stored_nbytes, begin, end, stream, out, scratch);
   }
 
   void encode(std::span<const std::byte> decoded, ByteBuffer& out,

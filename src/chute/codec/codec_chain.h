@@ -5,6 +5,7 @@
 // CodecScratch so the steady state allocates nothing.
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -16,6 +17,9 @@
 namespace chute {
 
 class ShardingCodec;
+
+/// Reads into.size() bytes of a stored value starting at `offset`; throws when it cannot.
+using StreamReader = std::function<void(uint64_t offset, std::span<std::byte> into)>;
 
 /// Per-worker reusable state: one per thread, never shared between threads.
 class CodecScratch {
@@ -63,6 +67,18 @@ class CodecChain {
   /// Throws as decode() does.
   virtual bool decode_part(std::span<const std::byte> encoded, size_t begin, size_t end,
                            std::span<std::byte> out, CodecScratch& scratch) const = 0;
+
+  /// True when decode_part and read_part can do less than a whole chunk's work.
+  virtual bool decodes_parts() const = 0;
+
+  /// As decode_part, but reads the stored chunk (`stored_nbytes` bytes) itself through `read`,
+  /// only the parts that decoding [begin, end) needs (blosc: its header, its block table and
+  /// the blocks of the range), into `stream` (resized to stored_nbytes; what is not needed is
+  /// not read). Returns false, having decoded nothing, when the whole chunk should be read and
+  /// decoded instead. Throws as decode() does, and whatever `read` throws.
+  virtual bool read_part(const StreamReader& read, size_t stored_nbytes, size_t begin, size_t end,
+                         ByteBuffer& stream, std::span<std::byte> out,
+                         CodecScratch& scratch) const = 0;
 
   /// Encodes one chunk (C order, native byte order, decoded_nbytes() bytes) into `out`.
   virtual void encode(std::span<const std::byte> decoded, ByteBuffer& out,

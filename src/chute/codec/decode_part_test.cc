@@ -121,5 +121,113 @@ TEST(DecodePart, BadInputIsAnErrorNotGarbage) {
   EXPECT_CHUTE_ERROR(c->decode_part(bad, 0, 8, out, scratch), ErrorCode::kCorruptData, "blosc");
 }
 
+/// A stored stream read through read_part: the spans it asked for are recorded.
+struct RecordingReader {
+  std::span<const std::byte> stored;
+  std::vector<std::pair<uint64_t, size_t>> reads;
+  StreamReader reader() {
+    return [this](uint64_t offset, std::span<std::byte> into) {
+      ASSERT_LE(offset + into.size(), stored.size());
+      std::copy_n(stored.begin() + static_cast<std::ptrdiff_t>(offset), into.size(), into.begin());
+      reads.emplace_back(offset, into.size());
+    };
+  }
+  size_t bytes() const {
+    size_t n = 0;
+    for (const auto& read : reads) n += read.second;
+    return n;
+  }
+};
+
+std::vector<std::byte> ramp_bytes(size_t count) {
+  std::vector<float> ramp(count);
+  for (size_t i = 0; i < ramp.size(); ++i) ramp[i] = static_cast<float>(i / 64 + i % 7);
+  return testing::as_bytes_of(ramp);
+}
+
+uint32_t load_le32(const std::byte* p) {
+  uint32_t v = 0;
+  for (int i = 3; i >= 0; --i) v = v << 8 | std::to_integer<uint32_t>(p[i]);
+  return v;
+}
+
+void store_le32(std::byte* p, uint32_t v) {
+  for (int i = 0; i < 4; ++i) p[i] = static_cast<std::byte>(v >> (8 * i));
+}
+
+/// The same stream with its blocks stored in reverse order, as a threaded compressor may leave
+/// them (each block's bytes move; the block table follows them).
+std::vector<std::byte> reverse_blocks(const std::vector<std::byte>& stream, size_t blocks) {
+  const size_t table_end = 16 + 4 * blocks;
+  std::vector<std::byte> out(stream.begin(), stream.begin() + table_end);
+  for (size_t b = blocks; b-- > 0;) {
+    const size_t from = load_le32(stream.data() + 16 + 4 * b);
+    const size_t to = b + 1 < blocks ? load_le32(stream.data() + 16 + 4 * (b + 1)) : stream.size();
+    store_le32(out.data() + 16 + 4 * b, static_cast<uint32_t>(out.size()));
+    out.insert(out.end(), stream.begin() + from, stream.begin() + to);
+  }
+  return out;
+}
+
+TEST(ReadPart, BloscReadsItsHeaderBlockTableAndTheBlocksOfTheRange) {
+  auto c = chain(blosc_chain("shuffle", 4, 256), kF32, {4096});
+  const auto data = ramp_bytes(4096);
+  const auto in_order = encode(*c, data);
+  const auto reversed = reverse_blocks(in_order, 64);
+  for (const auto* stored : {&in_order, &reversed}) {
+    for (const Part part : {Part{0, 4}, Part{1021, 1030}, Part{5000, 6000}, Part{16380, 16384}}) {
+      RecordingReader recording{*stored, {}};
+      ByteBuffer stream;
+      stream.resize(stored->size());
+      std::fill_n(stream.data(), stream.size(), std::byte{0xFF});  // stale bytes never decoded
+      std::vector<std::byte> out(data.size(), kUntouched);
+      CodecScratch scratch;
+      ASSERT_TRUE(c->read_part(recording.reader(), stored->size(), part.begin, part.end, stream,
+                               out, scratch));
+      EXPECT_TRUE(
+          std::equal(out.begin() + part.begin, out.begin() + part.end, data.begin() + part.begin))
+          << (stored == &reversed ? "reversed " : "") << part.begin;
+      // Header, table and a few of the 64 blocks.
+      EXPECT_LT(recording.bytes(), 16 + 4 * 64 + stored->size() / 8) << part.begin;
+    }
+  }
+}
+
+TEST(ReadPart, StoredCopiesAreReadStraightIntoPlace) {
+  auto c = chain(R"([{"name":"bytes","configuration":{"endian":"little"}},
+                     {"name":"blosc","configuration":{"cname":"lz4","clevel":0,"typesize":4}}])",
+                 kF32, {4096});
+  const auto data = ramp_bytes(4096);
+  const auto stored = encode(*c, data);
+  RecordingReader recording{stored, {}};
+  ByteBuffer stream;
+  std::vector<std::byte> out(data.size(), kUntouched);
+  CodecScratch scratch;
+  ASSERT_TRUE(c->read_part(recording.reader(), stored.size(), 400, 800, stream, out, scratch));
+  EXPECT_TRUE(std::equal(out.begin() + 400, out.begin() + 800, data.begin() + 400));
+  EXPECT_EQ(recording.bytes(), 16u + 400u);
+}
+
+TEST(ReadPart, DeclinesWhatItCannotSplitAndRefusesBadBlockTables) {
+  auto c = chain(blosc_chain("shuffle", 4, 256), kF32, {4096});
+  const auto stored = encode(*c, ramp_bytes(4096));
+  ByteBuffer stream;
+  std::vector<std::byte> out(16384);
+  CodecScratch scratch;
+  RecordingReader whole{stored, {}};
+  EXPECT_FALSE(c->read_part(whole.reader(), stored.size(), 0, 16384, stream, out, scratch));
+  // A stored size other than the header's, or a chain without blosc: the caller reads it all.
+  EXPECT_FALSE(c->read_part(whole.reader(), stored.size() + 1, 0, 8, stream, out, scratch));
+  auto zstd = chain(R"([{"name":"bytes"},{"name":"zstd"}])", kF32, {4096});
+  EXPECT_FALSE(zstd->decodes_parts());
+  EXPECT_FALSE(zstd->read_part(whole.reader(), stored.size(), 0, 8, stream, out, scratch));
+  auto bad = stored;
+  store_le32(bad.data() + 16 + 4 * 3, static_cast<uint32_t>(bad.size() + 100));
+  RecordingReader reading_bad{bad, {}};
+  EXPECT_CHUTE_ERROR(
+      c->read_part(reading_bad.reader(), bad.size(), 3 * 256, 3 * 256 + 8, stream, out, scratch),
+      ErrorCode::kCorruptData, "block 3 starts at byte");
+}
+
 }  // namespace
 }  // namespace chute
