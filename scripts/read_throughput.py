@@ -8,7 +8,13 @@ single-threaded decode x threads, placement into a batch-sized buffer) and the p
 pread + decode into a warm buffer on the same number of threads, with and without a memcpy
 into a batch-sized buffer. For random
 boxes the rates count the decoded bytes of the chunks the boxes touch (what both readers must
-decode), and the requested bytes in brackets.
+decode), and the requested bytes in brackets. "warm" reads the whole array into one reused
+NumPy array (`Array.read_into`), as the loop writes into warm buffers; a fresh array pays the
+kernel's page zeroing on first touch, for chute and zarr-python alike.
+
+Then crops smaller than a chunk (1/8 and 1/2 of the chunk shape per dimension, at random
+places) and boxes of one and 2^rank chunks' size, read by both, with the ratio: crops decode
+(and read) only the blosc blocks they touch.
 """
 
 from __future__ import annotations
@@ -71,8 +77,15 @@ def main() -> None:
     print(f"{args.path}: shape {a.shape}, chunks {a.chunks}, {chute.get_threads()} threads")
     print(f"{'reader':12} {'whole array GB/s':>17} {'random boxes GB/s (requested)':>30}")
     rates = {}
-    for name, reader in [("chute", a), ("zarr", z)]:
-        w = best_seconds(lambda r=reader: r[...], args.repeat)
+    out = np.empty(a.shape, a.dtype)
+    origin = (0,) * a.ndim
+    readers = [
+        ("chute", a, lambda: a[...]),
+        ("chute warm", a, lambda: a.read_into(origin, out)),
+        ("zarr", z, lambda: z[...]),
+    ]
+    for name, reader, whole in readers:
+        w = best_seconds(whole, args.repeat)
         b = best_seconds(lambda r=reader: [r[box] for box in boxes], args.repeat)
         rates[name] = (whole_chunk_bytes / w / 1e9, box_chunk_bytes / b / 1e9)
         print(
@@ -94,11 +107,38 @@ def main() -> None:
     )
     for label, key, _ in limits:
         print(
-            f"chute ÷ {label}: {rates['chute'][0] / whole_limit[key]:.0%} whole, "
+            f"chute ÷ {label}: {rates['chute'][0] / whole_limit[key]:.0%} whole "
+            f"({rates['chute warm'][0] / whole_limit[key]:.0%} warm), "
             f"{rates['chute'][1] / box_limit[key]:.0%} boxes"
         )
     for part in ("read_gbps", "decode_single_gbps", "decode_gbps", "place_gbps"):
         print(f"  {part}: {whole_limit[part]:.2f} (whole), {box_limit[part]:.2f} (boxes)")
+    box_sizes(a, z, rng, args.repeat)
+
+
+def box_sizes(a: chute.Array, z: zarr.Array, rng: np.random.Generator, repeat: int) -> None:
+    """Boxes of a fixed shape at random places, from crops inside a chunk to 2^rank chunks."""
+    chunks = a.read_chunks
+    shapes = [
+        ("1/8 chunk", [max(1, c // 8) for c in chunks]),
+        ("1/2 chunk", [max(1, c // 2) for c in chunks]),
+        ("1 chunk", list(chunks)),
+        ("2^rank chunks", [2 * c for c in chunks]),
+    ]
+    print(f"\n{'box (chunk fractions)':22} {'shape':>22} {'chute/s':>9} {'zarr/s':>9} {'ratio':>6}")
+    for label, shape in shapes:
+        shape = [min(s, n) for s, n in zip(shape, a.shape)]
+        boxes = []
+        for _ in range(40):
+            lo = [int(rng.integers(0, n - s + 1)) for n, s in zip(a.shape, shape)]
+            boxes.append(tuple(slice(lo_, lo_ + s) for lo_, s in zip(lo, shape)))
+        assert np.array_equal(a[boxes[0]], z[boxes[0]], equal_nan=True)
+        c = best_seconds(lambda b=boxes: [a[box] for box in b], repeat)
+        zs = best_seconds(lambda b=boxes: [z[box] for box in b], repeat)
+        print(
+            f"{label:22} {tuple(shape)!s:>22} {len(boxes) / c:9.0f} {len(boxes) / zs:9.0f}"
+            f" {zs / c:5.1f}x"
+        )
 
 
 if __name__ == "__main__":
