@@ -178,7 +178,9 @@ bool Array::read_timed(const ChunkTask& task, ReadScratch& scratch, ReadStats* s
   return found;
 }
 
-void Array::execute(const ChunkTask& task, ReadScratch& scratch, ReadStats* stats) const {
+template <typename Fetch>
+void Array::execute_with(const ChunkTask& task, ReadScratch& scratch, ReadStats* stats,
+                         Fetch&& fetch) const {
   with_chunk_context(task, scratch, [&] {
     const auto nbytes = static_cast<size_t>(read_chain_->decoded_nbytes());
     const int64_t item_size = metadata_.data_type.size;
@@ -199,7 +201,7 @@ void Array::execute(const ChunkTask& task, ReadScratch& scratch, ReadStats* stat
       decoded = scratch.staging.data();
       std::tie(begin, end) = bytes_read_by(task);
     }
-    const bool found = fetch_and_decode(task, scratch, decoded, begin, end, stats);
+    const bool found = fetch(decoded, begin, end);
     const auto start = Clock::now();
     if (!found) {
       fill_targets(task);
@@ -214,6 +216,49 @@ void Array::execute(const ChunkTask& task, ReadScratch& scratch, ReadStats* stat
       stats->assemble_ns += elapsed_ns(start);
     }
   });
+}
+
+void Array::execute(const ChunkTask& task, ReadScratch& scratch, ReadStats* stats) const {
+  execute_with(task, scratch, stats, [&](std::byte* decoded, size_t begin, size_t end) {
+    return fetch_and_decode(task, scratch, decoded, begin, end, stats);
+  });
+}
+
+void Array::execute_parallel(const ChunkTask& task, ThreadPool& pool,
+                             std::vector<ReadScratch>& scratch, ReadStats* stats) const {
+  if (scratch.size() < pool.size()) scratch.resize(pool.size());
+  ReadScratch& own = scratch[0];  // the caller's: its codec state stays with worker 0
+  execute_with(task, own, stats, [&](std::byte* decoded, size_t begin, size_t end) {
+    const auto nbytes = static_cast<size_t>(read_chain_->decoded_nbytes());
+    if (end - begin < nbytes / 2) {  // a crop: read and decode only its blocks
+      return fetch_and_decode(task, own, decoded, begin, end, stats);
+    }
+    if (!read_timed(task, own, stats)) return false;
+    decode_split(scratch, decoded, begin, end, pool, stats);
+    return true;
+  });
+}
+
+void Array::decode_split(std::vector<ReadScratch>& scratch, std::byte* decoded, size_t begin,
+                         size_t end, ThreadPool& pool, ReadStats* stats) const {
+  const std::span<const std::byte> encoded = scratch[0].encoded.span();
+  const auto nbytes = static_cast<size_t>(read_chain_->decoded_nbytes());
+  const size_t align = read_chain_->part_alignment(encoded);
+  const size_t first = align ? begin / align : 0;
+  const size_t blocks = align ? (end - 1) / align - first + 1 : 1;
+  const size_t parts = std::min(pool.size(), blocks);
+  if (parts < 2) {
+    decode_timed(scratch[0], decoded, begin, end, stats);
+    return;
+  }
+  pool.parallel_for(parts, [&](size_t i, size_t worker) {
+    const size_t lo = std::max(begin, (first + blocks * i / parts) * align);
+    const size_t hi = std::min(end, (first + blocks * (i + 1) / parts) * align);
+    const auto start = Clock::now();
+    read_chain_->decode_part(encoded, lo, hi, {decoded, nbytes}, scratch[worker].codec);
+    if (stats) stats->decode_ns += elapsed_ns(start);
+  });
+  if (stats) stats->bytes_decoded += static_cast<int64_t>(end - begin);
 }
 
 void Array::load(const ChunkTask& task, ReadScratch& scratch, std::byte* decoded,

@@ -150,6 +150,11 @@ class Array {
 
   /// Reads, decodes and scatters one chunk task. Used by ReadPlan::execute.
   void execute(const ChunkTask& task, ReadScratch& scratch, ReadStats* stats) const;
+  /// execute() for a plan of one chunk: the workers of `pool` decode parts of it side by side
+  /// where the chain allows (blosc blocks), e.g. one sample of whole-sample chunks. `scratch`
+  /// is the plan's per-worker scratch (resized to pool.size()); the calling thread reads.
+  void execute_parallel(const ChunkTask& task, ThreadPool& pool, std::vector<ReadScratch>& scratch,
+                        ReadStats* stats) const;
   /// Reads and decodes the task's chunk into `decoded` (read_chunk_nbytes() bytes, C order),
   /// or fills it with the fill value when the chunk is missing; places nothing. Only the bytes
   /// its targets read are guaranteed (see CodecChain::decode_part). Errors name the array, the
@@ -170,6 +175,15 @@ class Array {
   /// The decoded index of the shard whose key is in scratch.key (cached); empty when missing.
   ShardIndexPtr shard_index(std::span<const int64_t> shard_coords, ReadScratch& scratch,
                             ReadStats* stats) const;
+  /// Finds where the task's chunk is decoded (straight into a target that is the whole chunk,
+  /// else staging), calls fetch(decoded, begin, end) -> found, then places or fills targets.
+  template <typename Fetch>
+  void execute_with(const ChunkTask& task, ReadScratch& scratch, ReadStats* stats,
+                    Fetch&& fetch) const;
+  /// Decodes bytes [begin, end) of scratch[0].encoded into `decoded` on the pool's workers, in
+  /// parts split at the chain's part_alignment (whole when it has none).
+  void decode_split(std::vector<ReadScratch>& scratch, std::byte* decoded, size_t begin, size_t end,
+                    ThreadPool& pool, ReadStats* stats) const;
   /// Reads the task's chunk and decodes at least bytes [begin, end) of it into `decoded`
   /// (read_chunk_nbytes() bytes); false when the chunk is missing.
   bool fetch_and_decode(const ChunkTask& task, ReadScratch& scratch, std::byte* decoded,

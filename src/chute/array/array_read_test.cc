@@ -270,5 +270,48 @@ TEST(ArrayRead, BoxesOfLargeBloscChunksReadOnlyTheBlocksTheyNeed) {
   EXPECT_EQ(stats.missing_chunks.load(), 1);
 }
 
+TEST(ArrayRead, OneLargeChunkIsDecodedInPartsOnEveryWorker) {
+  const std::vector<CodecSpec> codecs = {
+      bytes_codec(),
+      {"blosc", {{"cname", "lz4"}, {"shuffle", "shuffle"}, {"typesize", 4}, {"blocksize", 256}}}};
+  auto m = make_metadata<float>({64, 40, 6}, {32, 40, 6}, codecs);  // 30 KB chunks, 120 blocks
+  auto store = std::make_shared<MemoryStore>();
+  write_chunks<float>(*store, "", m, [](auto coords) { return coords[0] == 0; });
+  Array array(store, "", m, "test/array");
+  for (size_t threads : {2, 3, 7}) {
+    ThreadPool pool(threads);
+    // The whole chunk (decoded straight into the result), most of it (staging), a crop, and
+    // the missing chunk.
+    for (const auto& [start, shape] : {std::pair{Coords{0, 0, 0}, Coords{32, 40, 6}},
+                                       {Coords{1, 3, 1}, Coords{30, 30, 5}},
+                                       {Coords{7, 0, 0}, Coords{2, 40, 6}},
+                                       {Coords{40, 5, 0}, Coords{20, 20, 6}}}) {
+      ReadStats stats;
+      const auto expected = start[0] < 32 ? expected_box<float>(start, shape, m.chunk_shape, 0.f)
+                                          : std::vector<float>(20 * 20 * 6, 0.f);  // fill value
+      EXPECT_TRUE(same_elements(expected, read_box<float>(array, start, shape, &pool, &stats)))
+          << threads << " threads, box at " << start[0] << "," << start[1];
+      EXPECT_EQ(stats.chunks.load(), 1);
+    }
+  }
+  // A block in the middle of the chunk whose start points past the end (the block table
+  // follows the 16-byte header): an error naming the chunk, from whichever worker decoded it.
+  const std::string key = chunk_key(m.chunk_key_encoding, Coords{0, 0, 0});
+  ByteBuffer stored;
+  ASSERT_TRUE(store->read(key, stored));
+  std::vector<std::byte> bad(stored.data(), stored.data() + stored.size());
+  for (size_t i = 16 + 4 * 60; i < 16 + 4 * 61; ++i) bad[i] = std::byte{0x7F};
+  store->set(key, bad);
+  ThreadPool pool(3);
+  const Coords origin{0, 0, 0}, whole{32, 40, 6};
+  try {
+    read_box<float>(array, origin, whole, &pool);
+    ADD_FAILURE() << "a corrupt block was decoded without an error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kCorruptData) << e.what();
+    EXPECT_NE(std::string(e.what()).find("chunk '" + key + "'"), std::string::npos) << e.what();
+  }
+}
+
 }  // namespace
 }  // namespace chute

@@ -180,6 +180,11 @@ void ReadPlan::execute_gathered(const WorkItem& item, ReadScratch& scratch,
 void ReadPlan::execute(ThreadPool* pool, std::vector<ReadScratch>& scratch, ReadStats* stats) {
   const size_t workers = pool ? pool->size() : 1;
   if (scratch.size() < workers) scratch.resize(workers);
+  if (workers > 1 && items_.size() == 1 && items_[0].count == 1) {  // one chunk: split it
+    const ChunkTask& task = tasks_[items_[0].first];
+    task.array->execute_parallel(task, *pool, scratch, stats);
+    return;
+  }
   if (pool == nullptr || items_.size() <= 1) {
     for (const WorkItem& item : items_) execute_item(item, scratch[0], stats);
     return;

@@ -47,6 +47,20 @@ class BloscCodec final : public BytesToBytesCodec {
 
   bool decodes_parts() const override { return true; }
 
+  size_t part_alignment(std::span<const std::byte> in) const override {
+    if (in.size() < BLOSC_MIN_HEADER_LENGTH) return 0;
+    size_t nbytes = 0;
+    size_t cbytes = 0;
+    size_t blocksize = 0;
+    size_t typesize = 0;
+    int flags = 0;
+    blosc_cbuffer_sizes(in.data(), &nbytes, &cbytes, &blocksize);
+    blosc_cbuffer_metainfo(in.data(), &typesize, &flags);
+    // Whole items in every block and in the stream, so that no part ends mid-item.
+    const bool whole_items = typesize > 0 && nbytes % typesize == 0 && blocksize % typesize == 0;
+    return whole_items && blocksize > 0 && blocksize < nbytes ? blocksize : 0;
+  }
+
   /// blosc compresses fixed-size blocks independently: blosc_getitem decodes only the blocks
   /// that hold the range (through its own block buffer, then a copy of the range).
   bool decode_part(std::span<const std::byte> in, size_t begin, size_t end,

@@ -112,6 +112,8 @@ class BytesToBytesCodec {
   }
   /// True when decode_part and read_part may do less than a whole decode.
   virtual bool decodes_parts() const { return false; }
+  /// See CodecChain::part_alignment.
+  virtual size_t part_alignment(std::span<const std::byte> in) const { return 0; }
   /// See CodecChain::read_part: reads only what decoding [begin, end) needs through `read`.
   virtual bool read_part(const StreamReader& read, size_t stored_nbytes, size_t begin, size_t end,
                          ByteBuffer& stream, std::span<std::byte> out,

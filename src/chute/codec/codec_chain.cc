@@ -135,6 +135,10 @@ class ChainImpl final : public CodecChain {
     return a2a.empty() && a2b->is_identity() && b2b.size() == 1 && b2b[0]->decodes_parts();
   }
 
+  size_t part_alignment(std::span<const std::byte> encoded) const override {
+    return decodes_parts() ? b2b[0]->part_alignment(encoded) : 0;
+  }
+
   bool read_part(const StreamReader& read, size_t stored_nbytes, size_t begin, size_t end,
                  ByteBuffer& stream, std::span<std::byte> out,
                  CodecScratch& scratch) const override {

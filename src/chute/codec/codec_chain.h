@@ -71,6 +71,11 @@ class CodecChain {
   /// True when decode_part and read_part can do less than a whole chunk's work.
   virtual bool decodes_parts() const = 0;
 
+  /// The decoded byte counts at which decode_part can split this stored chunk without decoding
+  /// anything twice (blosc: its block size), so that threads can decode parts of one chunk
+  /// side by side; 0 when it cannot.
+  virtual size_t part_alignment(std::span<const std::byte> encoded) const = 0;
+
   /// As decode_part, but reads the stored chunk (`stored_nbytes` bytes) itself through `read`,
   /// only the parts that decoding [begin, end) needs (blosc: its header, its block table and
   /// the blocks of the range), into `stream` (resized to stored_nbytes; what is not needed is
