@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The whole test suite: installs what it needs (scripts/bootstrap.sh), then runs
 #   1. the C++ unit tests under AddressSanitizer + UBSan (clang), and each fuzzer briefly;
-#   2. the threaded pipeline tests under ThreadSanitizer;
+#   2. the threaded pipeline and array-read tests under ThreadSanitizer;
 #   3. the MPI tests under mpirun -np 2 and -np 3 (when chute was built with MPI);
 #   4. the Python tests (interop with zarr-python 2/3, the Loader, PyTorch and JAX adapters, CLI).
 set -euo pipefail
@@ -35,7 +35,7 @@ section "pipeline tests (ThreadSanitizer)"
 cmake --preset tsan >/dev/null
 cmake --build --preset tsan -j "$jobs" --target chute_tests
 TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" build/tsan/tests/chute_tests \
-  --gtest_filter='ThreadPool*:Sampler*:Pipeline*:Prefetch*:BufferPool*:Loader*:ReadPlan*' --gtest_brief=1
+  --gtest_filter='ThreadPool*:Sampler*:Pipeline*:Prefetch*:BufferPool*:Loader*:ReadPlan*:ArrayRead*' --gtest_brief=1
 
 section "MPI tests"
 cmake --preset release >/dev/null

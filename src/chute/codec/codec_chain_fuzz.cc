@@ -3,6 +3,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <span>
 #include <vector>
 
@@ -62,6 +63,18 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const size_t end = begin + 1 + size * 11 % (out.size() - begin);
   try {
     chain.decode_part(encoded, begin, end, out, scratch);
+  } catch (const chute::Error&) {
+  }
+  // And read in part from a store holding the input (header, block table, the range's blocks).
+  const chute::StreamReader read = [&](uint64_t offset, std::span<std::byte> into) {
+    if (offset > encoded.size() || into.size() > encoded.size() - offset) {
+      chute::fail(chute::ErrorCode::kCorruptData, "read past the end");
+    }
+    std::memcpy(into.data(), encoded.data() + offset, into.size());
+  };
+  static chute::ByteBuffer stream;
+  try {
+    chain.read_part(read, encoded.size(), begin, end, stream, out, scratch);
   } catch (const chute::Error&) {
   }
   return 0;
