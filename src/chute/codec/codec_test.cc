@@ -9,6 +9,7 @@ namespace chute {
 namespace {
 
 using testing::chain;
+using testing::encode;
 using testing::from_hex;
 using testing::pattern;
 using testing::to_hex;
@@ -25,13 +26,6 @@ std::vector<std::byte> decode(const CodecChain& c, std::span<const std::byte> en
   std::vector<std::byte> out(static_cast<size_t>(c.decoded_nbytes()));
   c.decode(encoded, out, scratch);
   return out;
-}
-
-std::vector<std::byte> encode(const CodecChain& c, std::span<const std::byte> decoded) {
-  CodecScratch scratch;
-  ByteBuffer out;
-  c.encode(decoded, out, scratch);
-  return {out.data(), out.data() + out.size()};
 }
 
 struct RoundTripCase {

@@ -49,6 +49,14 @@ inline CodecChainPtr chain(const std::string& json, DataType dtype, std::vector<
   return CodecChain::create(specs(json), dtype, shape, fill_value);
 }
 
+/// Encodes one chunk through `c` with a fresh scratch.
+inline std::vector<std::byte> encode(const CodecChain& c, std::span<const std::byte> decoded) {
+  CodecScratch scratch;
+  ByteBuffer out;
+  c.encode(decoded, out, scratch);
+  return {out.data(), out.data() + out.size()};
+}
+
 /// Compressible but not trivial bytes: a slow ramp with some noise.
 inline std::vector<std::byte> pattern(size_t n, uint32_t seed = 1) {
   std::vector<std::byte> out(n);

@@ -12,11 +12,12 @@ namespace chute {
 namespace {
 
 using testing::chain;
+using testing::encode;
 using testing::pattern;
 
-const DataType kF32{DTypeKind::kFloat, 4};
-const DataType kF64{DTypeKind::kFloat, 8};
 constexpr std::byte kUntouched{0xAB};
+constexpr DataType kF32{DTypeKind::kFloat, 4};
+constexpr DataType kF64{DTypeKind::kFloat, 8};
 
 std::string blosc_chain(const char* shuffle, int typesize, int blocksize) {
   return fmt::format(
@@ -24,13 +25,6 @@ std::string blosc_chain(const char* shuffle, int typesize, int blocksize) {
           {{"name":"blosc","configuration":{{"cname":"lz4","clevel":5,"shuffle":"{}",
             "typesize":{},"blocksize":{}}}}}])",
       shuffle, typesize, blocksize);
-}
-
-std::vector<std::byte> encode(const CodecChain& c, std::span<const std::byte> data) {
-  CodecScratch scratch;
-  ByteBuffer out;
-  c.encode(data, out, scratch);
-  return {out.data(), out.data() + out.size()};
 }
 
 struct Part {
