@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <optional>
+#include <utility>
 
 #include "chute/codec/codec.h"
 #include "chute/util/error.h"
@@ -79,7 +80,10 @@ class BloscCodec final : public BytesToBytesCodec {
     if (stored_nbytes < BLOSC_MIN_HEADER_LENGTH) return false;  // the whole read reports it
     stream.resize(stored_nbytes);
     std::byte* s = stream.data();
-    read(0, {s, BLOSC_MIN_HEADER_LENGTH});
+    // The header and, for up to 252 blocks, the whole block table in one read: each read may
+    // cost an open() on a parallel file system.
+    const size_t prefix = std::min(stored_nbytes, kPrefixBytes);
+    read(0, {s, prefix});
     size_t nbytes = 0;
     size_t cbytes = 0;
     size_t blocksize = 0;
@@ -101,7 +105,7 @@ class BloscCodec final : public BytesToBytesCodec {
     if (part->blocks_touched() >= part->blocks) return false;
     const size_t table_end = BLOSC_MIN_HEADER_LENGTH + 4 * part->blocks;  // header + starts
     if (table_end > stored_nbytes) return false;
-    read(BLOSC_MIN_HEADER_LENGTH, {s + BLOSC_MIN_HEADER_LENGTH, 4 * part->blocks});
+    if (table_end > prefix) read(prefix, {s + prefix, table_end - prefix});
 
     // Threaded compressors store blocks in the order they finish: a block's bytes end where
     // the next stored block (by offset) begins.
@@ -110,24 +114,26 @@ class BloscCodec final : public BytesToBytesCodec {
     auto* sorted = reinterpret_cast<uint32_t*>(sorted_buffer.data());
     for (size_t b = 0; b < part->blocks; ++b) sorted[b] = block_start(s, b);
     std::sort(sorted, sorted + part->blocks);
-    size_t pending_begin = 0;
-    size_t pending_end = 0;
+    // The blocks of the range usually lie side by side (in either order): one read from the
+    // first to the end of the last. Scattered by a threaded compressor, one read per block
+    // unless the span wastes no more than it needs.
+    size_t lowest = stored_nbytes;
+    size_t highest = 0;
+    size_t needed = 0;
     for (size_t b = part->first_block; b <= part->last_block; ++b) {
-      const size_t from = block_start(s, b);
-      if (from < table_end || from >= stored_nbytes) {
-        fail(ErrorCode::kCorruptData, "blosc: block {} starts at byte {}, outside [{}, {})", b,
-             from, table_end, stored_nbytes);
-      }
-      const uint32_t* next = std::upper_bound(sorted, sorted + part->blocks, from);
-      const size_t to = next == sorted + part->blocks ? stored_nbytes : *next;
-      if (from != pending_end) {  // not adjacent to the pending bytes: read those first
-        if (pending_end > pending_begin)
-          read(pending_begin, {s + pending_begin, pending_end - pending_begin});
-        pending_begin = from;
-      }
-      pending_end = to;
+      const auto [from, to] = block_bytes(s, b, sorted, *part, table_end, stored_nbytes);
+      lowest = std::min(lowest, from);
+      highest = std::max(highest, to);
+      needed += to - from;
     }
-    read(pending_begin, {s + pending_begin, pending_end - pending_begin});
+    if (highest - lowest <= 2 * needed) {
+      read(lowest, {s + lowest, highest - lowest});
+    } else {
+      for (size_t b = part->first_block; b <= part->last_block; ++b) {
+        const auto [from, to] = block_bytes(s, b, sorted, *part, table_end, stored_nbytes);
+        read(from, {s + from, to - from});
+      }
+    }
     get_items(s, *part, out);
     return true;
   }
@@ -184,6 +190,8 @@ class BloscCodec final : public BytesToBytesCodec {
     return nbytes;
   }
 
+  static constexpr size_t kPrefixBytes = 1024;
+
   /// The items and blocks of a stream that hold decoded bytes [begin, end).
   struct Part {
     size_t typesize, blocksize, blocks;
@@ -210,6 +218,20 @@ class BloscCodec final : public BytesToBytesCodec {
     p.last_block = (p.last_item * p.typesize - 1) / p.blocksize;
     p.memcpyed = (flags & BLOSC_MEMCPYED) != 0;
     return p;
+  }
+
+  /// The stored bytes [from, to) of `block`: from its start to the next stored block's start
+  /// (`sorted`: every block's start, ascending) or the end of the stream.
+  static std::pair<size_t, size_t> block_bytes(const std::byte* stream, size_t block,
+                                               const uint32_t* sorted, const Part& part,
+                                               size_t table_end, size_t stored_nbytes) {
+    const size_t from = block_start(stream, block);
+    if (from < table_end || from >= stored_nbytes) {
+      fail(ErrorCode::kCorruptData, "blosc: block {} starts at byte {}, outside [{}, {})", block,
+           from, table_end, stored_nbytes);
+    }
+    const uint32_t* next = std::upper_bound(sorted, sorted + part.blocks, from);
+    return {from, next == sorted + part.blocks ? stored_nbytes : size_t{*next}};
   }
 
   static size_t block_start(const std::byte* stream, size_t block) {

@@ -4,6 +4,7 @@
 
 #include "chute/codec/codec_chain.h"
 
+#include <algorithm>
 #include <cstring>
 #include <string_view>
 
@@ -122,21 +123,31 @@ class ChainImpl final : public CodecChain {
       fail(ErrorCode::kInternal, "codec chain: part [{}, {}) of a {}-byte chunk", begin, end,
            out.size());
     }
-    if (decodes_parts() && static_cast<int64_t>(out.size()) == nbytes &&
-        b2b[0]->decode_part(encoded, begin, end, out, scratch)) {
+    const bool whole_out = static_cast<int64_t>(out.size()) == nbytes;
+    if (stored_as_is() && whole_out && static_cast<int64_t>(encoded.size()) == nbytes) {
+      std::copy(encoded.begin() + static_cast<std::ptrdiff_t>(begin),
+                encoded.begin() + static_cast<std::ptrdiff_t>(end),
+                out.begin() + static_cast<std::ptrdiff_t>(begin));
+      return true;
+    }
+    if (compressed_as_is() && whole_out && b2b[0]->decode_part(encoded, begin, end, out, scratch)) {
       return true;
     }
     decode(encoded, out, scratch);
     return false;
   }
 
-  /// The stored stream is the chunk's bytes behind one codec that can decode part of it.
-  bool decodes_parts() const override {
+  /// The stored stream is the chunk's bytes (C order, native byte order) with no compressor:
+  /// a part is a byte range of it.
+  bool stored_as_is() const { return a2a.empty() && a2b->is_identity() && b2b.empty(); }
+  /// The chunk's bytes behind one codec that can decode part of them (blosc).
+  bool compressed_as_is() const {
     return a2a.empty() && a2b->is_identity() && b2b.size() == 1 && b2b[0]->decodes_parts();
   }
+  bool decodes_parts() const override { return stored_as_is() || compressed_as_is(); }
 
   size_t part_alignment(std::span<const std::byte> encoded) const override {
-    return decodes_parts() ? b2b[0]->part_alignment(encoded) : 0;
+    return compressed_as_is() ? b2b[0]->part_alignment(encoded) : 0;
   }
 
   bool read_part(const StreamReader& read, size_t stored_nbytes, size_t begin, size_t end,
@@ -146,7 +157,12 @@ class ChainImpl final : public CodecChain {
       fail(ErrorCode::kInternal, "codec chain: part [{}, {}) of a {}-byte chunk", begin, end,
            out.size());
     }
-    return decodes_parts() &&
+    if (stored_as_is()) {
+      if (static_cast<int64_t>(stored_nbytes) != nbytes) return false;  // the whole read reports it
+      if (end > begin) read(begin, out.subspan(begin, end - begin));
+      return true;
+    }
+    return compressed_as_is() &&
            b2b[0]->read_part(read, stored_nbytes, begin, end, stream, out, scratch);
   }
 

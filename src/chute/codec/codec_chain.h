@@ -61,9 +61,10 @@ class CodecChain {
 
   /// Decodes at least bytes [begin, end) of the decoded chunk into the same bytes of `out`
   /// (decoded_nbytes() bytes); bytes outside the range are unspecified. Chains whose stream is
-  /// the chunk's bytes as they are (no array->array codec, native byte order) behind one codec
-  /// that can decode part of it (blosc: only the blocks that hold the range) decode just that
-  /// part; any other chain decodes the whole chunk. Returns true when only part was decoded.
+  /// the chunk's bytes as they are (no array->array codec, native byte order), uncompressed or
+  /// behind one codec that can decode part of it (blosc: only the blocks that hold the range),
+  /// decode just that part; any other chain decodes the whole chunk. Returns true when only
+  /// part was decoded.
   /// Throws as decode() does.
   virtual bool decode_part(std::span<const std::byte> encoded, size_t begin, size_t end,
                            std::span<std::byte> out, CodecScratch& scratch) const = 0;
@@ -77,10 +78,11 @@ class CodecChain {
   virtual size_t part_alignment(std::span<const std::byte> encoded) const = 0;
 
   /// As decode_part, but reads the stored chunk (`stored_nbytes` bytes) itself through `read`,
-  /// only the parts that decoding [begin, end) needs (blosc: its header, its block table and
-  /// the blocks of the range), into `stream` (resized to stored_nbytes; what is not needed is
-  /// not read). Returns false, having decoded nothing, when the whole chunk should be read and
-  /// decoded instead. Throws as decode() does, and whatever `read` throws.
+  /// only the parts that decoding [begin, end) needs: uncompressed, that range straight into
+  /// `out`; blosc, its header, its block table and the blocks of the range into `stream`
+  /// (resized to stored_nbytes; what is not needed is not read). Returns false, having
+  /// decoded nothing, when the whole chunk should be read and decoded instead. Throws as
+  /// decode() does, and whatever `read` throws.
   virtual bool read_part(const StreamReader& read, size_t stored_nbytes, size_t begin, size_t end,
                          ByteBuffer& stream, std::span<std::byte> out,
                          CodecScratch& scratch) const = 0;

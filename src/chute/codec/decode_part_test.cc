@@ -149,12 +149,14 @@ void store_le32(std::byte* p, uint32_t v) {
   for (int i = 0; i < 4; ++i) p[i] = static_cast<std::byte>(v >> (8 * i));
 }
 
-/// The same stream with its blocks stored in reverse order, as a threaded compressor may leave
-/// them (each block's bytes move; the block table follows them).
-std::vector<std::byte> reverse_blocks(const std::vector<std::byte>& stream, size_t blocks) {
+/// The same stream with its blocks stored in another order (`order[i]`: the block stored i-th),
+/// as a threaded compressor may leave them (each block's bytes move; the table follows them).
+std::vector<std::byte> reorder_blocks(const std::vector<std::byte>& stream,
+                                      const std::vector<size_t>& order) {
+  const size_t blocks = order.size();
   const size_t table_end = 16 + 4 * blocks;
   std::vector<std::byte> out(stream.begin(), stream.begin() + table_end);
-  for (size_t b = blocks; b-- > 0;) {
+  for (size_t b : order) {
     const size_t from = load_le32(stream.data() + 16 + 4 * b);
     const size_t to = b + 1 < blocks ? load_le32(stream.data() + 16 + 4 * (b + 1)) : stream.size();
     store_le32(out.data() + 16 + 4 * b, static_cast<uint32_t>(out.size()));
@@ -164,12 +166,16 @@ std::vector<std::byte> reverse_blocks(const std::vector<std::byte>& stream, size
 }
 
 TEST(ReadPart, BloscReadsItsHeaderBlockTableAndTheBlocksOfTheRange) {
-  auto c = chain(blosc_chain("shuffle", 4, 256), kF32, {4096});
-  const auto data = ramp_bytes(4096);
+  auto c = chain(blosc_chain("shuffle", 4, 256), kF32, {16384});
+  const auto data = ramp_bytes(16384);
   const auto in_order = encode(*c, data);
-  const auto reversed = reverse_blocks(in_order, 64);
-  for (const auto* stored : {&in_order, &reversed}) {
-    for (const Part part : {Part{0, 4}, Part{1021, 1030}, Part{5000, 6000}, Part{16380, 16384}}) {
+  std::vector<size_t> backwards(256), scattered;
+  for (size_t b = 0; b < 256; ++b) backwards[b] = 255 - b;
+  for (size_t b = 0; b < 64; ++b) scattered.insert(scattered.end(), {b, b + 64, b + 128, b + 192});
+  const auto reversed = reorder_blocks(in_order, backwards);
+  const auto spread = reorder_blocks(in_order, scattered);  // a range's blocks 4 apart
+  for (const auto* stored : {&in_order, &reversed, &spread}) {
+    for (const Part part : {Part{0, 4}, Part{1021, 1030}, Part{5000, 6000}, Part{65530, 65536}}) {
       RecordingReader recording{*stored, {}};
       ByteBuffer stream;
       stream.resize(stored->size());
@@ -181,8 +187,11 @@ TEST(ReadPart, BloscReadsItsHeaderBlockTableAndTheBlocksOfTheRange) {
       EXPECT_TRUE(
           std::equal(out.begin() + part.begin, out.begin() + part.end, data.begin() + part.begin))
           << (stored == &reversed ? "reversed " : "") << part.begin;
-      // Header, table and a few of the 64 blocks.
-      EXPECT_LT(recording.bytes(), 16 + 4 * 64 + stored->size() / 8) << part.begin;
+      // Header and table (1 KB at once, then the rest of the table), and the few blocks of the
+      // 256 that hold the range: side by side in either order, one read; spread, one each.
+      const size_t blocks = (part.end - 1) / 256 - part.begin / 256 + 1;
+      EXPECT_LT(recording.bytes(), 16 + 4 * 256 + stored->size() / 8) << part.begin;
+      EXPECT_EQ(recording.reads.size(), stored == &spread ? 2 + blocks : 3u) << part.begin;
     }
   }
 }
@@ -199,7 +208,31 @@ TEST(ReadPart, StoredCopiesAreReadStraightIntoPlace) {
   CodecScratch scratch;
   ASSERT_TRUE(c->read_part(recording.reader(), stored.size(), 400, 800, stream, out, scratch));
   EXPECT_TRUE(std::equal(out.begin() + 400, out.begin() + 800, data.begin() + 400));
-  EXPECT_EQ(recording.bytes(), 16u + 400u);
+  EXPECT_EQ(recording.bytes(), 1024u + 400u);  // a 1 KB prefix (the header), then the range
+  EXPECT_EQ(recording.reads.size(), 2u);
+}
+
+TEST(ReadPart, UncompressedChunksReadJustTheRange) {
+  auto c = chain(R"([{"name":"bytes","configuration":{"endian":"little"}}])", kF32, {4096});
+  EXPECT_TRUE(c->decodes_parts());
+  EXPECT_EQ(c->part_alignment(ramp_bytes(4096)), 0u);  // nothing to decode side by side
+  const auto stored = ramp_bytes(4096);
+  RecordingReader recording{stored, {}};
+  ByteBuffer stream;
+  std::vector<std::byte> out(stored.size(), kUntouched);
+  CodecScratch scratch;
+  ASSERT_TRUE(c->read_part(recording.reader(), stored.size(), 1000, 1200, stream, out, scratch));
+  EXPECT_TRUE(std::equal(out.begin() + 1000, out.begin() + 1200, stored.begin() + 1000));
+  EXPECT_EQ(out[999], kUntouched);
+  EXPECT_EQ(recording.bytes(), 200u);
+  // A stored chunk of the wrong size goes the whole way, which reports it.
+  EXPECT_FALSE(c->read_part(recording.reader(), stored.size() - 4, 0, 8, stream, out, scratch));
+  EXPECT_TRUE(c->decode_part(stored, 8, 16, out, scratch));
+  EXPECT_CHUTE_ERROR(c->decode_part(std::span(stored).first(100), 8, 16, out, scratch),
+                     ErrorCode::kCorruptData, "expected 16384 bytes, got 100");
+  // Big-endian bytes must be swapped: decoded whole.
+  auto big = chain(R"([{"name":"bytes","configuration":{"endian":"big"}}])", kF32, {4096});
+  EXPECT_FALSE(big->decodes_parts());
 }
 
 TEST(ReadPart, DeclinesWhatItCannotSplitAndRefusesBadBlockTables) {
