@@ -239,28 +239,6 @@ void Array::execute_parallel(const ChunkTask& task, ThreadPool& pool,
   });
 }
 
-void Array::decode_split(std::vector<ReadScratch>& scratch, std::byte* decoded, size_t begin,
-                         size_t end, ThreadPool& pool, ReadStats* stats) const {
-  const std::span<const std::byte> encoded = scratch[0].encoded.span();
-  const auto nbytes = static_cast<size_t>(read_chain_->decoded_nbytes());
-  const size_t align = read_chain_->part_alignment(encoded);
-  const size_t first = align ? begin / align : 0;
-  const size_t blocks = align ? (end - 1) / align - first + 1 : 1;
-  const size_t parts = std::min(pool.size(), blocks);
-  if (parts < 2) {
-    decode_timed(scratch[0], decoded, begin, end, stats);
-    return;
-  }
-  pool.parallel_for(parts, [&](size_t i, size_t worker) {
-    const size_t lo = std::max(begin, (first + blocks * i / parts) * align);
-    const size_t hi = std::min(end, (first + blocks * (i + 1) / parts) * align);
-    const auto start = Clock::now();
-    read_chain_->decode_part(encoded, lo, hi, {decoded, nbytes}, scratch[worker].codec);
-    if (stats) stats->decode_ns += elapsed_ns(start);
-  });
-  if (stats) stats->bytes_decoded += static_cast<int64_t>(end - begin);
-}
-
 void Array::load(const ChunkTask& task, ReadScratch& scratch, std::byte* decoded,
                  ReadStats* stats) const {
   with_chunk_context(task, scratch, [&] {
@@ -274,57 +252,6 @@ void Array::load(const ChunkTask& task, ReadScratch& scratch, std::byte* decoded
       stats->assemble_ns += elapsed_ns(start);
     }
   });
-}
-
-bool Array::fetch_and_decode(const ChunkTask& task, ReadScratch& scratch, std::byte* decoded,
-                             size_t begin, size_t end, ReadStats* stats) const {
-  const auto nbytes = static_cast<size_t>(read_chain_->decoded_nbytes());
-  if ((begin > 0 || end < nbytes) && codecs_->sharding() == nullptr &&
-      read_chain_->decodes_parts()) {
-    if (const std::optional<bool> found = read_part(task, scratch, decoded, begin, end, stats)) {
-      return *found;
-    }
-    scratch.key.clear();  // the whole read below builds it again
-  }
-  if (!read_timed(task, scratch, stats)) return false;
-  decode_timed(scratch, decoded, begin, end, stats);
-  return true;
-}
-
-std::optional<bool> Array::read_part(const ChunkTask& task, ReadScratch& scratch,
-                                     std::byte* decoded, size_t begin, size_t end,
-                                     ReadStats* stats) const {
-  const auto start = Clock::now();
-  append_chunk_key(scratch.key, prefix_, metadata_.chunk_key_encoding, task.chunk_coords);
-  const std::optional<uint64_t> stored_nbytes = store_->size(scratch.key);
-  int64_t read_ns = elapsed_ns(start);
-  int64_t bytes_read = 0;
-  const StreamReader read = [&](uint64_t offset, std::span<std::byte> into) {
-    const auto read_start = Clock::now();
-    if (!store_->read_range(scratch.key, offset, into)) {
-      fail(ErrorCode::kNotFound, "the chunk disappeared while it was read");
-    }
-    read_ns += elapsed_ns(read_start);
-    bytes_read += static_cast<int64_t>(into.size());
-  };
-  std::optional<bool> found;
-  if (!stored_nbytes) {
-    found = false;
-  } else if (read_chain_->read_part(
-                 read, static_cast<size_t>(*stored_nbytes), begin, end, scratch.encoded,
-                 {decoded, static_cast<size_t>(read_chain_->decoded_nbytes())}, scratch.codec)) {
-    found = true;
-  }
-  if (stats) {
-    stats->read_ns += read_ns;
-    stats->bytes_read += bytes_read;
-    if (found) {
-      stats->chunks += 1;
-      stats->decode_ns += elapsed_ns(start) - read_ns;
-      if (*found) stats->bytes_decoded += static_cast<int64_t>(end - begin);
-    }
-  }
-  return found;
 }
 
 void Array::decode_timed(ReadScratch& scratch, std::byte* decoded, size_t begin, size_t end,
@@ -342,30 +269,6 @@ void Array::decode_timed(ReadScratch& scratch, std::byte* decoded, size_t begin,
     stats->decode_ns += elapsed_ns(start);
     stats->bytes_decoded += static_cast<int64_t>(part ? end - begin : nbytes);
   }
-}
-
-std::pair<size_t, size_t> Array::bytes_read_by(const ChunkTask& task) const {
-  const size_t n = rank();
-  int64_t strides[kMaxCopyRank];
-  int64_t stride = metadata_.data_type.size;
-  for (size_t d = n; d-- > 0;) {
-    strides[d] = stride;
-    stride *= read_chunk_shape_[d];
-  }
-  int64_t begin = stride;  // the chunk's size in bytes
-  int64_t end = 0;
-  for (const ChunkTarget& target : task.targets) {
-    int64_t first = 0;
-    int64_t last = 0;
-    for (size_t d = 0; d < n; ++d) {
-      first += target.chunk_start[d] * strides[d];
-      last += (target.chunk_start[d] + target.dst.shape[d] - 1) * strides[d];
-    }
-    begin = std::min(begin, first);
-    end = std::max(end, last + metadata_.data_type.size);
-  }
-  if (begin >= end) return {0, static_cast<size_t>(stride)};
-  return {static_cast<size_t>(begin), static_cast<size_t>(end)};
 }
 
 bool Array::read_encoded(const ChunkTask& task, ReadScratch& scratch, ReadStats* stats) const {

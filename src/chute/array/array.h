@@ -72,6 +72,8 @@ struct ChunkTask {
 /// into the destination in one front-to-back pass that writes each line once.
 inline constexpr int64_t kGatherMaxRunBytes = 256;           // runs shorter than this are gathered
 inline constexpr int64_t kGatherMaxStagingBytes = 16 << 20;  // per worker
+/// A read of one chunk is decoded in parts on every worker from this many decoded bytes on.
+inline constexpr size_t kSplitMinBytes = 256 << 10;
 
 class ReadPlan {
  public:

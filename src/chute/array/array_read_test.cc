@@ -276,7 +276,9 @@ TEST(ArrayRead, OneLargeChunkIsDecodedInPartsOnEveryWorker) {
   const std::vector<CodecSpec> codecs = {
       bytes_codec(),
       {"blosc", {{"cname", "lz4"}, {"shuffle", "shuffle"}, {"typesize", 4}, {"blocksize", 256}}}};
-  auto m = make_metadata<float>({64, 40, 6}, {32, 40, 6}, codecs);  // 30 KB chunks, 120 blocks
+  // 300 KB chunks of 1200 blocks: above kSplitMinBytes, so split when read whole.
+  auto m = make_metadata<float>({64, 400, 6}, {32, 400, 6}, codecs);
+  static_assert(32 * 400 * 6 * 4 > kSplitMinBytes);
   auto store = std::make_shared<MemoryStore>();
   write_chunks<float>(*store, "", m, [](auto coords) { return coords[0] == 0; });
   Array array(store, "", m, "test/array");
@@ -284,9 +286,9 @@ TEST(ArrayRead, OneLargeChunkIsDecodedInPartsOnEveryWorker) {
     ThreadPool pool(threads);
     // The whole chunk (decoded straight into the result), most of it (staging), a crop, and
     // the missing chunk.
-    for (const auto& [start, shape] : {std::pair{Coords{0, 0, 0}, Coords{32, 40, 6}},
-                                       {Coords{1, 3, 1}, Coords{30, 30, 5}},
-                                       {Coords{7, 0, 0}, Coords{2, 40, 6}},
+    for (const auto& [start, shape] : {std::pair{Coords{0, 0, 0}, Coords{32, 400, 6}},
+                                       {Coords{1, 3, 1}, Coords{30, 390, 5}},
+                                       {Coords{7, 0, 0}, Coords{2, 400, 6}},
                                        {Coords{40, 5, 0}, Coords{20, 20, 6}}}) {
       ReadStats stats;
       const auto expected = start[0] < 32 ? expected_box<float>(start, shape, m.chunk_shape, 0.f)
@@ -305,7 +307,7 @@ TEST(ArrayRead, OneLargeChunkIsDecodedInPartsOnEveryWorker) {
   for (size_t i = 16 + 4 * 60; i < 16 + 4 * 61; ++i) bad[i] = std::byte{0x7F};
   store->set(key, bad);
   ThreadPool pool(3);
-  const Coords origin{0, 0, 0}, whole{32, 40, 6};
+  const Coords origin{0, 0, 0}, whole{32, 400, 6};
   try {
     read_box<float>(array, origin, whole, &pool);
     ADD_FAILURE() << "a corrupt block was decoded without an error";
