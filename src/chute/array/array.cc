@@ -2,22 +2,16 @@
 
 #include <fmt/ranges.h>
 
-#include <chrono>
 #include <optional>
 #include <tuple>
 
 #include "chute/array/chunk_grid.h"
 #include "chute/array/strided_copy.h"
+#include "chute/util/clock.h"
 #include "chute/util/error.h"
 
 namespace chute {
 namespace {
-
-using Clock = std::chrono::steady_clock;
-
-int64_t elapsed_ns(Clock::time_point since) {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - since).count();
-}
 
 std::string describe_box(std::span<const int64_t> start, std::span<const int64_t> shape) {
   std::string box = "[";

@@ -7,7 +7,6 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
-#include <optional>
 #include <span>
 #include <string>
 #include <unordered_map>
@@ -191,9 +190,9 @@ class Array {
   bool fetch_and_decode(const ChunkTask& task, ReadScratch& scratch, std::byte* decoded,
                         size_t begin, size_t end, ReadStats* stats) const;
   /// fetch_and_decode for chains that decode parts: reads only the parts of the stored chunk
-  /// that [begin, end) needs. nullopt when the codec declined (nothing decoded: read it whole).
-  std::optional<bool> read_part(const ChunkTask& task, ReadScratch& scratch, std::byte* decoded,
-                                size_t begin, size_t end, ReadStats* stats) const;
+  /// that [begin, end) needs (all of it when the stream cannot be split); false when missing.
+  bool read_part(const ChunkTask& task, ReadScratch& scratch, std::byte* decoded, size_t begin,
+                 size_t end, ReadStats* stats) const;
   /// Decodes scratch.encoded (one chunk of the read grid) into `decoded`, counting the time:
   /// at least bytes [begin, end) of it, the whole chunk when the chain cannot decode part.
   void decode_timed(ReadScratch& scratch, std::byte* decoded, size_t begin, size_t end,

@@ -3,24 +3,15 @@
 // and one chunk decoded in parts on every worker of the pool.
 
 #include <algorithm>
-#include <chrono>
 #include <optional>
 #include <utility>
 
 #include "chute/array/array.h"
 #include "chute/array/chunk_grid.h"
+#include "chute/util/clock.h"
 #include "chute/util/error.h"
 
 namespace chute {
-namespace {
-
-using Clock = std::chrono::steady_clock;
-
-int64_t elapsed_ns(Clock::time_point since) {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - since).count();
-}
-
-}  // namespace
 
 std::pair<size_t, size_t> Array::bytes_read_by(const ChunkTask& task) const {
   const size_t n = rank();
@@ -51,19 +42,15 @@ bool Array::fetch_and_decode(const ChunkTask& task, ReadScratch& scratch, std::b
   const auto nbytes = static_cast<size_t>(read_chain_->decoded_nbytes());
   if ((begin > 0 || end < nbytes) && codecs_->sharding() == nullptr &&
       read_chain_->decodes_parts()) {
-    if (const std::optional<bool> found = read_part(task, scratch, decoded, begin, end, stats)) {
-      return *found;
-    }
-    scratch.key.clear();  // the whole read below builds it again
+    return read_part(task, scratch, decoded, begin, end, stats);
   }
   if (!read_timed(task, scratch, stats)) return false;
   decode_timed(scratch, decoded, begin, end, stats);
   return true;
 }
 
-std::optional<bool> Array::read_part(const ChunkTask& task, ReadScratch& scratch,
-                                     std::byte* decoded, size_t begin, size_t end,
-                                     ReadStats* stats) const {
+bool Array::read_part(const ChunkTask& task, ReadScratch& scratch, std::byte* decoded, size_t begin,
+                      size_t end, ReadStats* stats) const {
   const auto start = Clock::now();
   append_chunk_key(scratch.key, prefix_, metadata_.chunk_key_encoding, task.chunk_coords);
   const std::optional<uint64_t> stored_nbytes = store_->size(scratch.key);
@@ -77,24 +64,20 @@ std::optional<bool> Array::read_part(const ChunkTask& task, ReadScratch& scratch
     read_ns += elapsed_ns(read_start);
     bytes_read += static_cast<int64_t>(into.size());
   };
-  std::optional<bool> found;
-  if (!stored_nbytes) {
-    found = false;
-  } else if (read_chain_->read_part(
-                 read, static_cast<size_t>(*stored_nbytes), begin, end, scratch.encoded,
-                 {decoded, static_cast<size_t>(read_chain_->decoded_nbytes())}, scratch.codec)) {
-    found = true;
-  }
+  const auto nbytes = static_cast<size_t>(read_chain_->decoded_nbytes());
+  const bool part =
+      stored_nbytes && read_chain_->read_part(read, static_cast<size_t>(*stored_nbytes), begin, end,
+                                              scratch.encoded, {decoded, nbytes}, scratch.codec);
   if (stats) {
+    stats->chunks += 1;
     stats->read_ns += read_ns;
     stats->bytes_read += bytes_read;
-    if (found) {
-      stats->chunks += 1;
+    if (stored_nbytes) {
       stats->decode_ns += elapsed_ns(start) - read_ns;
-      if (*found) stats->bytes_decoded += static_cast<int64_t>(end - begin);
+      stats->bytes_decoded += static_cast<int64_t>(part ? end - begin : nbytes);
     }
   }
-  return found;
+  return stored_nbytes.has_value();
 }
 
 void Array::decode_split(std::vector<ReadScratch>& scratch, std::byte* decoded, size_t begin,

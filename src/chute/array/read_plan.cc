@@ -1,10 +1,10 @@
 #include <algorithm>
-#include <chrono>
 #include <functional>
 
 #include "chute/array/array.h"
 #include "chute/array/chunk_grid.h"
 #include "chute/array/strided_copy.h"
+#include "chute/util/clock.h"
 #include "chute/util/error.h"
 
 namespace chute {
@@ -136,7 +136,7 @@ void ReadPlan::execute_gathered(const WorkItem& item, ReadScratch& scratch,
     array.load(tasks_[item.first + j], scratch, scratch.gather.data() + j * chunk_nbytes, stats);
   }
 
-  const auto start = std::chrono::steady_clock::now();
+  const auto start = Clock::now();
   // The group's first targets share every extent but the innermost one, and their position in
   // the chunk outside it: one interleaved pass writes the destination front to back.
   const StridedView& lead = tasks_[item.first].targets[0].dst;
@@ -171,9 +171,7 @@ void ReadPlan::execute_gathered(const WorkItem& item, ReadScratch& scratch,
     }
   }
   if (stats) {
-    stats->assemble_ns += std::chrono::duration_cast<std::chrono::nanoseconds>(
-                              std::chrono::steady_clock::now() - start)
-                              .count();
+    stats->assemble_ns += elapsed_ns(start);
   }
 }
 

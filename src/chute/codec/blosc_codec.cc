@@ -50,16 +50,11 @@ class BloscCodec final : public BytesToBytesCodec {
 
   size_t part_alignment(std::span<const std::byte> in) const override {
     if (in.size() < BLOSC_MIN_HEADER_LENGTH) return 0;
-    size_t nbytes = 0;
-    size_t cbytes = 0;
-    size_t blocksize = 0;
-    size_t typesize = 0;
-    int flags = 0;
-    blosc_cbuffer_sizes(in.data(), &nbytes, &cbytes, &blocksize);
-    blosc_cbuffer_metainfo(in.data(), &typesize, &flags);
+    const Header h = header_of(in.data());
     // Whole items in every block and in the stream, so that no part ends mid-item.
-    const bool whole_items = typesize > 0 && nbytes % typesize == 0 && blocksize % typesize == 0;
-    return whole_items && blocksize > 0 && blocksize < nbytes ? blocksize : 0;
+    const bool whole_items =
+        h.typesize > 0 && h.nbytes % h.typesize == 0 && h.blocksize % h.typesize == 0;
+    return whole_items && h.blocksize > 0 && h.blocksize < h.nbytes ? h.blocksize : 0;
   }
 
   /// blosc compresses fixed-size blocks independently: blosc_getitem decodes only the blocks
@@ -68,7 +63,7 @@ class BloscCodec final : public BytesToBytesCodec {
                    std::span<std::byte> out, CodecScratch&) const override {
     const size_t claimed = validate(in);
     if (claimed != out.size()) fail_size("blosc", out.size(), claimed);
-    const std::optional<Part> part = part_of(in.data(), begin, end);
+    const std::optional<Part> part = part_of(header_of(in.data()), begin, end);
     if (!part || part->blocks_touched() >= part->blocks) return false;
     get_items(in.data(), *part, out);
     return true;
@@ -78,22 +73,21 @@ class BloscCodec final : public BytesToBytesCodec {
                  ByteBuffer& stream, std::span<std::byte> out,
                  CodecScratch& scratch) const override {
     if (stored_nbytes < BLOSC_MIN_HEADER_LENGTH) return false;  // the whole read reports it
-    stream.resize(stored_nbytes);
-    std::byte* s = stream.data();
     // The header and, for up to 252 blocks, the whole block table in one read: each read may
     // cost an open() on a parallel file system.
     const size_t prefix = std::min(stored_nbytes, kPrefixBytes);
-    read(0, {s, prefix});
-    size_t nbytes = 0;
-    size_t cbytes = 0;
-    size_t blocksize = 0;
-    blosc_cbuffer_sizes(s, &nbytes, &cbytes, &blocksize);
+    stream.resize(prefix);
+    read(0, stream.span());
     // Anything unexpected goes the whole-stream way, which reports it.
-    if (cbytes != stored_nbytes || nbytes != out.size() ||
-        blosc_cbuffer_validate(s, stored_nbytes, &nbytes) < 0) {
+    size_t nbytes = 0;
+    const Header h = header_of(stream.data());
+    if (h.cbytes != stored_nbytes || h.nbytes != out.size() ||
+        blosc_cbuffer_validate(stream.data(), stored_nbytes, &nbytes) < 0) {
       return false;
     }
-    const std::optional<Part> part = part_of(s, begin, end);
+    stream.resize(stored_nbytes);  // keeps the prefix; the rest is read where it is needed
+    std::byte* s = stream.data();
+    const std::optional<Part> part = part_of(h, begin, end);
     if (!part) return false;
     const size_t first_byte = part->first_item * part->typesize;
     const size_t part_bytes = (part->last_item - part->first_item) * part->typesize;
@@ -201,22 +195,33 @@ class BloscCodec final : public BytesToBytesCodec {
     size_t blocks_touched() const { return last_block - first_block + 1; }
   };
 
-  /// nullopt when the header gives nothing to split or the range ends in a partial item.
-  static std::optional<Part> part_of(const std::byte* header, size_t begin, size_t end) {
-    size_t nbytes = 0;
-    size_t cbytes = 0;
-    Part p{};
+  /// The fields of a stream's 16-byte header.
+  struct Header {
+    size_t nbytes = 0, cbytes = 0, blocksize = 0, typesize = 0;
     int flags = 0;
-    blosc_cbuffer_sizes(header, &nbytes, &cbytes, &p.blocksize);
-    blosc_cbuffer_metainfo(header, &p.typesize, &flags);
-    if (begin >= end || end > nbytes || p.typesize == 0 || p.blocksize == 0) return std::nullopt;
+  };
+  static Header header_of(const std::byte* stream) {
+    Header h;
+    blosc_cbuffer_sizes(stream, &h.nbytes, &h.cbytes, &h.blocksize);
+    blosc_cbuffer_metainfo(stream, &h.typesize, &h.flags);
+    return h;
+  }
+
+  /// nullopt when the header gives nothing to split or the range ends in a partial item.
+  static std::optional<Part> part_of(const Header& h, size_t begin, size_t end) {
+    if (begin >= end || end > h.nbytes || h.typesize == 0 || h.blocksize == 0) {
+      return std::nullopt;
+    }
+    Part p{};
+    p.typesize = h.typesize;
+    p.blocksize = h.blocksize;
     p.first_item = begin / p.typesize;
     p.last_item = (end + p.typesize - 1) / p.typesize;
-    if (p.last_item * p.typesize > nbytes) return std::nullopt;
-    p.blocks = (nbytes + p.blocksize - 1) / p.blocksize;
+    if (p.last_item * p.typesize > h.nbytes) return std::nullopt;
+    p.blocks = (h.nbytes + p.blocksize - 1) / p.blocksize;
     p.first_block = p.first_item * p.typesize / p.blocksize;
     p.last_block = (p.last_item * p.typesize - 1) / p.blocksize;
-    p.memcpyed = (flags & BLOSC_MEMCPYED) != 0;
+    p.memcpyed = (h.flags & BLOSC_MEMCPYED) != 0;
     return p;
   }
 

@@ -115,6 +115,7 @@ class BytesToBytesCodec {
   /// See CodecChain::part_alignment.
   virtual size_t part_alignment(std::span<const std::byte> in) const { return 0; }
   /// See CodecChain::read_part: reads only what decoding [begin, end) needs through `read`.
+  /// Returns false when this stream cannot be split (the chain then reads it whole).
   virtual bool read_part(const StreamReader& read, size_t stored_nbytes, size_t begin, size_t end,
                          ByteBuffer& stream, std::span<std::byte> out,
                          CodecScratch& scratch) const {

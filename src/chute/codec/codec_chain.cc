@@ -119,10 +119,7 @@ class ChainImpl final : public CodecChain {
 
   bool decode_part(std::span<const std::byte> encoded, size_t begin, size_t end,
                    std::span<std::byte> out, CodecScratch& scratch) const override {
-    if (begin > end || end > out.size()) {
-      fail(ErrorCode::kInternal, "codec chain: part [{}, {}) of a {}-byte chunk", begin, end,
-           out.size());
-    }
+    check_part(begin, end, out.size());
     const bool whole_out = static_cast<int64_t>(out.size()) == nbytes;
     if (stored_as_is() && whole_out && static_cast<int64_t>(encoded.size()) == nbytes) {
       std::copy(encoded.begin() + static_cast<std::ptrdiff_t>(begin),
@@ -153,17 +150,27 @@ class ChainImpl final : public CodecChain {
   bool read_part(const StreamReader& read, size_t stored_nbytes, size_t begin, size_t end,
                  ByteBuffer& stream, std::span<std::byte> out,
                  CodecScratch& scratch) const override {
-    if (begin > end || end > out.size() || static_cast<int64_t>(out.size()) != nbytes) {
-      fail(ErrorCode::kInternal, "codec chain: part [{}, {}) of a {}-byte chunk", begin, end,
-           out.size());
-    }
-    if (stored_as_is()) {
-      if (static_cast<int64_t>(stored_nbytes) != nbytes) return false;  // the whole read reports it
+    check_part(begin, end, out.size());
+    if (stored_as_is() && static_cast<int64_t>(stored_nbytes) == nbytes) {
       if (end > begin) read(begin, out.subspan(begin, end - begin));
       return true;
     }
-    return compressed_as_is() &&
-           b2b[0]->read_part(read, stored_nbytes, begin, end, stream, out, scratch);
+    if (compressed_as_is() && static_cast<int64_t>(out.size()) == nbytes &&
+        b2b[0]->read_part(read, stored_nbytes, begin, end, stream, out, scratch)) {
+      return true;
+    }
+    // The whole stored chunk, decoded whole: that also reports what is wrong with it.
+    stream.resize(stored_nbytes);
+    read(0, stream.span());
+    decode(stream.span(), out, scratch);
+    return false;
+  }
+
+  static void check_part(size_t begin, size_t end, size_t out_nbytes) {
+    if (begin > end || end > out_nbytes) {
+      fail(ErrorCode::kInternal, "codec chain: part [{}, {}) of a {}-byte chunk", begin, end,
+           out_nbytes);
+    }
   }
 
   void encode(std::span<const std::byte> decoded, ByteBuffer& out,

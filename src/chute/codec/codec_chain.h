@@ -80,9 +80,9 @@ class CodecChain {
   /// As decode_part, but reads the stored chunk (`stored_nbytes` bytes) itself through `read`,
   /// only the parts that decoding [begin, end) needs: uncompressed, that range straight into
   /// `out`; blosc, its header, its block table and the blocks of the range into `stream`
-  /// (resized to stored_nbytes; what is not needed is not read). Returns false, having
-  /// decoded nothing, when the whole chunk should be read and decoded instead. Throws as
-  /// decode() does, and whatever `read` throws.
+  /// (resized to stored_nbytes; what is not needed is not read). Other chains, and streams
+  /// that cannot be split, are read into `stream` whole and decoded whole. Returns true when
+  /// only part was read and decoded. Throws as decode() does, and whatever `read` throws.
   virtual bool read_part(const StreamReader& read, size_t stored_nbytes, size_t begin, size_t end,
                          ByteBuffer& stream, std::span<std::byte> out,
                          CodecScratch& scratch) const = 0;

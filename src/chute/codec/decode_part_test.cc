@@ -91,11 +91,16 @@ TEST(DecodePart, OtherChainsDecodeTheWholeChunk) {
   }
 }
 
+/// Compressible floats: blosc stores blocks, not a plain copy.
+std::vector<std::byte> ramp_bytes(size_t count) {
+  std::vector<float> ramp(count);
+  for (size_t i = 0; i < ramp.size(); ++i) ramp[i] = static_cast<float>(i / 64 + i % 7);
+  return testing::as_bytes_of(ramp);
+}
+
 TEST(DecodePart, BadInputIsAnErrorNotGarbage) {
   auto c = chain(blosc_chain("shuffle", 4, 256), kF32, {4096});
-  std::vector<float> ramp(4096);
-  for (size_t i = 0; i < ramp.size(); ++i) ramp[i] = static_cast<float>(i / 64 + i % 7);
-  const auto data = testing::as_bytes_of(ramp);  // compressible: blocks, not a stored copy
+  const auto data = ramp_bytes(4096);
   auto encoded = encode(*c, data);
   std::vector<std::byte> out(data.size());
   CodecScratch scratch;
@@ -133,10 +138,28 @@ struct RecordingReader {
   }
 };
 
-std::vector<std::byte> ramp_bytes(size_t count) {
-  std::vector<float> ramp(count);
-  for (size_t i = 0; i < ramp.size(); ++i) ramp[i] = static_cast<float>(i / 64 + i % 7);
-  return testing::as_bytes_of(ramp);
+/// c.read_part of decoded bytes `range` from the stored value `stored`: what it returned, what
+/// it read, and an output that held kUntouched bytes before. Its stream buffer holds stale
+/// bytes, which must never be decoded.
+struct PartRead {
+  bool part = false;
+  RecordingReader recording;
+  std::vector<std::byte> out;
+};
+
+PartRead read_part_of(const CodecChain& c, std::span<const std::byte> stored, Part range) {
+  PartRead r{false, {stored, {}}, std::vector<std::byte>(c.decoded_nbytes(), kUntouched)};
+  ByteBuffer stream;
+  stream.resize(stored.size());
+  std::fill_n(stream.data(), stream.size(), std::byte{0xFF});
+  CodecScratch scratch;
+  r.part = c.read_part(r.recording.reader(), stored.size(), range.begin, range.end, stream, r.out,
+                       scratch);
+  return r;
+}
+
+bool same_range(const std::vector<std::byte>& a, const std::vector<std::byte>& b, Part range) {
+  return std::equal(a.begin() + range.begin, a.begin() + range.end, b.begin() + range.begin);
 }
 
 uint32_t load_le32(const std::byte* p) {
@@ -176,22 +199,15 @@ TEST(ReadPart, BloscReadsItsHeaderBlockTableAndTheBlocksOfTheRange) {
   const auto spread = reorder_blocks(in_order, scattered);  // a range's blocks 4 apart
   for (const auto* stored : {&in_order, &reversed, &spread}) {
     for (const Part part : {Part{0, 4}, Part{1021, 1030}, Part{5000, 6000}, Part{65530, 65536}}) {
-      RecordingReader recording{*stored, {}};
-      ByteBuffer stream;
-      stream.resize(stored->size());
-      std::fill_n(stream.data(), stream.size(), std::byte{0xFF});  // stale bytes never decoded
-      std::vector<std::byte> out(data.size(), kUntouched);
-      CodecScratch scratch;
-      ASSERT_TRUE(c->read_part(recording.reader(), stored->size(), part.begin, part.end, stream,
-                               out, scratch));
-      EXPECT_TRUE(
-          std::equal(out.begin() + part.begin, out.begin() + part.end, data.begin() + part.begin))
+      const PartRead r = read_part_of(*c, *stored, part);
+      ASSERT_TRUE(r.part);
+      EXPECT_TRUE(same_range(r.out, data, part))
           << (stored == &reversed ? "reversed " : "") << part.begin;
       // Header and table (1 KB at once, then the rest of the table), and the few blocks of the
       // 256 that hold the range: side by side in either order, one read; spread, one each.
       const size_t blocks = (part.end - 1) / 256 - part.begin / 256 + 1;
-      EXPECT_LT(recording.bytes(), 16 + 4 * 256 + stored->size() / 8) << part.begin;
-      EXPECT_EQ(recording.reads.size(), stored == &spread ? 2 + blocks : 3u) << part.begin;
+      EXPECT_LT(r.recording.bytes(), 16 + 4 * 256 + stored->size() / 8) << part.begin;
+      EXPECT_EQ(r.recording.reads.size(), stored == &spread ? 2 + blocks : 3u) << part.begin;
     }
   }
 }
@@ -201,32 +217,28 @@ TEST(ReadPart, StoredCopiesAreReadStraightIntoPlace) {
                      {"name":"blosc","configuration":{"cname":"lz4","clevel":0,"typesize":4}}])",
                  kF32, {4096});
   const auto data = ramp_bytes(4096);
-  const auto stored = encode(*c, data);
-  RecordingReader recording{stored, {}};
-  ByteBuffer stream;
-  std::vector<std::byte> out(data.size(), kUntouched);
-  CodecScratch scratch;
-  ASSERT_TRUE(c->read_part(recording.reader(), stored.size(), 400, 800, stream, out, scratch));
-  EXPECT_TRUE(std::equal(out.begin() + 400, out.begin() + 800, data.begin() + 400));
-  EXPECT_EQ(recording.bytes(), 1024u + 400u);  // a 1 KB prefix (the header), then the range
-  EXPECT_EQ(recording.reads.size(), 2u);
+  const PartRead r = read_part_of(*c, encode(*c, data), {400, 800});
+  ASSERT_TRUE(r.part);
+  EXPECT_TRUE(same_range(r.out, data, {400, 800}));
+  EXPECT_EQ(r.recording.bytes(), 1024u + 400u);  // a 1 KB prefix (the header), then the range
+  EXPECT_EQ(r.recording.reads.size(), 2u);
 }
 
 TEST(ReadPart, UncompressedChunksReadJustTheRange) {
   auto c = chain(R"([{"name":"bytes","configuration":{"endian":"little"}}])", kF32, {4096});
-  EXPECT_TRUE(c->decodes_parts());
-  EXPECT_EQ(c->part_alignment(ramp_bytes(4096)), 0u);  // nothing to decode side by side
   const auto stored = ramp_bytes(4096);
-  RecordingReader recording{stored, {}};
-  ByteBuffer stream;
-  std::vector<std::byte> out(stored.size(), kUntouched);
+  EXPECT_TRUE(c->decodes_parts());
+  EXPECT_EQ(c->part_alignment(stored), 0u);  // nothing to decode side by side
+  const PartRead r = read_part_of(*c, stored, {1000, 1200});
+  ASSERT_TRUE(r.part);
+  EXPECT_TRUE(same_range(r.out, stored, {1000, 1200}));
+  EXPECT_EQ(r.out[999], kUntouched);
+  EXPECT_EQ(r.recording.bytes(), 200u);
+  // A stored chunk of the wrong size is read whole and decoded whole, which reports it.
+  EXPECT_CHUTE_ERROR(read_part_of(*c, std::span(stored).first(16380), {0, 8}),
+                     ErrorCode::kCorruptData, "expected 16384 bytes, got 16380");
+  std::vector<std::byte> out(stored.size());
   CodecScratch scratch;
-  ASSERT_TRUE(c->read_part(recording.reader(), stored.size(), 1000, 1200, stream, out, scratch));
-  EXPECT_TRUE(std::equal(out.begin() + 1000, out.begin() + 1200, stored.begin() + 1000));
-  EXPECT_EQ(out[999], kUntouched);
-  EXPECT_EQ(recording.bytes(), 200u);
-  // A stored chunk of the wrong size goes the whole way, which reports it.
-  EXPECT_FALSE(c->read_part(recording.reader(), stored.size() - 4, 0, 8, stream, out, scratch));
   EXPECT_TRUE(c->decode_part(stored, 8, 16, out, scratch));
   EXPECT_CHUTE_ERROR(c->decode_part(std::span(stored).first(100), 8, 16, out, scratch),
                      ErrorCode::kCorruptData, "expected 16384 bytes, got 100");
@@ -235,25 +247,28 @@ TEST(ReadPart, UncompressedChunksReadJustTheRange) {
   EXPECT_FALSE(big->decodes_parts());
 }
 
-TEST(ReadPart, DeclinesWhatItCannotSplitAndRefusesBadBlockTables) {
+TEST(ReadPart, WhatCannotBeSplitIsReadAndDecodedWhole) {
   auto c = chain(blosc_chain("shuffle", 4, 256), kF32, {4096});
-  const auto stored = encode(*c, ramp_bytes(4096));
-  ByteBuffer stream;
-  std::vector<std::byte> out(16384);
-  CodecScratch scratch;
-  RecordingReader whole{stored, {}};
-  EXPECT_FALSE(c->read_part(whole.reader(), stored.size(), 0, 16384, stream, out, scratch));
-  // A stored size other than the header's, or a chain without blosc: the caller reads it all.
-  EXPECT_FALSE(c->read_part(whole.reader(), stored.size() + 1, 0, 8, stream, out, scratch));
+  const auto data = ramp_bytes(4096);
+  const auto stored = encode(*c, data);
+  // A range over every block, and a chain without blosc: one whole read, one whole decode.
+  const PartRead every_block = read_part_of(*c, stored, {0, 16384});
+  EXPECT_FALSE(every_block.part);
+  EXPECT_EQ(every_block.out, data);
   auto zstd = chain(R"([{"name":"bytes"},{"name":"zstd"}])", kF32, {4096});
   EXPECT_FALSE(zstd->decodes_parts());
-  EXPECT_FALSE(zstd->read_part(whole.reader(), stored.size(), 0, 8, stream, out, scratch));
+  const PartRead whole = read_part_of(*zstd, encode(*zstd, data), {0, 8});
+  EXPECT_FALSE(whole.part);
+  EXPECT_EQ(whole.out, data);
+  EXPECT_EQ(whole.recording.reads.size(), 1u);
+  // A stored value shorter than its header says: read whole, refused by the whole decode.
+  EXPECT_CHUTE_ERROR(read_part_of(*c, std::span(stored).first(stored.size() - 5), {0, 8}),
+                     ErrorCode::kCorruptData, "compressed bytes");
+  // A block start past the end of the stream: refused, never read out of bounds.
   auto bad = stored;
   store_le32(bad.data() + 16 + 4 * 3, static_cast<uint32_t>(bad.size() + 100));
-  RecordingReader reading_bad{bad, {}};
-  EXPECT_CHUTE_ERROR(
-      c->read_part(reading_bad.reader(), bad.size(), 3 * 256, 3 * 256 + 8, stream, out, scratch),
-      ErrorCode::kCorruptData, "block 3 starts at byte");
+  EXPECT_CHUTE_ERROR(read_part_of(*c, bad, {3 * 256, 3 * 256 + 8}), ErrorCode::kCorruptData,
+                     "block 3 starts at byte");
 }
 
 }  // namespace
