@@ -7,6 +7,7 @@
 
 #include "chute/array/chunk_grid.h"
 #include "chute/array/strided_copy.h"
+#include "chute/array/zarr_chunk_source.h"
 #include "chute/util/clock.h"
 #include "chute/util/error.h"
 
@@ -40,10 +41,33 @@ void ReadStats::reset() {
 }
 
 Array::Array(StorePtr store, std::string prefix, ArrayMetadata metadata, std::string name)
-    : store_(std::move(store)),
-      prefix_(std::move(prefix)),
-      metadata_(std::move(metadata)),
-      name_(std::move(name)) {
+    : metadata_(std::move(metadata)), name_(std::move(name)) {
+  validate_metadata();
+  const auto& chunks = metadata_.chunk_shape;
+  try {
+    codecs_ =
+        CodecChain::create(metadata_.codecs, metadata_.data_type, chunks, metadata_.fill_value);
+  } catch (const Error& e) {
+    throw e.with_context(fmt::format("array '{}'", name_));
+  }
+  if (codecs_->sharding() != nullptr) {
+    source_ = std::make_shared<ShardedZarrChunkSource>(std::move(store), std::move(prefix),
+                                                       metadata_.chunk_key_encoding,
+                                                       metadata_.shape, chunks, codecs_, name_);
+  } else {
+    source_ = std::make_shared<ZarrChunkSource>(std::move(store), std::move(prefix),
+                                                metadata_.chunk_key_encoding, chunks, codecs_);
+  }
+  init_read_grid();
+}
+
+Array::Array(ChunkSourcePtr source, ArrayMetadata metadata, std::string name)
+    : source_(std::move(source)), metadata_(std::move(metadata)), name_(std::move(name)) {
+  validate_metadata();
+  init_read_grid();
+}
+
+void Array::validate_metadata() {
   const auto& shape = metadata_.shape;
   const auto& chunks = metadata_.chunk_shape;
   if (chunks.size() != shape.size()) {
@@ -68,51 +92,27 @@ Array::Array(StorePtr store, std::string prefix, ArrayMetadata metadata, std::st
     fail(ErrorCode::kInvalidMetadata, "array '{}': expected a fill value of {} bytes, found {}",
          name_, item_size, metadata_.fill_value.size());
   }
+}
 
-  try {
-    codecs_ =
-        CodecChain::create(metadata_.codecs, metadata_.data_type, chunks, metadata_.fill_value);
-  } catch (const Error& e) {
-    throw e.with_context(fmt::format("array '{}'", name_));
-  }
-
-  read_chain_ = codecs_.get();
-  if (const ShardingCodec* sharding = codecs_->sharding()) {
-    const auto& inner = sharding->inner_chunk_shape;
-    bool consistent =
-        inner.size() == shape.size() && sharding->chunks_per_shard.size() == shape.size();
-    for (size_t d = 0; consistent && d < inner.size(); ++d) {
-      consistent = inner[d] > 0 && inner[d] * sharding->chunks_per_shard[d] == chunks[d];
-    }
-    if (!consistent) {
-      fail(ErrorCode::kInvalidMetadata,
-           "array '{}': expected inner chunks [{}] to divide the shard shape [{}]", name_,
-           fmt::join(inner, ", "), fmt::join(chunks, ", "));
-    }
-    read_chunk_shape_ = inner;
-    read_chain_ = sharding->inner.get();
-    shard_grid_shape_ = chunk_grid_shape(shape, chunks);
-    shard_indexes_ = std::make_shared<ShardIndexCache>();
-  } else {
-    read_chunk_shape_ = chunks;
+void Array::init_read_grid() {
+  const auto& shape = metadata_.shape;
+  read_chunk_shape_ = source_->chunk_shape();
+  read_chain_ = &source_->chain();
+  if (read_chunk_shape_.size() != shape.size()) {
+    fail(ErrorCode::kInternal, "array '{}': a read grid of rank {} for an array of rank {}", name_,
+         read_chunk_shape_.size(), shape.size());
   }
   read_grid_shape_ = chunk_grid_shape(shape, read_chunk_shape_);
-  const int64_t expected = product(read_chunk_shape_) * static_cast<int64_t>(item_size);
-  if (read_chain_ == nullptr || read_chain_->decoded_nbytes() != expected) {
+  const int64_t expected =
+      product(read_chunk_shape_) * static_cast<int64_t>(metadata_.data_type.size);
+  if (read_chain_->decoded_nbytes() != expected) {
     fail(ErrorCode::kInternal, "array '{}': codec chain decodes {} bytes per chunk, expected {}",
-         name_, read_chain_ ? read_chain_->decoded_nbytes() : 0, expected);
+         name_, read_chain_->decoded_nbytes(), expected);
   }
 }
 
 std::string Array::storage_key(std::span<const int64_t> chunk_coords) const {
-  if (const ShardingCodec* sharding = codecs_->sharding()) {
-    std::vector<int64_t> shard(chunk_coords.size());
-    for (size_t d = 0; d < shard.size(); ++d) {
-      shard[d] = chunk_coords[d] / sharding->chunks_per_shard[d];
-    }
-    return join_key(prefix_, chunk_key(metadata_.chunk_key_encoding, shard));
-  }
-  return join_key(prefix_, chunk_key(metadata_.chunk_key_encoding, chunk_coords));
+  return source_->storage_key(chunk_coords);
 }
 
 void Array::check_box(std::span<const int64_t> start, std::span<const int64_t> shape) const {
@@ -151,22 +151,36 @@ void Array::with_chunk_context(const ChunkTask& task, ReadScratch& scratch, Body
     }
     body();
   } catch (const std::exception& e) {
-    std::string where = fmt::format("array '{}', chunk '{}'", name_, scratch.key);
-    if (codecs_->sharding() != nullptr) {
-      where += fmt::format(" (inner chunk [{}])", fmt::join(task.chunk_coords, ", "));
-    }
+    std::string where = fmt::format("array '{}', chunk '{}'{}", name_, scratch.key,
+                                    source_->describe_chunk(task.chunk_coords));
     if (!task.context.empty()) where += ", " + task.context;
     if (const auto* error = dynamic_cast<const Error*>(&e)) throw error->with_context(where);
     throw Error(ErrorCode::kInternal, where + ": " + e.what());
   }
 }
 
-bool Array::read_timed(const ChunkTask& task, ReadScratch& scratch, ReadStats* stats) const {
+ChunkLocation Array::locate_timed(const ChunkTask& task, ReadScratch& scratch,
+                                  ReadStats* stats) const {
   const auto start = Clock::now();
-  const bool found = read_encoded(task, scratch, stats);
+  ChunkLocation where = source_->locate(task.chunk_coords, scratch, stats);
   if (stats) {
     stats->read_ns += elapsed_ns(start);
     stats->chunks += 1;
+  }
+  return where;
+}
+
+bool Array::read_located(const ChunkLocation& where, ReadScratch& scratch, ReadStats* stats) const {
+  const auto start = Clock::now();
+  bool found = false;
+  if (where.nbytes) {
+    scratch.encoded.resize(static_cast<size_t>(*where.nbytes));
+    found = where.store->read_range(scratch.key, where.offset, scratch.encoded.span());
+  } else {
+    found = where.store->read(scratch.key, scratch.encoded);
+  }
+  if (stats) {
+    stats->read_ns += elapsed_ns(start);
     if (found) stats->bytes_read += static_cast<int64_t>(scratch.encoded.size());
   }
   return found;
@@ -213,6 +227,10 @@ void Array::execute_with(const ChunkTask& task, ReadScratch& scratch, ReadStats*
 }
 
 void Array::execute(const ChunkTask& task, ReadScratch& scratch, ReadStats* stats) const {
+  if (source_->mapped()) {
+    with_chunk_context(task, scratch, [&] { copy_mapped(task, stats); });
+    return;
+  }
   execute_with(task, scratch, stats, [&](std::byte* decoded, size_t begin, size_t end) {
     return fetch_and_decode(task, scratch, decoded, begin, end, stats);
   });
@@ -222,13 +240,18 @@ void Array::execute_parallel(const ChunkTask& task, ThreadPool& pool,
                              std::vector<ReadScratch>& scratch, ReadStats* stats) const {
   if (scratch.size() < pool.size()) scratch.resize(pool.size());
   ReadScratch& own = scratch[0];  // the caller's: its codec state stays with worker 0
+  if (source_->mapped()) {
+    execute(task, own, stats);
+    return;
+  }
   execute_with(task, own, stats, [&](std::byte* decoded, size_t begin, size_t end) {
     const auto nbytes = static_cast<size_t>(read_chain_->decoded_nbytes());
     if (end - begin < nbytes / 2) {  // a crop: read and decode only its blocks
       return fetch_and_decode(task, own, decoded, begin, end, stats);
     }
-    if (!read_timed(task, own, stats)) return false;
-    decode_split(scratch, decoded, begin, end, pool, stats);
+    const ChunkLocation where = locate_timed(task, own, stats);
+    if (!where.found || !read_located(where, own, stats)) return false;
+    decode_split(*where.chain, scratch, decoded, begin, end, pool, stats);
     return true;
   });
 }
@@ -236,6 +259,10 @@ void Array::execute_parallel(const ChunkTask& task, ThreadPool& pool,
 void Array::load(const ChunkTask& task, ReadScratch& scratch, std::byte* decoded,
                  ReadStats* stats) const {
   with_chunk_context(task, scratch, [&] {
+    if (source_->mapped()) {
+      load_mapped(task, decoded, stats);
+      return;
+    }
     const auto [begin, end] = bytes_read_by(task);
     if (fetch_and_decode(task, scratch, decoded, begin, end, stats)) return;
     const auto start = Clock::now();
@@ -248,74 +275,20 @@ void Array::load(const ChunkTask& task, ReadScratch& scratch, std::byte* decoded
   });
 }
 
-void Array::decode_timed(ReadScratch& scratch, std::byte* decoded, size_t begin, size_t end,
-                         ReadStats* stats) const {
-  const auto nbytes = static_cast<size_t>(read_chain_->decoded_nbytes());
+void Array::decode_timed(const CodecChain& chain, ReadScratch& scratch, std::byte* decoded,
+                         size_t begin, size_t end, ReadStats* stats) const {
+  const auto nbytes = static_cast<size_t>(chain.decoded_nbytes());
   const auto start = Clock::now();
   bool part = false;
   if (begin == 0 && end == nbytes) {
-    read_chain_->decode(scratch.encoded.span(), {decoded, nbytes}, scratch.codec);
+    chain.decode(scratch.encoded.span(), {decoded, nbytes}, scratch.codec);
   } else {
-    part = read_chain_->decode_part(scratch.encoded.span(), begin, end, {decoded, nbytes},
-                                    scratch.codec);
+    part = chain.decode_part(scratch.encoded.span(), begin, end, {decoded, nbytes}, scratch.codec);
   }
   if (stats) {
     stats->decode_ns += elapsed_ns(start);
     stats->bytes_decoded += static_cast<int64_t>(part ? end - begin : nbytes);
   }
-}
-
-bool Array::read_encoded(const ChunkTask& task, ReadScratch& scratch, ReadStats* stats) const {
-  const ShardingCodec* sharding = codecs_->sharding();
-  if (sharding == nullptr) {
-    append_chunk_key(scratch.key, prefix_, metadata_.chunk_key_encoding, task.chunk_coords);
-    return store_->read(scratch.key, scratch.encoded);
-  }
-  int64_t shard_coords[kMaxCopyRank];
-  int64_t inner_coords[kMaxCopyRank];
-  const size_t n = rank();
-  for (size_t d = 0; d < n; ++d) {
-    shard_coords[d] = task.chunk_coords[d] / sharding->chunks_per_shard[d];
-    inner_coords[d] = task.chunk_coords[d] % sharding->chunks_per_shard[d];
-  }
-  append_chunk_key(scratch.key, prefix_, metadata_.chunk_key_encoding, {shard_coords, n});
-  const ShardIndexPtr index = shard_index({shard_coords, n}, scratch, stats);
-  if (index->empty()) return false;  // no shard
-  const int64_t position = sharding->inner_position({inner_coords, n});
-  if (position < 0 || static_cast<size_t>(position) >= index->size()) {
-    fail(ErrorCode::kInternal, "inner chunk position {} outside a shard index of {} entries",
-         position, index->size());
-  }
-  const ShardIndexEntry entry = (*index)[static_cast<size_t>(position)];
-  if (entry.is_empty()) return false;
-  scratch.encoded.resize(entry.nbytes);
-  return store_->read_range(scratch.key, entry.offset, scratch.encoded.span());
-}
-
-ShardIndexPtr Array::shard_index(std::span<const int64_t> shard_coords, ReadScratch& scratch,
-                                 ReadStats* stats) const {
-  const int64_t shard = linear_chunk_index(shard_coords, shard_grid_shape_);
-  if (ShardIndexPtr cached = shard_indexes_->find(shard)) return cached;
-
-  const ShardingCodec& sharding = *codecs_->sharding();
-  const std::optional<uint64_t> shard_nbytes = store_->size(scratch.key);
-  if (!shard_nbytes) return shard_indexes_->insert(shard, std::make_shared<const ShardIndex>());
-  const uint64_t index_nbytes = sharding.index_encoded_nbytes();
-  if (*shard_nbytes < index_nbytes) {
-    fail(ErrorCode::kCorruptData, "expected a shard of at least {} bytes (its index), found {}",
-         index_nbytes, *shard_nbytes);
-  }
-  const uint64_t offset = sharding.index_offset(*shard_nbytes);
-  scratch.encoded.resize(index_nbytes);
-  if (!store_->read_range(scratch.key, offset, scratch.encoded.span())) {
-    return shard_indexes_->insert(shard, std::make_shared<const ShardIndex>());
-  }
-  if (stats) stats->bytes_read += static_cast<int64_t>(index_nbytes);
-  sharding.decode_index(scratch.encoded.span(), *shard_nbytes, scratch.shard_index, scratch.codec);
-  if (scratch.shard_index.empty()) {
-    fail(ErrorCode::kInternal, "decoded shard index has no entries");
-  }
-  return shard_indexes_->insert(shard, std::make_shared<const ShardIndex>(scratch.shard_index));
 }
 
 void Array::fill_targets(const ChunkTask& task) const {

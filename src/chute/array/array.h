@@ -1,7 +1,9 @@
 #pragma once
-// An opened array: metadata, its codec chain and where its chunks live. read() fetches any box
-// into a strided destination; ReadPlan lets a caller (the batch assembler) gather the chunk work
-// of many boxes of many arrays, remove duplicate chunks, and run it all at once on a pool.
+// The read engine. An opened array is its metadata plus a chunk source (Zarr, sharded Zarr, HDF5,
+// .npy: chunk_source.h) that says where each chunk's bytes are and which chain decodes them;
+// everything else is format-neutral here. read() fetches any box into a strided destination;
+// ReadPlan lets a caller (the batch assembler) gather the chunk work of many boxes of many
+// arrays, remove duplicate chunks, and run it all at once on a pool.
 
 #include <atomic>
 #include <cstdint>
@@ -13,8 +15,9 @@
 #include <utility>
 #include <vector>
 
+#include "chute/array/chunk_source.h"
 #include "chute/array/metadata.h"
-#include "chute/array/shard_index_cache.h"
+#include "chute/array/read_scratch.h"
 #include "chute/array/strided_copy.h"
 #include "chute/array/strided_view.h"
 #include "chute/codec/codec_chain.h"
@@ -23,29 +26,6 @@
 #include "chute/util/thread_pool.h"
 
 namespace chute {
-
-/// Time and bytes spent in reads, for the benchmark's breakdown. Summed over workers.
-struct ReadStats {
-  std::atomic<int64_t> read_ns{0};      // waiting for the store
-  std::atomic<int64_t> decode_ns{0};    // running the codec chain
-  std::atomic<int64_t> assemble_ns{0};  // copying staged chunks and filling missing ones
-  std::atomic<int64_t> bytes_read{0};   // encoded bytes from the store
-  std::atomic<int64_t> bytes_decoded{0};
-  std::atomic<int64_t> chunks{0};
-  std::atomic<int64_t> missing_chunks{0};
-  void reset();
-};
-
-/// Per-worker reusable state for executing chunk reads.
-struct ReadScratch {
-  ByteBuffer encoded;
-  ByteBuffer staging;
-  ByteBuffer gather;  // the decoded chunks of one gather group, side by side
-  CodecScratch codec;
-  std::vector<ShardIndexEntry> shard_index;
-  std::string key;                   // storage key of the chunk being read, reused across chunks
-  std::vector<InterleavedRun> runs;  // the gather group being placed
-};
 
 class Array;
 
@@ -122,11 +102,17 @@ class Array {
   /// `prefix` is the array's folder inside `store` ("" when the store root is the array);
   /// `name` is how messages refer to it (usually its path).
   Array(StorePtr store, std::string prefix, ArrayMetadata metadata, std::string name);
+  /// An array whose chunks come from `source` (HDF5, .npy); metadata.chunk_shape must equal
+  /// source->chunk_shape() and metadata.codecs describe its chain.
+  Array(ChunkSourcePtr source, ArrayMetadata metadata, std::string name);
 
   const ArrayMetadata& metadata() const { return metadata_; }
   const std::string& name() const { return name_; }
-  const Store& store() const { return *store_; }
-  const CodecChain& codecs() const { return *codecs_; }
+  /// Where the stored values are (for an HDF5 dataset or .npy file: a store of that one file).
+  const Store& store() const { return source_->store(); }
+  /// The chain of the stored chunks (of a Zarr array: its whole chain, sharding included).
+  const CodecChain& codecs() const { return codecs_ ? *codecs_ : source_->chain(); }
+  const ChunkSource& source() const { return *source_; }
   /// The grid chunks are read in: the chunk shape, or the inner chunk shape when sharded.
   const std::vector<int64_t>& read_chunk_shape() const { return read_chunk_shape_; }
   /// Chunks per dimension of the read grid.
@@ -164,18 +150,15 @@ class Array {
             ReadStats* stats) const;
 
  private:
-  StorePtr store_;
-  std::string prefix_;
-  ArrayMetadata metadata_;
-  std::string name_;
-  /// Reads the encoded bytes of the task's chunk into scratch.encoded (key in scratch.key);
-  /// false when the chunk (or, sharded, its shard or inner chunk) is missing.
-  bool read_encoded(const ChunkTask& task, ReadScratch& scratch, ReadStats* stats) const;
-  /// read_encoded(), counting its time and bytes in `stats`.
-  bool read_timed(const ChunkTask& task, ReadScratch& scratch, ReadStats* stats) const;
-  /// The decoded index of the shard whose key is in scratch.key (cached); empty when missing.
-  ShardIndexPtr shard_index(std::span<const int64_t> shard_coords, ReadScratch& scratch,
-                            ReadStats* stats) const;
+  /// Checks shape, chunk shape and fill value (zeros when empty); throws naming the array.
+  void validate_metadata();
+  /// Sets up the read grid from the source, checking it against the metadata.
+  void init_read_grid();
+  /// Says where the task's chunk is (its key in scratch.key), counting the time as read time.
+  ChunkLocation locate_timed(const ChunkTask& task, ReadScratch& scratch, ReadStats* stats) const;
+  /// Reads the located chunk's stored bytes whole into scratch.encoded, counting them in stats;
+  /// false when they are not there (a Zarr chunk that was never written).
+  bool read_located(const ChunkLocation& where, ReadScratch& scratch, ReadStats* stats) const;
   /// Finds where the task's chunk is decoded (straight into a target that is the whole chunk,
   /// else staging), calls fetch(decoded, begin, end) -> found, then places or fills targets.
   template <typename Fetch>
@@ -183,34 +166,40 @@ class Array {
                     Fetch&& fetch) const;
   /// Decodes bytes [begin, end) of scratch[0].encoded into `decoded` on the pool's workers, in
   /// parts split at the chain's part_alignment (whole when it has none).
-  void decode_split(std::vector<ReadScratch>& scratch, std::byte* decoded, size_t begin, size_t end,
-                    ThreadPool& pool, ReadStats* stats) const;
+  void decode_split(const CodecChain& chain, std::vector<ReadScratch>& scratch, std::byte* decoded,
+                    size_t begin, size_t end, ThreadPool& pool, ReadStats* stats) const;
   /// Reads the task's chunk and decodes at least bytes [begin, end) of it into `decoded`
   /// (read_chunk_nbytes() bytes); false when the chunk is missing.
   bool fetch_and_decode(const ChunkTask& task, ReadScratch& scratch, std::byte* decoded,
                         size_t begin, size_t end, ReadStats* stats) const;
   /// fetch_and_decode for chains that decode parts: reads only the parts of the stored chunk
   /// that [begin, end) needs (all of it when the stream cannot be split); false when missing.
-  bool read_part(const ChunkTask& task, ReadScratch& scratch, std::byte* decoded, size_t begin,
+  bool read_part(const ChunkLocation& where, ReadScratch& scratch, std::byte* decoded, size_t begin,
                  size_t end, ReadStats* stats) const;
   /// Decodes scratch.encoded (one chunk of the read grid) into `decoded`, counting the time:
   /// at least bytes [begin, end) of it, the whole chunk when the chain cannot decode part.
-  void decode_timed(ReadScratch& scratch, std::byte* decoded, size_t begin, size_t end,
-                    ReadStats* stats) const;
+  void decode_timed(const CodecChain& chain, ReadScratch& scratch, std::byte* decoded, size_t begin,
+                    size_t end, ReadStats* stats) const;
   /// The bytes [begin, end) of the decoded chunk (C order) that the task's targets read: a box
   /// of a few rows of a large chunk needs only those rows decoded.
   std::pair<size_t, size_t> bytes_read_by(const ChunkTask& task) const;
   void fill_targets(const ChunkTask& task) const;
+  /// Mapped sources: copies each target's box straight out of the mapping.
+  void copy_mapped(const ChunkTask& task, ReadStats* stats) const;
+  /// Mapped sources: the task's chunk into `decoded` (C order, chunk shape; past the array's
+  /// end unspecified).
+  void load_mapped(const ChunkTask& task, std::byte* decoded, ReadStats* stats) const;
   /// Runs `body`; an error it throws is rethrown naming the array, chunk key and context.
   template <typename Body>
   void with_chunk_context(const ChunkTask& task, ReadScratch& scratch, Body&& body) const;
 
-  CodecChainPtr codecs_;
-  const CodecChain* read_chain_ = nullptr;  // codecs_, or the sharding codec's inner chain
+  ChunkSourcePtr source_;
+  ArrayMetadata metadata_;
+  std::string name_;
+  CodecChainPtr codecs_;                    // a Zarr array's whole chain; null for other sources
+  const CodecChain* read_chain_ = nullptr;  // source_->chain()
   std::vector<int64_t> read_chunk_shape_;
   std::vector<int64_t> read_grid_shape_;
-  std::vector<int64_t> shard_grid_shape_;           // sharded only
-  std::shared_ptr<ShardIndexCache> shard_indexes_;  // sharded only
 };
 
 using ArrayPtr = std::shared_ptr<const Array>;

@@ -39,37 +39,39 @@ std::pair<size_t, size_t> Array::bytes_read_by(const ChunkTask& task) const {
 
 bool Array::fetch_and_decode(const ChunkTask& task, ReadScratch& scratch, std::byte* decoded,
                              size_t begin, size_t end, ReadStats* stats) const {
-  const auto nbytes = static_cast<size_t>(read_chain_->decoded_nbytes());
-  if ((begin > 0 || end < nbytes) && codecs_->sharding() == nullptr &&
-      read_chain_->decodes_parts()) {
-    return read_part(task, scratch, decoded, begin, end, stats);
+  const ChunkLocation where = locate_timed(task, scratch, stats);
+  if (!where.found) return false;
+  const CodecChain& chain = *where.chain;
+  const auto nbytes = static_cast<size_t>(chain.decoded_nbytes());
+  if ((begin > 0 || end < nbytes) && chain.decodes_parts()) {
+    return read_part(where, scratch, decoded, begin, end, stats);
   }
-  if (!read_timed(task, scratch, stats)) return false;
-  decode_timed(scratch, decoded, begin, end, stats);
+  if (!read_located(where, scratch, stats)) return false;
+  decode_timed(chain, scratch, decoded, begin, end, stats);
   return true;
 }
 
-bool Array::read_part(const ChunkTask& task, ReadScratch& scratch, std::byte* decoded, size_t begin,
-                      size_t end, ReadStats* stats) const {
+bool Array::read_part(const ChunkLocation& where, ReadScratch& scratch, std::byte* decoded,
+                      size_t begin, size_t end, ReadStats* stats) const {
   const auto start = Clock::now();
-  append_chunk_key(scratch.key, prefix_, metadata_.chunk_key_encoding, task.chunk_coords);
-  const std::optional<uint64_t> stored_nbytes = store_->size(scratch.key);
+  const std::optional<uint64_t> stored_nbytes =
+      where.nbytes ? where.nbytes : where.store->size(scratch.key);
   int64_t read_ns = elapsed_ns(start);
   int64_t bytes_read = 0;
   const StreamReader read = [&](uint64_t offset, std::span<std::byte> into) {
     const auto read_start = Clock::now();
-    if (!store_->read_range(scratch.key, offset, into)) {
+    if (!where.store->read_range(scratch.key, where.offset + offset, into)) {
       fail(ErrorCode::kNotFound, "the chunk disappeared while it was read");
     }
     read_ns += elapsed_ns(read_start);
     bytes_read += static_cast<int64_t>(into.size());
   };
-  const auto nbytes = static_cast<size_t>(read_chain_->decoded_nbytes());
+  const CodecChain& chain = *where.chain;
+  const auto nbytes = static_cast<size_t>(chain.decoded_nbytes());
   const bool part =
-      stored_nbytes && read_chain_->read_part(read, static_cast<size_t>(*stored_nbytes), begin, end,
-                                              scratch.encoded, {decoded, nbytes}, scratch.codec);
+      stored_nbytes && chain.read_part(read, static_cast<size_t>(*stored_nbytes), begin, end,
+                                       scratch.encoded, {decoded, nbytes}, scratch.codec);
   if (stats) {
-    stats->chunks += 1;
     stats->read_ns += read_ns;
     stats->bytes_read += bytes_read;
     if (stored_nbytes) {
@@ -80,24 +82,25 @@ bool Array::read_part(const ChunkTask& task, ReadScratch& scratch, std::byte* de
   return stored_nbytes.has_value();
 }
 
-void Array::decode_split(std::vector<ReadScratch>& scratch, std::byte* decoded, size_t begin,
-                         size_t end, ThreadPool& pool, ReadStats* stats) const {
+void Array::decode_split(const CodecChain& chain, std::vector<ReadScratch>& scratch,
+                         std::byte* decoded, size_t begin, size_t end, ThreadPool& pool,
+                         ReadStats* stats) const {
   const std::span<const std::byte> encoded = scratch[0].encoded.span();
-  const auto nbytes = static_cast<size_t>(read_chain_->decoded_nbytes());
-  const size_t align = read_chain_->part_alignment(encoded);
+  const auto nbytes = static_cast<size_t>(chain.decoded_nbytes());
+  const size_t align = chain.part_alignment(encoded);
   const size_t first = align ? begin / align : 0;
   const size_t blocks = align ? (end - 1) / align - first + 1 : 1;
   // Below kSplitMinBytes the pool's hand-off costs more than a second thread saves.
   const size_t parts = end - begin < kSplitMinBytes ? 1 : std::min(pool.size(), blocks);
   if (parts < 2) {
-    decode_timed(scratch[0], decoded, begin, end, stats);
+    decode_timed(chain, scratch[0], decoded, begin, end, stats);
     return;
   }
   pool.parallel_for(parts, [&](size_t i, size_t worker) {
     const size_t lo = std::max(begin, (first + blocks * i / parts) * align);
     const size_t hi = std::min(end, (first + blocks * (i + 1) / parts) * align);
     const auto start = Clock::now();
-    read_chain_->decode_part(encoded, lo, hi, {decoded, nbytes}, scratch[worker].codec);
+    chain.decode_part(encoded, lo, hi, {decoded, nbytes}, scratch[worker].codec);
     if (stats) stats->decode_ns += elapsed_ns(start);
   });
   if (stats) stats->bytes_decoded += static_cast<int64_t>(end - begin);

@@ -8,17 +8,10 @@
 #include <string>
 #include <vector>
 
-#include "chute/array/dtype.h"
+#include "chute/vocab/codec_spec.h"
+#include "chute/vocab/dtype.h"
 
 namespace chute {
-
-/// One codec of the chain, in encode order, with its configuration as written in the metadata.
-/// v2 compressors and filters keep their numcodecs id as name ("blosc", "zstd", "delta", ...);
-/// v3 names are the spec's ("bytes", "transpose", "blosc", "sharding_indexed", ...).
-struct CodecSpec {
-  std::string name;
-  nlohmann::json configuration = nlohmann::json::object();
-};
 
 enum class ChunkKeyKind : uint8_t {
   kDefault,  // v3 default: "c/1/2" (separator '/' or '.': "c.1.2"); 0-d: "c"

@@ -15,9 +15,9 @@
 #include <string>
 #include <vector>
 
-#include "chute/array/dtype.h"
 #include "chute/codec/codec_chain.h"
 #include "chute/codec/sharding.h"
+#include "chute/vocab/dtype.h"
 
 namespace chute {
 
@@ -152,6 +152,11 @@ std::unique_ptr<BytesToBytesCodec> make_lz4_codec(const nlohmann::json& config);
 std::unique_ptr<BytesToBytesCodec> make_crc32c_codec(const nlohmann::json& config);
 std::unique_ptr<BytesToBytesCodec> make_shuffle_codec(const nlohmann::json& config,
                                                       int element_size);
+/// HDF5's fletcher32 filter (3): the data followed by its Fletcher-32 checksum (4 bytes).
+std::unique_ptr<BytesToBytesCodec> make_fletcher32_codec(const nlohmann::json& config);
+/// The HDF5 LZ4 filter (32004): big-endian original size (8 bytes) and block size (4), then per
+/// block a big-endian compressed size (4) and the LZ4 block (stored raw when it did not shrink).
+std::unique_ptr<BytesToBytesCodec> make_hdf5_lz4_codec(const nlohmann::json& config);
 
 // Helpers shared by the codec files.
 

@@ -11,8 +11,9 @@
 #include <string>
 #include <vector>
 
-#include "chute/array/metadata.h"
 #include "chute/util/byte_buffer.h"
+#include "chute/vocab/codec_spec.h"
+#include "chute/vocab/dtype.h"
 
 namespace chute {
 

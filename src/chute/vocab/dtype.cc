@@ -1,4 +1,4 @@
-#include "chute/array/dtype.h"
+#include "chute/vocab/dtype.h"
 
 #include <charconv>
 

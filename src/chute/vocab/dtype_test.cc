@@ -1,5 +1,5 @@
 // Data types, chunk keys and derived sizes of ArrayMetadata.
-#include "chute/array/dtype.h"
+#include "chute/vocab/dtype.h"
 
 #include <gtest/gtest.h>
 
