@@ -1,6 +1,8 @@
 # What chute_core needs from the system. Included by the build (CMakeLists.txt) and by the
 # installed package (chuteConfig.cmake), so a dependency added here is found in both places.
-# Adding a PRIVATE dependency to chute_core: find it here, then name it in CHUTE_CORE_PRIVATE_LIBS.
+# Adding a PRIVATE dependency to chute_core: find it here, then name it in CHUTE_CORE_PRIVATE_LIBS,
+# e.g. `chute_find_dependency(HDF5 COMPONENTS C)` and `HDF5::HDF5`. A wheel picks it up too
+# (auditwheel copies the shared library in).
 include(CMakeFindDependencyMacro)
 
 # find_package(... REQUIRED) in the build; find_dependency (which fails find_package(chute)
