@@ -5,7 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 APT_PACKAGES=(
-  build-essential cmake ninja-build pkg-config clang libclang-rt-14-dev clang-format
+  build-essential cmake ninja-build pkg-config ccache clang libclang-rt-14-dev clang-format
   libblosc-dev libzstd-dev liblz4-dev zlib1g-dev nlohmann-json3-dev libcli11-dev libfmt-dev
   libgtest-dev libgmock-dev libbenchmark-dev libhdf5-dev libopenmpi-dev openmpi-bin
   python3 python3-venv python3-dev python3-torch python3-mpi4py
@@ -39,6 +39,10 @@ pip_env() {
 # Debian's python3-torch (the CPU build) is seen through --system-site-packages.
 pip_env .venv python/requirements.txt --system-site-packages
 pip_env .venv-zarr2 python/requirements-zarr2.txt
+pip_env .venv-numpy2 python/requirements-numpy2.txt
 
 echo "bootstrap: building chute (C++ library, CLI and Python package)"
-.venv/bin/pip install -q --disable-pip-version-check --no-build-isolation . 
+# A persistent build folder (build/py) keeps rebuilds incremental; a plain `pip install .` builds in
+# a temporary folder instead. The development build links Open MPI when it is there (the MPI tests).
+.venv/bin/pip install -q --disable-pip-version-check --no-build-isolation \
+  --config-settings=build-dir=build/py --config-settings=cmake.define.CHUTE_WITH_MPI=AUTO .

@@ -27,7 +27,7 @@ import numpy as np
 import zarr
 
 import chute
-from chute import _chute
+from chute import _bench
 
 
 def best_seconds(read, repeat: int) -> float:
@@ -49,7 +49,7 @@ def touched_chunk_bytes(a: chute.Array, box: tuple[slice, ...]) -> int:
 def roofline(a: chute.Array, boxes: list[tuple[slice, ...]] | None) -> dict:
     starts = [[b.start for b in box] for box in boxes or []]
     shapes = [[b.stop - b.start for b in box] for box in boxes or []]
-    return json.loads(_chute._roofline_json(a._core, starts, shapes, chute.get_threads()))
+    return json.loads(_bench.roofline_json(a.path, starts, shapes, chute.get_threads()))
 
 
 def main() -> None:

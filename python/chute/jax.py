@@ -1,13 +1,18 @@
 """JAX adapter: chute batches as jax.Array without a host copy where the backend allows.
 
     >>> import chute, chute.jax
-    >>> loader = chute.Loader({"inputs": "train/inputs.zarr", "targets": "train/targets.zarr"},
+    >>> loader = chute.Loader({"inputs": "data/packed/inputs", "targets": "data/packed/targets"},
     ...                       batch_size=16, seed=0)
-    >>> for batch in chute.jax.batches(loader):      # dict of jax.Array
+    >>> for batch in chute.jax.batches(loader):      # dict of jax.Array + "indices"
     ...     params, loss = train_step(params, batch["inputs"], batch["targets"])
+    >>> state = loader.state_dict()                  # resume mid-epoch: loader.load_state_dict
 
-On CPU, `jax.numpy.from_dlpack` shares the batch buffer; with `device=` given, arrays are put on
-that device (`jax.device_put`), which is where a GPU run copies host to device.
+On CPU, `jax.numpy.from_dlpack` shares the batch buffer, typed as the loader made it (bfloat16
+and float16 included); with `device=` given, arrays are put on that device (`jax.device_put`),
+which is where a GPU run copies host to device. `batch["indices"]` is the batch's sample numbers
+as a NumPy int64 array (JAX would narrow them to int32 unless x64 is enabled). `batches()` runs
+the loader's next epoch, so `loader.state_dict()` / `loader.load_state_dict()` save and resume
+it exactly as for the loader itself.
 """
 
 from __future__ import annotations
@@ -23,14 +28,26 @@ from .loader import Loader
 __all__ = ["batches", "to_jax"]
 
 
-def to_jax(batch: Mapping[str, Any], device: Any = None) -> dict[str, jax.Array]:
-    """The batch's arrays as jax.Array: zero-copy on CPU via DLPack, else device_put."""
+def _exporter(batch: Mapping[str, Any], name: str) -> Any:
+    export = getattr(batch, "dlpack", None)
+    return export(name) if export is not None else batch[name]
+
+
+def to_jax(batch: Mapping[str, Any], device: Any = None) -> dict[str, Any]:
+    """The batch's arrays as jax.Array (zero-copy on CPU via DLPack, else device_put), plus
+    "indices" (NumPy int64) when the batch has them."""
     if device is None:
-        return {name: jnp.from_dlpack(array) for name, array in batch.items()}
-    return {name: jax.device_put(array, device) for name, array in batch.items()}
+        out: dict[str, Any] = {name: jnp.from_dlpack(_exporter(batch, name)) for name in batch}
+    else:
+        out = {name: jax.device_put(jnp.from_dlpack(_exporter(batch, name)), device)
+               for name in batch}  # fmt: skip
+    indices = getattr(batch, "indices", None)
+    if indices is not None:
+        out["indices"] = indices
+    return out
 
 
-def batches(loader: Loader, device: Any = None) -> Iterator[dict[str, jax.Array]]:
-    """One epoch of `loader` as dicts of jax.Array."""
+def batches(loader: Loader, device: Any = None) -> Iterator[dict[str, Any]]:
+    """The loader's next epoch (or the restored position) as dicts of jax.Array + "indices"."""
     for batch in loader:
         yield to_jax(batch, device)

@@ -18,12 +18,14 @@ W2 windows over a Zarr group in xarray layout:
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from typing_extensions import Self
 
 from . import _chute
+
+if TYPE_CHECKING:  # annotations only (never evaluated at run time): no runtime dependency
+    from typing_extensions import Self
 
 __all__ = ["Batch", "Dataset", "Loader", "packed", "windows"]
 
@@ -117,14 +119,31 @@ class Batch(Mapping):
     tensor made from it with `torch.from_dlpack` / `jax.numpy.from_dlpack`) is released.
     """
 
-    __slots__ = ("_arrays", "epoch", "index", "indices", "padding")
+    __slots__ = ("_arrays", "_exports", "epoch", "index", "indices", "padding")
 
-    def __init__(self, epoch: int, index: int, indices: np.ndarray, padding: int, arrays: dict):
+    def __init__(
+        self,
+        epoch: int,
+        index: int,
+        indices: np.ndarray,
+        padding: int,
+        arrays: dict,
+        exports: dict | None = None,
+    ):
         self.epoch = epoch
         self.index = index
         self.indices = indices
         self.padding = padding
         self._arrays = arrays
+        self._exports = exports or {}
+
+    def dlpack(self, name: str) -> Any:
+        """The batch buffer of `name` as a DLPack exporter typed as the loader made it (bfloat16
+        included, which NumPy cannot hold), for `torch.from_dlpack` / `jax.numpy.from_dlpack`.
+        Zero-copy; it keeps the buffer alive like the NumPy array does."""
+        if name in self._exports:
+            return self._exports[name]
+        return self[name]
 
     def __getitem__(self, name: str) -> np.ndarray:
         try:
@@ -160,8 +179,8 @@ def _default_rank_world() -> tuple[int, int]:
 class Loader:
     """Training batches from `data`: a mapping of name -> array path (W1), or a `Dataset`.
 
-    `threads=None` uses one reader thread per core; `prefetch` batches are assembled ahead of
-    the consumer. `rank`/`world_size` default to MPI (mpi4py, when initialised), then torchrun's
+    `threads=None` uses one reader thread per CPU this process may run on (its affinity);
+    `prefetch` batches are assembled ahead of the consumer. `rank`/`world_size` default to MPI (mpi4py, when initialised), then torchrun's
     RANK/WORLD_SIZE, Slurm's SLURM_PROCID/SLURM_NTASKS, OpenMPI's OMPI_COMM_WORLD_RANK/SIZE, else
     0 and 1. Each `for` over the loader runs the next epoch; the samples of every batch are a pure
     function of (seed, epoch, rank, world_size, batch number). With drop_last=False the last batch
@@ -231,7 +250,8 @@ class Loader:
                 index,
                 indices,
                 padding,
-                {name: _as_numpy(array, dtype) for name, array, dtype in arrays},
+                {name: _as_numpy(array, dtype) for name, array, dtype, _ in arrays},
+                {name: exported for name, _, _, exported in arrays},
             )
 
     def state_dict(self) -> dict[str, int]:

@@ -1,17 +1,20 @@
 """PyTorch adapter: a `torch.utils.data.IterableDataset` over a chute Loader.
 
     >>> from chute.torch import ChuteIterableDataset
-    >>> ds = ChuteIterableDataset({"inputs": "train/inputs.zarr", "targets": "train/targets.zarr"},
+    >>> ds = ChuteIterableDataset({"inputs": "data/packed/inputs", "targets": "data/packed/targets"},
     ...                           batch_size=16, shuffle=True, seed=0)
     >>> loader = torch.utils.data.DataLoader(ds, batch_size=None, num_workers=0)
-    >>> for epoch in range(epochs):
+    >>> for epoch in range(2):
     ...     ds.set_epoch(epoch)
     ...     for batch in loader:      # dict of torch.Tensor (CPU, zero-copy) + "indices"
-    ...         x = batch["inputs"].to("cuda", non_blocking=True)
+    ...         x = batch["inputs"]
+    >>> state = ds.state_dict()       # save with the checkpoint; load_state_dict() resumes there
 
 chute batches already come assembled by chute's own threads, so use `batch_size=None` and
 `num_workers=0`: worker processes would only add copies. Rank and world size come from
 `torch.distributed` when it is initialised, else from the environment (see chute.Loader).
+Tensors share the batch buffer through DLPack with the loader's own dtype (bfloat16 and float16
+included).
 """
 
 from __future__ import annotations
@@ -22,14 +25,22 @@ from typing import Any
 import torch
 import torch.utils.data
 
+from . import _chute
 from .loader import Dataset, Loader
 
 __all__ = ["ChuteIterableDataset", "to_torch"]
 
 
+def _exporter(batch: Mapping[str, Any], name: str) -> Any:
+    """What to hand to DLPack: the batch's typed export when it has one (bfloat16 cannot go
+    through NumPy), else the array itself."""
+    export = getattr(batch, "dlpack", None)
+    return export(name) if export is not None else batch[name]
+
+
 def to_torch(batch: Mapping[str, Any]) -> dict[str, torch.Tensor]:
     """The batch's arrays as CPU tensors sharing their memory (via DLPack), plus "indices"."""
-    out = {name: torch.from_dlpack(array) for name, array in batch.items()}
+    out = {name: torch.from_dlpack(_exporter(batch, name)) for name in batch}
     out["indices"] = torch.from_numpy(batch.indices)
     return out
 
@@ -41,18 +52,27 @@ def _torch_rank_world() -> tuple[int | None, int | None]:
 
 
 class ChuteIterableDataset(torch.utils.data.IterableDataset):
-    """Yields whole batches (dicts of tensors) of a chute Loader; one pass is one epoch."""
+    """Yields whole batches (dicts of tensors) of a chute Loader; one pass is one epoch.
+
+    `state_dict()` is the position after the last batch yielded ({"seed", "epoch",
+    "next_batch"}, as chute.Loader gives it); `load_state_dict(state)` makes the next pass resume
+    exactly there. A state taken after an epoch's last batch resumes at the next epoch's start.
+    """
 
     def __init__(self, data: Mapping[str, str] | Dataset, **loader_options: Any) -> None:
         super().__init__()
         self._data = data
         self._options = dict(loader_options)
-        self._epoch = 0
+        self._epoch = 0  # the epoch the next pass runs
+        self._start_batch = 0  # and the batch it starts from (after load_state_dict)
+        self._running: int | None = None  # the epoch of a pass begun and not finished
         self._loader: Loader | None = None
 
     def set_epoch(self, epoch: int) -> None:
-        """Like DistributedSampler.set_epoch: the next pass runs `epoch`."""
+        """Like DistributedSampler.set_epoch: the next pass runs `epoch` from its start."""
         self._epoch = int(epoch)
+        self._start_batch = 0
+        self._running = None
 
     def _get_loader(self) -> Loader:
         if self._loader is None:
@@ -67,6 +87,30 @@ class ChuteIterableDataset(torch.utils.data.IterableDataset):
     def __len__(self) -> int:
         return len(self._get_loader())
 
+    def state_dict(self) -> dict[str, int]:
+        """{"seed", "epoch", "next_batch"}: where the next pass starts (or the running one is)."""
+        if self._running is not None:
+            return self._get_loader().state_dict()
+        seed = int(self._options.get("seed", 0))
+        return {"seed": seed, "epoch": self._epoch, "next_batch": self._start_batch}
+
+    def load_state_dict(self, state: Mapping[str, int]) -> None:
+        """Makes the next pass resume exactly at `state` (from state_dict() or Loader)."""
+        seed, epoch, batch = int(state["seed"]), int(state["epoch"]), int(state["next_batch"])
+        loader = self._get_loader()
+        if seed != loader.state_dict()["seed"]:
+            raise _chute.InvalidArgumentError(
+                f"saved state has seed {seed}, this dataset's loader seed "
+                f"{loader.state_dict()['seed']}"
+            )
+        if not 0 <= batch <= len(loader):
+            raise _chute.InvalidArgumentError(
+                f"saved state's next batch {batch} outside [0, {len(loader)}]"
+            )
+        if batch == len(loader):  # taken after an epoch's last batch: the next epoch
+            epoch, batch = epoch + 1, 0
+        self._epoch, self._start_batch, self._running = epoch, batch, None
+
     def __iter__(self) -> Iterator[dict[str, torch.Tensor]]:
         info = torch.utils.data.get_worker_info()
         if info is not None and info.num_workers > 1:
@@ -75,7 +119,9 @@ class ChuteIterableDataset(torch.utils.data.IterableDataset):
                 "batch_size=None, num_workers=0)"
             )
         loader = self._get_loader()
-        epoch = self._epoch
-        self._epoch += 1
-        for batch in loader.epoch(epoch):
+        epoch, start = self._epoch, self._start_batch
+        self._epoch, self._start_batch, self._running = epoch + 1, 0, epoch
+        for batch in loader.epoch(epoch, start):
             yield to_torch(batch)
+        if self._running == epoch:
+            self._running = None

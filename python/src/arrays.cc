@@ -13,8 +13,6 @@
 #include <vector>
 
 #include "bindings.h"
-#include "chute/bench/machine.h"
-#include "chute/bench/roofline.h"
 #include "chute/format/zarr.h"
 #include "chute/util/error.h"
 #include "chute/util/thread_pool.h"
@@ -125,22 +123,6 @@ nb::dict open_group_path(const std::string& path) {
   return result;
 }
 
-/// The roofline (bench::measure_roofline) on the chunks holding the given boxes (start, shape)
-/// of `array`, or on all of it when there are none; a JSON document.
-std::string roofline_json(const Array& array, std::vector<std::vector<int64_t>> starts,
-                          std::vector<std::vector<int64_t>> shapes, int64_t threads) {
-  nb::gil_scoped_release release;
-  if (starts.empty() && shapes.empty()) {
-    starts.emplace_back(array.rank(), 0);
-    shapes.push_back(array.metadata().shape);
-  }
-  bench::RooflineOptions options;
-  options.threads = static_cast<int>(threads > 0 ? threads : get_threads());
-  options.usable_cores = bench::describe_machine().usable_cores;
-  const auto refs = bench::chunks_in_boxes(array, starts, shapes);
-  return bench::to_json(bench::measure_roofline(refs, options)).dump();
-}
-
 }  // namespace
 
 void bind_arrays(nb::module_& m) {
@@ -166,10 +148,8 @@ void bind_arrays(nb::module_& m) {
   m.def("_open_group", &open_group_path, nb::arg("path"));
   m.def("_is_group", &is_group, nb::arg("path"));
   m.def("set_threads", &set_threads, nb::arg("threads"),
-        "Sets the number of threads array reads use (0: one per hardware thread).");
+        "Sets the number of threads array reads use (0: one per CPU this process may run on).");
   m.def("get_threads", &get_threads, "The number of threads array reads use.");
-  m.def("_roofline_json", &roofline_json, nb::arg("array"), nb::arg("starts"), nb::arg("shapes"),
-        nb::arg("threads") = 0);
 }
 
 }  // namespace chute::python

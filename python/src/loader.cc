@@ -26,6 +26,9 @@ namespace chute::python {
 namespace {
 
 using NumpyArray = nb::ndarray<nb::numpy, nb::device::cpu, nb::c_contig>;
+// nanobind's array-API object: it exports DLPack (__dlpack__, __dlpack_device__) with the batch's
+// own dtype, bfloat16 (kDLBfloat) included, for torch.from_dlpack and jax.numpy.from_dlpack.
+using DlpackArray = nb::ndarray<nb::array_api, nb::device::cpu, nb::c_contig>;
 
 nb::dlpack::dtype dlpack_dtype(const DataType& type) {
   nb::dlpack::dtype out{};
@@ -56,14 +59,29 @@ nb::dlpack::dtype dlpack_dtype(const DataType& type) {
   return out;
 }
 
+/// A capsule holding a reference to the batch buffer of `array`.
+nb::capsule buffer_owner(const BatchArray& array) {
+  auto* owner = new std::shared_ptr<std::byte>(array.owner);
+  return nb::capsule(owner,
+                     [](void* p) noexcept { delete static_cast<std::shared_ptr<std::byte>*>(p); });
+}
+
 /// A zero-copy NumPy array over `array`, keeping its buffer alive through a capsule.
 NumpyArray to_numpy(const BatchArray& array) {
-  auto* owner = new std::shared_ptr<std::byte>(array.owner);
-  nb::capsule capsule(owner,
-                      [](void* p) noexcept { delete static_cast<std::shared_ptr<std::byte>*>(p); });
   std::vector<size_t> shape(array.shape.begin(), array.shape.end());
-  return NumpyArray(array.data, shape.size(), shape.data(), capsule, nullptr,
+  return NumpyArray(array.data, shape.size(), shape.data(), buffer_owner(array), nullptr,
                     dlpack_dtype(array.dtype));
+}
+
+/// The same buffer for DLPack consumers, typed as it is: bfloat16 as kDLBfloat (NumPy's view of
+/// it is uint16 bits, which torch and jax would take for integers).
+DlpackArray to_dlpack(const BatchArray& array) {
+  std::vector<size_t> shape(array.shape.begin(), array.shape.end());
+  nb::dlpack::dtype type = dlpack_dtype(array.dtype);
+  if (array.dtype.kind == DTypeKind::kBFloat) {
+    type.code = static_cast<uint8_t>(nb::dlpack::dtype_code::Bfloat);
+  }
+  return DlpackArray(array.data, shape.size(), shape.data(), buffer_owner(array), nullptr, type);
 }
 
 NumpyArray indices_to_numpy(std::vector<int64_t> indices) {
@@ -74,11 +92,13 @@ NumpyArray indices_to_numpy(std::vector<int64_t> indices) {
   return NumpyArray(owner->data(), 1, shape, capsule, nullptr, nb::dtype<int64_t>());
 }
 
-/// (epoch, index, indices, padding, [(name, array, dtype name)]) for chute.loader.Batch.
+/// (epoch, index, indices, padding, [(name, array, dtype name, DLPack export)]) for
+/// chute.loader.Batch.
 nb::tuple batch_to_python(Batch batch) {
   nb::list arrays;
   for (const BatchArray& array : batch.arrays) {
-    arrays.append(nb::make_tuple(array.name, to_numpy(array), array.dtype.name()));
+    arrays.append(
+        nb::make_tuple(array.name, to_numpy(array), array.dtype.name(), to_dlpack(array)));
   }
   return nb::make_tuple(batch.epoch, batch.index, indices_to_numpy(std::move(batch.indices)),
                         batch.padding, arrays);

@@ -80,6 +80,40 @@ def assert_same(actual, expected) -> None:
     np.testing.assert_array_equal(actual, native(expected), strict=True)
 
 
+def _in_ci() -> bool:
+    return os.environ.get("CI", "").lower() in ("true", "1")
+
+
+def _fail_unexpected_skip(report) -> None:
+    reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
+    report.outcome = "failed"
+    report.longrepr = (
+        f"unexpected skip with CI=true ({reason}); install what the test needs, or mark it "
+        "@pytest.mark.expected_skip(reason=...) if skipping here is right"
+    )
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    """With CI=true a skip is a failure unless the test is marked expected_skip(reason): in CI
+    every tool a test needs is installed, so a skip there hides a missing install step."""
+    outcome = yield
+    report = outcome.get_result()
+    if not _in_ci() or not report.skipped or hasattr(report, "wasxfail"):
+        return
+    if item.get_closest_marker("expected_skip") is None:
+        _fail_unexpected_skip(report)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_make_collect_report(collector):
+    """The same for a whole module skipped while collecting (pytest.importorskip at the top)."""
+    outcome = yield
+    report = outcome.get_result()
+    if _in_ci() and report.skipped:
+        _fail_unexpected_skip(report)
+
+
 def pytest_terminal_summary(terminalreporter):
     if MATRIX["arrays"] or MATRIX["groups"]:
         writers = ", ".join(f"{k}: {v}" for k, v in sorted(MATRIX["by_writer"].items()))

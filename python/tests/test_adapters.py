@@ -120,3 +120,157 @@ def test_jax_example_train_step(packed):
             weights, value = step(weights, batch["inputs"], batch["targets"])
             losses.append(float(value))
     assert len(losses) == 12 and all(np.isfinite(losses))
+
+
+def _indices(batches) -> list[list[int]]:
+    return [b["indices"].tolist() for b in batches]
+
+
+def test_torch_state_dict_resumes_mid_epoch_exactly(packed):
+    pytest.importorskip("torch")
+    from chute.torch import ChuteIterableDataset
+
+    paths, expected = packed
+    options = {"batch_size": 3, "seed": 5, "shuffle": True, "rank": 0, "world_size": 1}
+    reference = ChuteIterableDataset(paths, **options)
+    reference.set_epoch(1)
+    whole = _indices(reference)
+    following = _indices(reference)  # the pass after is epoch 2
+
+    ds = ChuteIterableDataset(paths, **options)
+    ds.set_epoch(1)
+    assert ds.state_dict() == {"seed": 5, "epoch": 1, "next_batch": 0}
+    iterator = iter(ds)
+    taken = [next(iterator)["indices"].tolist() for _ in range(2)]
+    state = ds.state_dict()
+    assert state == {"seed": 5, "epoch": 1, "next_batch": 2}
+    del iterator
+
+    resumed = ChuteIterableDataset(paths, **options)
+    resumed.load_state_dict(state)
+    assert resumed.state_dict() == state
+    rest = list(resumed)
+    assert taken + _indices(rest) == whole
+    np.testing.assert_array_equal(
+        rest[0]["inputs"].numpy(), expected["inputs"][rest[0]["indices"].numpy()]
+    )
+    assert _indices(resumed) == following
+
+
+def test_torch_state_after_the_last_batch_starts_the_next_epoch(packed):
+    pytest.importorskip("torch")
+    from chute.torch import ChuteIterableDataset
+
+    paths, _ = packed
+    options = {"batch_size": 4, "seed": 3, "rank": 0, "world_size": 1}
+    ds = ChuteIterableDataset(paths, **options)
+    ds.set_epoch(4)
+    iterator = iter(ds)
+    for _ in range(len(ds)):  # every batch, without running the generator to its end
+        next(iterator)
+    state = ds.state_dict()
+    assert state == {"seed": 3, "epoch": 5, "next_batch": 0}
+    resumed = ChuteIterableDataset(paths, **options)
+    resumed.load_state_dict(state)
+    again = list(resumed)
+    assert len(again) == len(ds)
+    reference = ChuteIterableDataset(paths, **options)
+    reference.set_epoch(5)
+    assert _indices(again) == _indices(reference)
+    # A state in the end-of-epoch form {epoch, next_batch=len} also means the next epoch.
+    other = ChuteIterableDataset(paths, **options)
+    other.load_state_dict({"seed": 3, "epoch": 4, "next_batch": len(ds)})
+    assert _indices(other) == _indices(again)
+    with pytest.raises(chute.InvalidArgumentError):
+        other.load_state_dict({"seed": 4, "epoch": 0, "next_batch": 0})
+
+
+def test_loader_state_after_the_last_batch_is_the_next_epoch(packed):
+    paths, _ = packed
+    loader = chute.Loader(paths, batch_size=4, seed=1, rank=0, world_size=1)
+    list(loader.epoch(2))
+    assert loader.state_dict() == {"seed": 1, "epoch": 3, "next_batch": 0}
+    resumed = chute.Loader(paths, batch_size=4, seed=1, rank=0, world_size=1)
+    resumed.load_state_dict(loader.state_dict())
+    batches = list(resumed)
+    assert len(batches) == 5 and all(b.epoch == 3 for b in batches)
+
+
+def test_jax_batches_yield_indices_and_resume_through_the_loader(packed):
+    pytest.importorskip("jax")
+    import chute.jax
+
+    paths, expected = packed
+    options = {"batch_size": 3, "seed": 8, "rank": 0, "world_size": 1}
+    reference = [b["indices"].tolist() for b in chute.jax.batches(chute.Loader(paths, **options))]
+    loader = chute.Loader(paths, **options)
+    iterator = chute.jax.batches(loader)
+    first = next(iterator)
+    np.testing.assert_array_equal(np.asarray(first["inputs"]), expected["inputs"][first["indices"]])
+    assert first["indices"].dtype == np.int64
+    state = loader.state_dict()
+    del iterator
+    resumed = chute.Loader(paths, **options)
+    resumed.load_state_dict(state)
+    rest = [b["indices"].tolist() for b in chute.jax.batches(resumed)]
+    assert [first["indices"].tolist(), *rest] == reference
+
+
+@pytest.fixture(scope="module")
+def variables(tmp_path_factory):
+    from cli_support import run_cli
+
+    out = tmp_path_factory.mktemp("adapters-w2") / "era5"
+    run_cli("make-dataset", "variables", out, "-q", "--times", 6, "--levels", 2, "--lat", 5,
+            "--lon", 8)  # fmt: skip
+    return str(out)
+
+
+def _half_batch(path: str, dtype: str):
+    ds = chute.windows(path, variables=["temperature", "2m_temperature"], dtype=dtype,
+                       mean_suffix="mean/{}", std_suffix="std/{}")  # fmt: skip
+    loader = chute.Loader(ds, batch_size=2, shuffle=False, rank=0, world_size=1)
+    reference = chute.windows(path, variables=["temperature", "2m_temperature"],
+                              mean_suffix="mean/{}", std_suffix="std/{}")  # fmt: skip
+    expected = next(iter(chute.Loader(reference, batch_size=2, shuffle=False, rank=0,
+                                      world_size=1)))  # fmt: skip
+    return loader, {name: expected[name].copy() for name in expected}
+
+
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+def test_half_precision_batches_go_to_torch_without_a_copy(variables, dtype):
+    torch = pytest.importorskip("torch")
+    ml_dtypes = pytest.importorskip("ml_dtypes")
+    from chute.torch import to_torch
+
+    loader, expected = _half_batch(variables, dtype)
+    batch = next(iter(loader))
+    numpy_type = ml_dtypes.bfloat16 if dtype == "bfloat16" else np.float16
+    assert batch["inputs"].dtype == numpy_type  # NumPy users keep a NumPy array
+    tensors = to_torch(batch)
+    for name in ("inputs", "targets"):
+        assert tensors[name].dtype == getattr(torch, dtype)
+        assert tensors[name].data_ptr() == batch[name].ctypes.data
+        np.testing.assert_array_equal(tensors[name].float().numpy(), batch[name].astype(np.float32))
+        np.testing.assert_allclose(
+            tensors[name].float().numpy(), expected[name], rtol=2**-7, atol=1e-2
+        )
+
+
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+def test_half_precision_batches_go_to_jax_without_a_copy(variables, dtype):
+    jax = pytest.importorskip("jax")
+    pytest.importorskip("ml_dtypes")
+    import chute.jax
+    import jax.numpy as jnp
+
+    loader, _ = _half_batch(variables, dtype)
+    batch = next(iter(loader))
+    arrays = chute.jax.to_jax(batch)
+    for name in ("inputs", "targets"):
+        assert isinstance(arrays[name], jax.Array)
+        assert arrays[name].dtype == getattr(jnp, dtype)
+        assert arrays[name].unsafe_buffer_pointer() == batch[name].ctypes.data
+        np.testing.assert_array_equal(
+            np.asarray(arrays[name].astype(jnp.float32)), batch[name].astype(np.float32)
+        )

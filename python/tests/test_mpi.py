@@ -153,6 +153,7 @@ def test_bad_variables_raise_naming_them(env, named):
     assert isinstance(caught.value, ValueError)
 
 
+@pytest.mark.expected_skip(reason="skips when an earlier test initialised mpi4py in-process")
 def test_loader_defaults_come_from_the_environment(tiny_dataset, monkeypatch):
     for name in LAUNCHER_VARIABLES:
         monkeypatch.delenv(name, raising=False)

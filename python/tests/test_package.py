@@ -69,3 +69,33 @@ def test_thread_settings_round_trip():
     finally:
         chute.set_threads(before)
     assert chute.get_threads() == before
+
+
+def test_version_is_the_one_in_cmakelists():
+    from pathlib import Path
+
+    from chute import _chute
+
+    cmake = (Path(__file__).resolve().parents[2] / "CMakeLists.txt").read_text()
+    version = re.search(r"project\(chute VERSION ([0-9.]+)", cmake).group(1)
+    assert _chute.__version__ == version
+    assert chute.__version__ == version
+
+
+def test_roofline_lives_in_the_bench_module(tmp_path):
+    """chute._chute links the library only; the roofline probe is chute._bench's."""
+    import json
+
+    import numpy as np
+
+    from chute import _bench, _chute
+
+    zarr = pytest.importorskip("zarr")
+    assert not hasattr(_chute, "_roofline_json")
+    path = str(tmp_path / "a.zarr")
+    array = zarr.create_array(store=path, shape=(8, 16), chunks=(2, 16), dtype="float32")
+    array[...] = np.arange(128, dtype="float32").reshape(8, 16)
+    report = json.loads(_bench.roofline_json(path, [[0, 0]], [[4, 16]], 1))
+    assert report["threads"] == 1
+    assert report["chunks"] == 2
+    assert report["decoded_bytes"] == 2 * 2 * 16 * 4

@@ -2,14 +2,16 @@
 #include <CLI/CLI.hpp>
 #include <exception>
 #include <iostream>
+#include <string>
 
 #include "chute/util/error.h"
+#include "chute/version.h"
 #include "commands.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"chute: fast training batches from chunked arrays (Zarr v2/v3)", "chute"};
   app.require_subcommand(1);
-  app.set_version_flag("--version", "chute 0.1.0");
+  app.set_version_flag("--version", std::string("chute ") + chute::kVersion);
   chute::cli::register_info(app);
   chute::cli::register_make_dataset(app);
   chute::cli::register_bench(app);

@@ -189,6 +189,9 @@ void Loader::add_read_stats(const ReadStats& stats, int64_t produce_ns, int64_t 
 SamplerState Loader::state() const {
   if (pending_restore_) return *pending_restore_;
   if (epoch_ < 0) return {options_.seed, 0, 0};
+  // After an epoch's last batch the position is the next epoch's start, so restoring it never
+  // runs an empty epoch.
+  if (consumed_ >= batches_per_epoch()) return {options_.seed, epoch_ + 1, 0};
   return {options_.seed, epoch_, consumed_};
 }
 

@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <optional>
 #include <set>
 #include <thread>
 
@@ -168,7 +169,15 @@ TEST(Loader, NewEpochCancelsTheRunningOne) {
     EXPECT_EQ(batch->index, count++);
   }
   EXPECT_EQ(count, 20);
-  EXPECT_EQ(loader.state(), (SamplerState{42, 1, 20}));
+  // After an epoch's last batch the saved position is the next epoch's start, never an empty
+  // rest of this one.
+  EXPECT_EQ(loader.state(), (SamplerState{42, 2, 0}));
+  loader.restore(loader.state());
+  loader.begin_epoch();
+  std::optional<Batch> first = loader.next();
+  ASSERT_TRUE(first.has_value());
+  EXPECT_EQ(first->epoch, 2);
+  EXPECT_EQ(first->index, 0);
 }
 
 /// Polls until the producer has assembled `count` batches; fails after a generous deadline
@@ -194,7 +203,7 @@ TEST(Loader, RunsAheadIntoTheNextEpoch) {
   const LoaderStats stats = loader.stats();
   ASSERT_FALSE(stats.occupancy.empty());
   EXPECT_EQ(stats.occupancy.front().queued, static_cast<int64_t>(prefetch));
-  EXPECT_EQ(loader.state(), (SamplerState{42, 1, 6}));
+  EXPECT_EQ(loader.state(), (SamplerState{42, 2, 0}));
 
   Loader fresh(packed(f), options(4, 1, 1));
   fresh.begin_epoch(1);

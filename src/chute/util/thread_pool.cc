@@ -1,12 +1,23 @@
 #include "chute/util/thread_pool.h"
 
+#include <sched.h>
+
 #include <atomic>
 #include <exception>
 #include <memory>
+#include <thread>
 
 namespace chute {
 
 size_t default_thread_count() {
+  // The CPUs this process may run on (taskset, Slurm's --cpus-per-task, mpirun --bind-to), not
+  // every core of the node: more threads than that only contend for the same cores.
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof set, &set) == 0) {
+    const int n = CPU_COUNT(&set);
+    if (n > 0) return static_cast<size_t>(n);
+  }
   unsigned n = std::thread::hardware_concurrency();
   return n == 0 ? 1 : n;
 }

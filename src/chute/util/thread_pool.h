@@ -16,7 +16,7 @@ namespace chute {
 
 class ThreadPool {
  public:
-  /// threads == 0 means std::thread::hardware_concurrency().
+  /// threads == 0 means default_thread_count() (the process's CPU affinity).
   explicit ThreadPool(size_t threads = 0);
   ~ThreadPool();
   ThreadPool(const ThreadPool&) = delete;
@@ -38,7 +38,8 @@ class ThreadPool {
   bool stopping_ = false;
 };
 
-/// The default worker count: hardware threads, at least 1.
+/// The default worker count: the CPUs in the calling thread's affinity mask (sched_getaffinity),
+/// else the hardware threads; at least 1.
 size_t default_thread_count();
 
 }  // namespace chute

@@ -1,6 +1,7 @@
 #include "chute/util/thread_pool.h"
 
 #include <gtest/gtest.h>
+#include <sched.h>
 
 #include <atomic>
 #include <numeric>
@@ -62,9 +63,29 @@ TEST(ThreadPool, ConcurrentCallersShareThePool) {
   EXPECT_EQ(total.load(), 4L * 20 * 4950);
 }
 
-TEST(ThreadPool, DefaultSizeIsHardwareConcurrency) {
+TEST(ThreadPool, DefaultSizeIsTheDefaultThreadCount) {
   ThreadPool pool;
   EXPECT_EQ(pool.size(), default_thread_count());
+}
+
+// Run on a thread of its own so narrowing the affinity mask touches nothing else.
+TEST(ThreadPool, DefaultThreadCountFollowsTheAffinityMask) {
+  cpu_set_t all;
+  CPU_ZERO(&all);
+  ASSERT_EQ(sched_getaffinity(0, sizeof all, &all), 0);
+  const int allowed = CPU_COUNT(&all);
+  EXPECT_EQ(default_thread_count(), static_cast<size_t>(allowed));
+  int first = 0;
+  while (!CPU_ISSET(first, &all)) ++first;
+  size_t narrowed = 0;
+  std::thread probe([&] {
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(first, &one);
+    if (sched_setaffinity(0, sizeof one, &one) == 0) narrowed = default_thread_count();
+  });
+  probe.join();
+  EXPECT_EQ(narrowed, 1u);
 }
 
 }  // namespace

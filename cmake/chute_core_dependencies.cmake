@@ -1,0 +1,36 @@
+# What chute_core needs from the system. Included by the build (CMakeLists.txt) and by the
+# installed package (chuteConfig.cmake), so a dependency added here is found in both places.
+# Adding a PRIVATE dependency to chute_core: find it here, then name it in CHUTE_CORE_PRIVATE_LIBS,
+# e.g. `chute_find_dependency(HDF5 COMPONENTS C)` and `HDF5::HDF5`. A wheel picks it up too
+# (auditwheel copies the shared library in).
+include(CMakeFindDependencyMacro)
+
+# find_package(... REQUIRED) in the build; find_dependency (which fails find_package(chute)
+# cleanly, naming what is missing) in the installed package.
+macro(chute_find_dependency)
+  if(CHUTE_FINDING_INSTALLED_PACKAGE)
+    find_dependency(${ARGV})
+  else()
+    find_package(${ARGV} REQUIRED)
+  endif()
+endmacro()
+
+chute_find_dependency(Threads)
+chute_find_dependency(ZLIB)
+chute_find_dependency(nlohmann_json 3.10)
+chute_find_dependency(fmt)
+chute_find_dependency(PkgConfig)
+# A static chute_core carries its private dependencies into whoever links it, so the installed
+# package recreates these imported targets too.
+if(NOT TARGET PkgConfig::BLOSC)
+  pkg_check_modules(BLOSC REQUIRED IMPORTED_TARGET blosc)
+endif()
+if(NOT TARGET PkgConfig::ZSTD)
+  pkg_check_modules(ZSTD REQUIRED IMPORTED_TARGET libzstd)
+endif()
+if(NOT TARGET PkgConfig::LZ4)
+  pkg_check_modules(LZ4 REQUIRED IMPORTED_TARGET liblz4)
+endif()
+
+set(CHUTE_CORE_PUBLIC_LIBS nlohmann_json::nlohmann_json fmt::fmt Threads::Threads)
+set(CHUTE_CORE_PRIVATE_LIBS PkgConfig::BLOSC PkgConfig::ZSTD PkgConfig::LZ4 ZLIB::ZLIB)

@@ -1,0 +1,98 @@
+"""The C++ library as a package: a library-only build (no GoogleTest, no CLI11) installs into a
+temporary prefix, then the README's C++ example (its ```cmake and ```cpp blocks, as written)
+builds against it with find_package(chute) and runs on data `chute make-dataset` wrote.
+
+The library build keeps its folder in build/package-test, so a second run only relinks.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from cli_support import run_cli
+from readme_blocks import blocks
+
+REPO = Path(__file__).resolve().parents[2]
+BUILD = REPO / "build" / "package-test"
+
+
+def run(*args: object, **kwargs) -> subprocess.CompletedProcess:
+    result = subprocess.run(
+        [str(a) for a in args], capture_output=True, text=True, check=False, timeout=3000, **kwargs
+    )
+    assert result.returncode == 0, (
+        f"{args} failed:\n{result.stdout[-4000:]}\n{result.stderr[-4000:]}"
+    )
+    return result
+
+
+def cmake_launchers() -> list[str]:
+    if shutil.which("ccache"):
+        return ["-DCMAKE_C_COMPILER_LAUNCHER=ccache", "-DCMAKE_CXX_COMPILER_LAUNCHER=ccache"]
+    return []
+
+
+def readme_example() -> tuple[str, str]:
+    cmake = [b for b in blocks() if b.language == "cmake" and not b.skip_reason]
+    cpp = [b for b in blocks() if b.language == "cpp" and not b.skip_reason]
+    assert len(cmake) == 1 and len(cpp) == 1, "the README has one C++ example and its CMake"
+    return cmake[0].code, cpp[0].code
+
+
+@pytest.fixture(scope="module")
+def prefix(tmp_path_factory) -> Path:
+    if not shutil.which("cmake") or not shutil.which("ninja"):
+        pytest.skip("cmake and ninja are needed")
+    prefix = tmp_path_factory.mktemp("prefix")
+    run("cmake", "-S", REPO, "-B", BUILD, "-G", "Ninja", "-DCMAKE_BUILD_TYPE=Release",
+        "-DCHUTE_BUILD_TESTS=OFF", "-DCHUTE_BUILD_CLI=OFF", "-DCHUTE_BUILD_PYTHON=OFF",
+        # Proof that a library-only build needs neither: finding them is switched off.
+        "-DCMAKE_DISABLE_FIND_PACKAGE_GTest=ON", "-DCMAKE_DISABLE_FIND_PACKAGE_CLI11=ON",
+        "-DCMAKE_DISABLE_FIND_PACKAGE_MPI=ON", *cmake_launchers())  # fmt: skip
+    jobs = os.environ.get("CHUTE_BUILD_JOBS", "2")
+    run("cmake", "--build", BUILD, "-j", jobs)
+    run("cmake", "--install", BUILD, "--prefix", prefix)
+    return prefix
+
+
+def test_install_holds_the_library_headers_and_package(prefix):
+    assert (prefix / "lib" / "libchute.a").is_file()
+    assert (prefix / "lib" / "cmake" / "chute" / "chuteConfig.cmake").is_file()
+    assert (prefix / "include" / "chute" / "loader.h").is_file()
+    assert (prefix / "include" / "chute" / "version.h").is_file()
+    headers = [p.relative_to(prefix / "include") for p in (prefix / "include").rglob("*.h")]
+    assert not [h for h in headers if "test" in h.name], headers
+    # The harness stays out of the library: no benchmark, generator or rank-harness headers.
+    assert not [h for h in headers if h.parts[1] in ("bench", "synth", "dist", "cli")], headers
+    version = re.search(
+        r'CHUTE_VERSION "([^"]+)"', (prefix / "include/chute/version.h").read_text()
+    )
+    cmake_version = re.search(
+        r"project\(chute VERSION ([0-9.]+)", (REPO / "CMakeLists.txt").read_text()
+    )
+    assert version and cmake_version and version.group(1) == cmake_version.group(1)
+
+
+def test_readme_cpp_example_builds_against_the_installed_package(prefix, tmp_path):
+    cmake_code, cpp_code = readme_example()
+    app = tmp_path / "app"
+    app.mkdir()
+    (app / "CMakeLists.txt").write_text(cmake_code)
+    source = re.search(r"add_executable\(\w+ (\S+)\)", cmake_code).group(1)
+    (app / source).write_text(cpp_code)
+    run("cmake", "-S", app, "-B", app / "build", "-G", "Ninja", "-DCMAKE_BUILD_TYPE=Release",
+        f"-DCMAKE_PREFIX_PATH={prefix}", *cmake_launchers())  # fmt: skip
+    run("cmake", "--build", app / "build")
+    data = tmp_path / "data" / "packed"
+    run_cli("make-dataset", "packed", data, "-q", "--samples", 40, "--lat", 6, "--lon", 8,
+            "--input-channels", 3, "--target-channels", 1, "--chunk-channels", 0)  # fmt: skip
+    executable = app / "build" / re.search(r"add_executable\((\w+)", cmake_code).group(1)
+    out = run(executable, data).stdout
+    version = re.search(r"project\(chute VERSION ([0-9.]+)", (REPO / "CMakeLists.txt").read_text())
+    # 40 samples, batches of 16, drop_last: 2 batches; the resume point is epoch 1's start.
+    assert out.startswith(f"chute {version.group(1)}: 2 batches, next epoch 1,"), out
