@@ -79,14 +79,20 @@ def _require(peer: str, requires: dict | None = None) -> None:
     hidden = {p.strip() for p in os.environ.get("CHUTE_BENCH_HIDE_PEERS", "").split(",")}
     if peer in hidden:
         raise PeerUnavailable(
-            f"{requires[peer][-1].split('.')[0]} is not installed (hidden by "
-            "CHUTE_BENCH_HIDE_PEERS)"
+            f"{_package(requires[peer][-1])} is not installed (hidden by CHUTE_BENCH_HIDE_PEERS)"
         )
     for module in requires[peer]:
         try:
             importlib.import_module(module)
         except ImportError as error:
-            raise PeerUnavailable(f"{module.split('.')[0]} is not installed ({error})") from None
+            raise PeerUnavailable(f"{_package(module)} is not installed ({error})") from None
+
+
+def _package(module: str) -> str:
+    """The name users know a module's package by."""
+    if module == "nvidia.dali":
+        return "nvidia.dali (pip install nvidia-dali-cuda120: about 1 GB, never in tests)"
+    return module.split(".")[0]
 
 
 def _mean_std(values: Sequence[float]) -> dict[str, float]:
