@@ -19,8 +19,8 @@ dataset folder, crop ``size``, ``channels``, the Zarr paths) and ``"crops"``: pe
 transforms (``np.flip(np.transpose(crop, axes), flips)``, the table of chute.cube_symmetries):
 ``torch`` (a map-style Dataset doing h5py ``read_direct`` of each crop + NumPy transform, in a
 DataLoader with ``threads`` worker processes: the users' pattern), ``dali`` (NVIDIA DALI's CPU
-pipeline on the channels-last .npy form: ``fn.readers.numpy`` with ROI, ``fn.transpose``,
-``fn.flip``) and ``h5py`` (whole-crop ``read_direct`` in one thread: the floor). The HDF5 file
+pipeline on the .npy form: ``fn.readers.numpy`` with ROI, ``fn.transpose``, ``fn.flip``; a
+channels-first .npy is transposed to channels last first) and ``h5py`` (whole-crop ``read_direct`` in one thread: the floor). The HDF5 file
 (``volume.h5``: ``Nbody``, ``Hydro``, contiguous) and the .npy files are written from the Zarr
 form with h5py / NumPy when the folder lacks them.
 
@@ -274,7 +274,8 @@ def _volume_h5(spec: dict) -> str:
 
 
 def _volume_npy(spec: dict) -> list[str]:
-    """The folder's channels-last input.npy and target.npy, written from Zarr when missing."""
+    """The folder's input.npy and target.npy (channels last, as `make-dataset volume --npy`
+    writes them; channels-first files are read as they are), written from Zarr when missing."""
     import numpy as np
 
     volume = spec["volume"]
@@ -371,6 +372,10 @@ def _read_volume_dali(spec: dict) -> tuple[Iterator, int]:
     from nvidia.dali import fn, pipeline_def
 
     files = _volume_npy(spec)
+    channels = [int(c) for c in spec["volume"]["channels"]]
+    channels_last = {
+        path: np.load(path, mmap_mode="r").shape[-1] == c for path, c in zip(files, channels)
+    }
     size = int(spec["volume"]["size"])
     batches = spec["crops"]
     batch_size = max(len(b) for b in batches)
@@ -422,10 +427,12 @@ def _read_volume_dali(spec: dict) -> tuple[Iterator, int]:
                 files=[path] * batch_size,
                 roi_start=start,
                 roi_end=end,
-                roi_axes=(0, 1, 2),
+                roi_axes=(0, 1, 2) if channels_last[path] else (1, 2, 3),
                 random_shuffle=False,
                 name=f"reader_{Path(path).stem}",
             )
+            if not channels_last[path]:  # a channels-first .npy: to the DALI users' layout
+                volume = fn.transpose(volume, perm=[1, 2, 3, 0], transpose_layout=False)
             volume = fn.reshape(volume, layout="DHWC")
             volume = transpose(volume, perm)
             outputs.append(fn.flip(volume, depthwise=flip_d, vertical=flip_h, horizontal=flip_w))
