@@ -211,6 +211,54 @@ void copy_tiled_fixed(std::byte* dst, const std::byte* src, const Tile& t) {
   }
 }
 
+#if defined(__SSE2__)
+/// copy_tiled_fixed<4> with the 4 x 4 blocks of each tile transposed in registers: four
+/// 16-byte loads along the source's rows, _MM_TRANSPOSE4_PS, four stores along the
+/// destination's (reversed in the register when the destination runs backwards).
+void copy_tiled_float(std::byte* dst, const std::byte* src, const Tile& t) {
+  if (t.src_b != 4 || (t.dst_a != 4 && t.dst_a != -4)) return copy_tiled_fixed<4>(dst, src, t);
+  constexpr int64_t kTile = 8;
+  const bool backwards = t.dst_a < 0;
+  auto scalar = [&](int64_t a, int64_t b) {
+    std::memcpy(dst + b * t.dst_b + a * t.dst_a, src + a * t.src_a + b * 4, 4);
+  };
+  for (int64_t b0 = 0; b0 < t.nb; b0 += kTile) {
+    const int64_t b1 = std::min(t.nb, b0 + kTile);
+    for (int64_t a0 = 0; a0 < t.na; a0 += kTile) {
+      const int64_t a1 = std::min(t.na, a0 + kTile);
+      int64_t b = b0;
+      for (; b + 4 <= b1; b += 4) {
+        int64_t a = a0;
+        for (; a + 4 <= a1; a += 4) {
+          const std::byte* s = src + a * t.src_a + b * 4;
+          __m128 r0 = _mm_loadu_ps(reinterpret_cast<const float*>(s));
+          __m128 r1 = _mm_loadu_ps(reinterpret_cast<const float*>(s + t.src_a));
+          __m128 r2 = _mm_loadu_ps(reinterpret_cast<const float*>(s + 2 * t.src_a));
+          __m128 r3 = _mm_loadu_ps(reinterpret_cast<const float*>(s + 3 * t.src_a));
+          _MM_TRANSPOSE4_PS(r0, r1, r2, r3);  // r_j = elements a..a+3 at b + j
+          const __m128 rows[4] = {r0, r1, r2, r3};
+          for (int64_t j = 0; j < 4; ++j) {
+            std::byte* d = dst + (b + j) * t.dst_b + a * t.dst_a;
+            if (backwards) {
+              _mm_storeu_ps(reinterpret_cast<float*>(d - 12),
+                            _mm_shuffle_ps(rows[j], rows[j], _MM_SHUFFLE(0, 1, 2, 3)));
+            } else {
+              _mm_storeu_ps(reinterpret_cast<float*>(d), rows[j]);
+            }
+          }
+        }
+        for (; a < a1; ++a) {
+          for (int64_t j = 0; j < 4; ++j) scalar(a, b + j);
+        }
+      }
+      for (; b < b1; ++b) {
+        for (int64_t a = a0; a < a1; ++a) scalar(a, b);
+      }
+    }
+  }
+}
+#endif
+
 void copy_tiled(std::byte* dst, const std::byte* src, const Tile& t, int64_t item_size) {
   switch (item_size) {
     case 1:
@@ -218,7 +266,11 @@ void copy_tiled(std::byte* dst, const std::byte* src, const Tile& t, int64_t ite
     case 2:
       return copy_tiled_fixed<2>(dst, src, t);
     case 4:
+#if defined(__SSE2__)
+      return copy_tiled_float(dst, src, t);
+#else
       return copy_tiled_fixed<4>(dst, src, t);
+#endif
     case 8:
       return copy_tiled_fixed<8>(dst, src, t);
     default:
