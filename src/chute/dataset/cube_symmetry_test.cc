@@ -76,7 +76,7 @@ void check_every_id(const std::array<int64_t, 3>& shape) {
 TEST(CubeSymmetry, EveryIdPlacesLikeItsNumpyComposition) {
   check_every_id<float>({5, 6, 7});      // not a cube: axes must land on the right extents
   check_every_id<float>({9, 9, 9});      // the reversed-run kernel's blocks and tails
-  check_every_id<float>({17, 18, 35});  // transposes in 16 x 16 tiles with partial tiles
+  check_every_id<float>({17, 18, 35});   // transposes in 8 x 8 tiles, partial tiles too
   check_every_id<double>({4, 11, 13});   // 8-byte reversed runs
   check_every_id<uint16_t>({3, 4, 21});  // 2-byte
   check_every_id<uint8_t>({3, 5, 2});    // 1-byte
