@@ -179,8 +179,10 @@ json run_bench(const BenchOptions& o, const std::function<void(const std::string
   // The roofline on the chunks the io batches touched (volumes: on the crops they read).
   std::vector<ChunkRef> chunks;
   double decode_single_gbps = 0;
-  const int64_t batches_per_epoch =
-      std::max<int64_t>(1, data.dataset->num_samples() / (o.batch_size * o.world_size));
+  const int64_t global_batch = int64_t{o.batch_size} * o.world_size;
+  const int64_t batches_per_epoch = std::max<int64_t>(
+      1, o.drop_last ? data.dataset->num_samples() / global_batch
+                     : (data.dataset->num_samples() + global_batch - 1) / global_batch);
   if (o.roofline && data.crops) {
     const CropRooflineResult roofline =
         measure_crop_roofline(*data.crops, io.batch_indices, o.seed, batches_per_epoch, threads);
