@@ -33,7 +33,16 @@ from ._chute import (
     get_threads,
     set_threads,
 )
-from .loader import Batch, Dataset, Loader, packed, windows
+from .loader import (
+    Batch,
+    Dataset,
+    Loader,
+    apply_cube_symmetry,
+    crops,
+    cube_symmetries,
+    packed,
+    windows,
+)
 
 try:
     __version__ = _metadata.version("chute")
@@ -57,6 +66,9 @@ __all__ = [
     "PermissionDeniedError",
     "StorageError",
     "UnsupportedError",
+    "apply_cube_symmetry",
+    "crops",
+    "cube_symmetries",
     "get_threads",
     "open",
     "open_group",

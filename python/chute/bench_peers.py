@@ -13,6 +13,17 @@ For every requested peer one JSON object is printed on its own line::
      "method": "...", "samples_per_s": {"mean": .., "std": ..}, "gb_per_s": {...},
      "s_per_batch": {...}, "time_to_first_batch_s": .., "batches": .., "trials": ..}
 
+For the W3 volume workload the spec also has ``"workload": "volume"``, ``"volume"`` (the
+dataset folder, crop ``size``, ``channels``, the Zarr paths) and ``"crops"``: per batch, the rows
+``[x, y, z, transform_id]`` chute read. The peers then read the same crops with the same
+transforms (``np.flip(np.transpose(crop, axes), flips)``, the table of chute.cube_symmetries):
+``torch`` (a map-style Dataset doing h5py ``read_direct`` of each crop + NumPy transform, in a
+DataLoader with ``threads`` worker processes: the users' pattern), ``dali`` (NVIDIA DALI's CPU
+pipeline on the .npy form: ``fn.readers.numpy`` with ROI, ``fn.transpose``, ``fn.flip``; a
+channels-first .npy is transposed to channels last first) and ``h5py`` (whole-crop ``read_direct`` in one thread: the floor). The HDF5 file
+(``volume.h5``: ``Nbody``, ``Hydro``, contiguous) and the .npy files are written from the Zarr
+form with h5py / NumPy when the folder lacks them.
+
 A peer whose package is missing is "skipped" with a note. Setting the environment variable
 ``CHUTE_BENCH_HIDE_PEERS=tensorstore,torch`` makes those peers behave as if not installed (for
 tests). The helper needs NumPy and the peers' own packages only, not chute's extension.
@@ -32,11 +43,19 @@ from pathlib import Path
 from typing import Any
 
 PEERS = ("zarr", "dask", "tensorstore", "torch")
+VOLUME_PEERS = ("torch", "dali", "h5py")
 METHODS = {
     "zarr": "zarr-python, one call per sample and array",
     "dask": "dask.array.from_zarr, one compute per batch (threaded scheduler)",
     "tensorstore": "tensorstore, all samples of a batch read as concurrent futures",
     "torch": "torch DataLoader (map-style Dataset reading samples with zarr-python)",
+}
+VOLUME_METHODS = {
+    "torch": "torch DataLoader, worker processes; map-style Dataset: h5py read_direct per crop + "
+    "NumPy transpose/flip",
+    "dali": "NVIDIA DALI CPU pipeline (device_id=None): fn.readers.numpy with ROI on the "
+    "channels-last .npy, fn.transpose, fn.flip",
+    "h5py": "h5py read_direct of each crop + NumPy transpose/flip, one thread (the floor)",
 }
 REQUIRES = {
     "zarr": ("numpy", "zarr"),
@@ -44,24 +63,36 @@ REQUIRES = {
     "tensorstore": ("numpy", "tensorstore"),
     "torch": ("numpy", "zarr", "torch"),
 }
+VOLUME_REQUIRES = {
+    "torch": ("numpy", "h5py", "torch"),
+    "dali": ("numpy", "nvidia.dali"),
+    "h5py": ("numpy", "h5py"),
+}
 
 
 class PeerUnavailable(Exception):
     """A package the peer needs is not installed."""
 
 
-def _require(peer: str) -> None:
+def _require(peer: str, requires: dict | None = None) -> None:
+    requires = REQUIRES if requires is None else requires
     hidden = {p.strip() for p in os.environ.get("CHUTE_BENCH_HIDE_PEERS", "").split(",")}
     if peer in hidden:
         raise PeerUnavailable(
-            f"{REQUIRES[peer][-1].split('.')[0]} is not installed (hidden by "
-            "CHUTE_BENCH_HIDE_PEERS)"
+            f"{_package(requires[peer][-1])} is not installed (hidden by CHUTE_BENCH_HIDE_PEERS)"
         )
-    for module in REQUIRES[peer]:
+    for module in requires[peer]:
         try:
             importlib.import_module(module)
         except ImportError as error:
-            raise PeerUnavailable(f"{module.split('.')[0]} is not installed ({error})") from None
+            raise PeerUnavailable(f"{_package(module)} is not installed ({error})") from None
+
+
+def _package(module: str) -> str:
+    """The name users know a module's package by."""
+    if module == "nvidia.dali":
+        return "nvidia.dali (pip install nvidia-dali-cuda120: about 1 GB, never in tests)"
+    return module.split(".")[0]
 
 
 def _mean_std(values: Sequence[float]) -> dict[str, float]:
@@ -193,6 +224,238 @@ def _read_torch(spec: dict) -> tuple[Iterator, int]:
     return iter(loader), _sample_nbytes(arrays)
 
 
+# --- W3 volumes: the same crops with the same transforms -------------------------------------
+
+
+def _transform_table() -> list[tuple[tuple[int, ...], tuple[int, ...]]]:
+    """chute.cube_symmetries() without importing chute: rotations first, then the rest."""
+    import itertools
+
+    rows = []
+    for axes in itertools.permutations((0, 1, 2)):
+        inversions = sum(axes[i] > axes[j] for i in range(3) for j in range(i + 1, 3))
+        for mask in range(8):
+            flips = tuple(k for k in range(3) if mask >> k & 1)
+            rows.append(((-1) ** (inversions + len(flips)), axes, flips))
+    return [(a, f) for d, a, f in rows if d > 0] + [(a, f) for d, a, f in rows if d < 0]
+
+
+TRANSFORMS = _transform_table()
+
+
+def _transform_channels_first(crop, transform: int):
+    """(C, x, y, z) crop -> np.flip(np.transpose) on the spatial axes, as a contiguous array."""
+    import numpy as np
+
+    axes, flips = TRANSFORMS[int(transform)]
+    y = np.transpose(crop, (0, *[a + 1 for a in axes]))
+    return np.ascontiguousarray(np.flip(y, axis=tuple(f + 1 for f in flips)))
+
+
+def _volume_h5(spec: dict) -> str:
+    """The folder's volume.h5 (Nbody, Hydro), written from its Zarr form when missing."""
+    import h5py
+
+    volume = spec["volume"]
+    path = Path(volume["folder"]) / "volume.h5"
+    if path.exists():
+        return str(path)
+    import zarr
+
+    partial = path.with_suffix(".h5.partial")
+    with h5py.File(partial, "w") as out:
+        for name, source in zip(("Nbody", "Hydro"), volume["zarr"]):
+            array = zarr.open_array(source, mode="r")
+            dataset = out.create_dataset(name, shape=array.shape, dtype=array.dtype)
+            for c in range(array.shape[0]):
+                dataset[c] = array[c]
+    partial.rename(path)
+    return str(path)
+
+
+def _volume_npy(spec: dict) -> list[str]:
+    """The folder's input.npy and target.npy (channels last, as `make-dataset volume --npy`
+    writes them; channels-first files are read as they are), written from Zarr when missing."""
+    import numpy as np
+
+    volume = spec["volume"]
+    paths = []
+    for name, source in zip(("input", "target"), volume["zarr"]):
+        path = Path(volume["folder"]) / f"{name}.npy"
+        if not path.exists():
+            import zarr
+
+            array = zarr.open_array(source, mode="r")
+            partial = path.with_suffix(".partial.npy")
+            out = np.lib.format.open_memmap(
+                partial, mode="w+", dtype=array.dtype, shape=(*array.shape[1:], array.shape[0])
+            )
+            for c in range(array.shape[0]):
+                out[..., c] = array[c]
+            out.flush()
+            del out
+            partial.rename(path)
+        paths.append(str(path))
+    return paths
+
+
+def _crop_nbytes(spec: dict) -> int:
+    size = int(spec["volume"]["size"])
+    return sum(int(c) for c in spec["volume"]["channels"]) * size**3 * 4
+
+
+def _read_crop_h5(datasets, row, size):
+    import numpy as np
+
+    x, y, z, transform = (int(v) for v in row)
+    out = []
+    for dataset in datasets:
+        crop = np.empty((dataset.shape[0], size, size, size), dtype=dataset.dtype)
+        dataset.read_direct(crop, np.s_[:, x : x + size, y : y + size, z : z + size])
+        out.append(_transform_channels_first(crop, transform))
+    return tuple(out)
+
+
+class _H5Crops:
+    """The users' map-style Dataset: item i is crop row i, read with h5py and rotated."""
+
+    def __init__(self, path: str, rows: list, size: int):
+        self.path, self.rows, self.size = path, rows, size
+        self.datasets = None
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def __getitem__(self, index: int):
+        if self.datasets is None:  # opened lazily, once per worker process
+            import h5py
+
+            handle = h5py.File(self.path, "r")
+            self.datasets = [handle["Nbody"], handle["Hydro"]]
+        return _read_crop_h5(self.datasets, self.rows[index], self.size)
+
+
+def _read_volume_torch(spec: dict) -> tuple[Iterator, int]:
+    from torch.utils.data import DataLoader
+
+    path = _volume_h5(spec)
+    rows, batches = [], []
+    for batch in spec["crops"]:
+        batches.append(list(range(len(rows), len(rows) + len(batch))))
+        rows.extend(batch)
+    dataset = _H5Crops(path, rows, int(spec["volume"]["size"]))
+    loader = DataLoader(dataset, batch_sampler=batches, num_workers=int(spec["threads"]))
+    return iter(loader), _crop_nbytes(spec)
+
+
+def _read_volume_h5py(spec: dict) -> tuple[Iterator, int]:
+    import h5py
+    import numpy as np
+
+    path = _volume_h5(spec)
+    size = int(spec["volume"]["size"])
+
+    def batches() -> Iterator:
+        with h5py.File(path, "r") as handle:
+            datasets = [handle["Nbody"], handle["Hydro"]]
+            for batch in spec["crops"]:
+                crops = [_read_crop_h5(datasets, row, size) for row in batch]
+                yield tuple(np.stack([c[k] for c in crops]) for k in range(len(datasets)))
+
+    return batches(), _crop_nbytes(spec)
+
+
+def _read_volume_dali(spec: dict) -> tuple[Iterator, int]:
+    import itertools
+
+    import numpy as np
+    from nvidia.dali import fn, pipeline_def
+
+    files = _volume_npy(spec)
+    channels = [int(c) for c in spec["volume"]["channels"]]
+    channels_last = {
+        path: np.load(path, mmap_mode="r").shape[-1] == c for path, c in zip(files, channels)
+    }
+    size = int(spec["volume"]["size"])
+    batches = spec["crops"]
+    batch_size = max(len(b) for b in batches)
+    perms = list(itertools.permutations((0, 1, 2)))
+
+    def columns():
+        # Per batch: ROI starts/ends (D, H, W of the channels-last file), the transform's
+        # permutation (an index: fn.transpose takes one `perm` per operator, so each of the six
+        # is a branch of a per-sample conditional) and its three flips.
+        for batch in batches:
+            starts = [np.array(row[:3], dtype=np.int32) for row in batch]
+            ends = [s + size for s in starts]
+            perm = [np.array(perms.index(TRANSFORMS[int(r[3])][0]), np.int32) for r in batch]
+            flips = [
+                [np.array(int(k in TRANSFORMS[int(r[3])][1]), dtype=np.int32) for r in batch]
+                for k in range(3)
+            ]
+            yield (starts, ends, perm, *flips)
+
+    def transpose(volume, perm):
+        if perm == 0:
+            out = fn.transpose(volume, perm=[*perms[0], 3], transpose_layout=False)
+        elif perm == 1:
+            out = fn.transpose(volume, perm=[*perms[1], 3], transpose_layout=False)
+        elif perm == 2:
+            out = fn.transpose(volume, perm=[*perms[2], 3], transpose_layout=False)
+        elif perm == 3:
+            out = fn.transpose(volume, perm=[*perms[3], 3], transpose_layout=False)
+        elif perm == 4:
+            out = fn.transpose(volume, perm=[*perms[4], 3], transpose_layout=False)
+        else:
+            out = fn.transpose(volume, perm=[*perms[5], 3], transpose_layout=False)
+        return out
+
+    @pipeline_def(
+        batch_size=batch_size,
+        num_threads=int(spec["threads"]),
+        device_id=None,
+        prefetch_queue_depth=2,
+        enable_conditionals=True,
+    )
+    def pipeline():
+        start, end, perm, flip_d, flip_h, flip_w = fn.external_source(
+            source=columns(), num_outputs=6, batch=True, cycle=False
+        )
+        outputs = []
+        for path in files:
+            volume = fn.readers.numpy(
+                files=[path] * batch_size,
+                roi_start=start,
+                roi_end=end,
+                roi_axes=(0, 1, 2) if channels_last[path] else (1, 2, 3),
+                random_shuffle=False,
+                name=f"reader_{Path(path).stem}",
+            )
+            if not channels_last[path]:  # a channels-first .npy: to the DALI users' layout
+                volume = fn.transpose(volume, perm=[1, 2, 3, 0], transpose_layout=False)
+            volume = fn.reshape(volume, layout="DHWC")
+            volume = transpose(volume, perm)
+            outputs.append(fn.flip(volume, depthwise=flip_d, vertical=flip_h, horizontal=flip_w))
+        return tuple(outputs)
+
+    pipe = pipeline()
+    pipe.build()
+
+    def batches_out() -> Iterator:
+        for _ in batches:
+            outputs = pipe.run()
+            yield tuple(np.stack([np.asarray(t) for t in out]) for out in outputs)
+
+    return batches_out(), _crop_nbytes(spec)
+
+
+VOLUME_READERS: dict[str, Callable[[dict], tuple[Iterator, int]]] = {
+    "torch": _read_volume_torch,
+    "dali": _read_volume_dali,
+    "h5py": _read_volume_h5py,
+}
+
+
 READERS: dict[str, Callable[[dict], tuple[Iterator, int]]] = {
     "zarr": _read_zarr,
     "dask": _read_dask,
@@ -203,15 +466,20 @@ READERS: dict[str, Callable[[dict], tuple[Iterator, int]]] = {
 
 def measure(peer: str, spec: dict) -> dict:
     """Reads spec's batches with `peer` and returns its result object."""
-    result: dict[str, Any] = {"name": peer, "method": METHODS.get(peer, "")}
-    if peer not in READERS:
+    volume = spec.get("workload") == "volume"
+    methods, readers, known = (
+        (VOLUME_METHODS, VOLUME_READERS, VOLUME_PEERS) if volume else (METHODS, READERS, PEERS)
+    )
+    result: dict[str, Any] = {"name": peer, "method": methods.get(peer, "")}
+    if peer not in readers:
         return {
             **result,
             "status": "skipped",
-            "note": f"unknown peer '{peer}' (known: {', '.join(PEERS)})",
+            "note": f"'{peer}' does not read {'volume' if volume else 'packed'} datasets "
+            f"(peers here: {', '.join(known)})",
         }
     try:
-        _require(peer)
+        _require(peer, VOLUME_REQUIRES if volume else REQUIRES)
     except PeerUnavailable as error:
         return {**result, "status": "skipped", "note": str(error)}
 
@@ -227,7 +495,7 @@ def measure(peer: str, spec: dict) -> dict:
     max_seconds = float(spec.get("max_seconds_per_peer", 120))
 
     started = time.perf_counter()
-    iterator, sample_nbytes = READERS[peer](spec)
+    iterator, sample_nbytes = readers[peer](spec)
     times: list[float] = []  # seconds per timed batch
     sizes: list[int] = []  # samples per timed batch
     first_batch_s = 0.0
@@ -290,7 +558,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             result = {
                 "name": peer,
                 "status": "failed",
-                "method": METHODS.get(peer, ""),
+                "method": (VOLUME_METHODS if spec.get("workload") == "volume" else METHODS).get(
+                    peer, ""
+                ),
                 "note": f"{type(error).__name__}: {error}",
             }
         print(json.dumps(result), flush=True)

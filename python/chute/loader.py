@@ -8,6 +8,13 @@
     ...     batch["inputs"]          # numpy.ndarray, zero-copy, (16, lat, lon, channels)
     ...     batch.indices            # numpy int64 array: the sample numbers, in batch order
 
+W3 random crops of volumes, rotated by the cube's symmetries while they are placed:
+
+    >>> ds = chute.crops({"inputs": "train.h5/Nbody", "targets": "train.h5/Hydro"}, size=64,
+    ...                  channel_axis=0, crops_per_epoch=4096, transforms="rotations")
+    >>> loader = chute.Loader(ds, batch_size=64, shuffle=True, seed=0)
+    >>> batch.crops, batch.transforms   # (64, 3) start corners, (64,) transform ids
+
 W2 windows over a Zarr group in xarray layout:
 
     >>> ds = chute.windows("era5.zarr", variables=["temperature", "2m_temperature"],
@@ -27,11 +34,20 @@ from . import _chute
 if TYPE_CHECKING:  # annotations only (never evaluated at run time): no runtime dependency
     from typing_extensions import Self
 
-__all__ = ["Batch", "Dataset", "Loader", "packed", "windows"]
+__all__ = [
+    "Batch",
+    "Dataset",
+    "Loader",
+    "apply_cube_symmetry",
+    "crops",
+    "cube_symmetries",
+    "packed",
+    "windows",
+]
 
 
 class Dataset:
-    """What a sample is: built by `packed()` (W1) or `windows()` (W2)."""
+    """What a sample is: built by `packed()` (W1), `windows()` (W2) or `crops()` (W3)."""
 
     def __init__(self, core: Any) -> None:
         self._core = core
@@ -112,6 +128,66 @@ def windows(
     )
 
 
+def crops(
+    arrays: Mapping[str, Any],
+    size: int | Sequence[int] = 64,
+    *,
+    channel_axis: int | None = 0,
+    crops_per_epoch: int = 4096,
+    transforms: str | None = None,
+    channels_last: bool = False,
+) -> Dataset:
+    """W3: random boxes of `size` at the same position in every array of `arrays`.
+
+    `arrays` maps output names to anything `chute.open` accepts (a path, or a `chute.Array`);
+    their spatial axes (every axis but `channel_axis`; None: no channel axis) must match. An
+    epoch is `crops_per_epoch` crops; crop i of epoch e starts at a corner drawn uniformly from
+    (seed, e, i) alone, so batches do not depend on threads, and ranks shard crops like samples.
+    `transforms`: None, "rotations" (the cube's 24 right-angle rotations) or "symmetries" (all
+    48, with reflections): each crop gets one id, applied to every array of the sample while it
+    is placed (`cube_symmetries()` gives the NumPy composition of each id). Outputs: one per
+    array, (C, *size) or with `channels_last` (*size, C), whatever the stored layout; plus
+    "crops" (ndim start corners, int64) and "transforms" (ids, int64), also `batch.crops` and
+    `batch.transforms`.
+    """
+    from ._array import Array, open
+
+    if not isinstance(arrays, Mapping) or not arrays:
+        raise _chute.InvalidArgumentError("crops() needs a non-empty mapping of name -> array")
+    opened = []
+    for name, array in arrays.items():
+        opened.append((str(name), (array if isinstance(array, Array) else open(array))._core))
+    sizes = [int(size)] if isinstance(size, (int, np.integer)) else [int(s) for s in size]
+    return Dataset(
+        _chute._open_crops(
+            opened,
+            sizes,
+            None if channel_axis is None else int(channel_axis),
+            int(crops_per_epoch),
+            "none" if transforms is None else str(transforms),
+            bool(channels_last),
+        )
+    )
+
+
+def cube_symmetries() -> list[tuple[tuple[int, ...], tuple[int, ...]]]:
+    """(axes, flips) of each transform id 0..47: y = np.flip(np.transpose(x, axes), flips).
+
+    Ids 0..23 are the rotations, 24..47 the symmetries with a reflection.
+    """
+    return [(tuple(axes), tuple(flips)) for axes, flips in _chute._cube_symmetries()]
+
+
+def apply_cube_symmetry(x: np.ndarray, transform: int, spatial_axes=(-3, -2, -1)) -> np.ndarray:
+    """Transform id `transform` applied to the `spatial_axes` of `x` with NumPy (a reference)."""
+    axes, flips = cube_symmetries()[int(transform)]
+    spatial = [a % x.ndim for a in spatial_axes]
+    order = list(range(x.ndim))
+    for k, axis in enumerate(spatial):
+        order[axis] = spatial[axes[k]]
+    return np.flip(np.transpose(x, order), axis=tuple(spatial[k] for k in flips))
+
+
 class Batch(Mapping):
     """One batch: a mapping of output name -> numpy.ndarray (zero-copy), plus its sample numbers.
 
@@ -156,6 +232,16 @@ class Batch(Mapping):
 
     def __len__(self) -> int:
         return len(self._arrays)
+
+    @property
+    def crops(self) -> np.ndarray:
+        """crops() datasets: the (batch, ndim) start corners of the crops."""
+        return self["crops"]
+
+    @property
+    def transforms(self) -> np.ndarray:
+        """crops() datasets: the (batch,) transform ids (see cube_symmetries())."""
+        return self["transforms"]
 
     def __repr__(self) -> str:
         shapes = ", ".join(f"{k}: {v.dtype}{list(v.shape)}" for k, v in self._arrays.items())

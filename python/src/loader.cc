@@ -197,6 +197,52 @@ void bind_loader(nb::module_& m) {
       nb::arg("std_suffix"), nb::arg("level_coordinate"), nb::arg("time_start"),
       nb::arg("time_stop"));
 
+  nb::class_<CropDataset, Dataset>(m, "_CropDataset")
+      .def_prop_ro("transform_count", &CropDataset::transform_count)
+      .def_prop_ro("grid", &CropDataset::grid)
+      .def_prop_ro("size", &CropDataset::size)
+      .def(
+          "crop",
+          [](const CropDataset& d, uint64_t seed, int64_t epoch, int64_t sample) {
+            const CropDataset::Crop crop = d.crop(seed, epoch, sample);
+            return nb::make_tuple(crop.corner, crop.transform);
+          },
+          nb::arg("seed"), nb::arg("epoch"), nb::arg("sample"));
+
+  m.def(
+      "_open_crops",
+      [](std::vector<std::pair<std::string, ArrayPtr>> arrays, std::vector<int64_t> size,
+         std::optional<int64_t> channel_axis, int64_t crops_per_epoch, std::string transforms,
+         bool channels_last) -> std::shared_ptr<CropDataset> {
+        CropOptions options;
+        options.size = std::move(size);
+        options.channel_axis = channel_axis;
+        options.crops_per_epoch = crops_per_epoch;
+        options.transforms = std::move(transforms);
+        options.channels_last = channels_last;
+        nb::gil_scoped_release release;
+        return std::make_shared<CropDataset>(std::move(arrays), std::move(options));
+      },
+      nb::arg("arrays"), nb::arg("size"), nb::arg("channel_axis").none(),
+      nb::arg("crops_per_epoch"), nb::arg("transforms"), nb::arg("channels_last"));
+
+  m.def(
+      "_cube_symmetries",
+      [] {
+        nb::list table;
+        for (int id = 0; id < kCubeSymmetries; ++id) {
+          const CubeSymmetry& s = cube_symmetry(id);
+          std::vector<int> flips;
+          for (int k = 0; k < 3; ++k) {
+            if (s.flips[static_cast<size_t>(k)]) flips.push_back(k);
+          }
+          table.append(nb::make_tuple(nb::make_tuple(s.axes[0], s.axes[1], s.axes[2]),
+                                      nb::tuple(nb::cast(flips))));
+        }
+        return table;
+      },
+      "(axes, flips) of each cube symmetry id: y = np.flip(np.transpose(x, axes), flips).");
+
   nb::class_<Loader>(m, "_Loader", "The core loader; use chute.Loader instead.")
       .def(
           "__init__",

@@ -274,3 +274,57 @@ def test_half_precision_batches_go_to_jax_without_a_copy(variables, dtype):
         np.testing.assert_array_equal(
             np.asarray(arrays[name].astype(jnp.float32)), batch[name].astype(np.float32)
         )
+
+@pytest.fixture(scope="module")
+def volume(tmp_path_factory):
+    root = tmp_path_factory.mktemp("adapters-volume")
+    rng = np.random.default_rng(2)
+    data = rng.standard_normal((3, 10, 10, 10)).astype("float32")
+    path = str(root / "v.zarr")
+    arr = zarr.create_array(store=path, shape=data.shape, chunks=(1, 5, 5, 5), dtype="float32")
+    arr[...] = data
+    return path, data
+
+
+def _expected_crops(data, crops, transforms, size):
+    out = []
+    for (x, y, z), t in zip(crops.tolist(), transforms.tolist()):
+        box = data[:, x : x + size, y : y + size, z : z + size]
+        out.append(chute.apply_cube_symmetry(box, t))
+    return np.stack(out)
+
+
+def test_torch_adapter_with_crops(volume):
+    torch = pytest.importorskip("torch")
+    from chute.torch import ChuteIterableDataset
+
+    path, data = volume
+    ds = chute.crops({"x": path}, size=4, crops_per_epoch=12, transforms="rotations")
+    loader = torch.utils.data.DataLoader(
+        ChuteIterableDataset(ds, batch_size=4, seed=1, rank=0, world_size=1),
+        batch_size=None,
+        num_workers=0,
+    )
+    batches = list(loader)
+    assert len(batches) == 3
+    for batch in batches:
+        assert batch["x"].shape == (4, 3, 4, 4, 4) and batch["crops"].dtype == torch.int64
+        want = _expected_crops(data, batch["crops"].numpy(), batch["transforms"].numpy(), 4)
+        np.testing.assert_array_equal(batch["x"].numpy(), want)
+
+
+def test_jax_adapter_with_crops(volume):
+    pytest.importorskip("jax")
+    import chute.jax
+
+    path, data = volume
+    ds = chute.crops(
+        {"x": path}, size=4, crops_per_epoch=8, transforms="symmetries", channels_last=True
+    )
+    loader = chute.Loader(ds, batch_size=4, seed=3, rank=0, world_size=1)
+    count = 0
+    for batch in chute.jax.batches(loader):
+        want = _expected_crops(data, np.asarray(batch["crops"]), np.asarray(batch["transforms"]), 4)
+        np.testing.assert_array_equal(np.asarray(batch["x"]), np.moveaxis(want, 1, -1))
+        count += 1
+    assert count == 2

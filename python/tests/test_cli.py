@@ -4,7 +4,9 @@ exit codes (1 for failures, 2 for usage errors)."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
+import os
 
 import numpy as np
 import pytest
@@ -284,3 +286,39 @@ def test_bench_model_torch_sets_the_step_from_a_real_model(packed, tmp_path):
 def test_bench_model_rejects_unknown_models(packed):
     result = run_cli("bench", packed, "--model", "keras", check=False)
     assert result.returncode == 2
+
+
+def test_bench_volume_crops_with_roofline_and_peers(tmp_path):
+    """W3: the bench reads crops with rotations; the peers read the same crops from the HDF5
+    form they write themselves (DALI hidden: its wheel is never installed for tests)."""
+    pytest.importorskip("h5py")
+    folder = tmp_path / "vol"
+    run_cli("make-dataset", "volume", folder, "--size", 24, "--chunk", 8, "--codec", "none")
+    report_path = tmp_path / "report.json"
+    env_hidden = os.environ.get("CHUTE_BENCH_HIDE_PEERS")
+    os.environ["CHUTE_BENCH_HIDE_PEERS"] = "dali"
+    try:
+        result = run_cli(
+            "bench", folder, "--volume-form", "zarr", "--crop-size", 8, "--batch-size", 4,
+            "--batches", 2, "--trials", 1, "--warmup", 1, "--threads", 2, "--mode", "io",
+            "--compare", "torch,dali,h5py,zarr", "--json", report_path,
+        )  # fmt: skip
+    finally:
+        if env_hidden is None:
+            del os.environ["CHUTE_BENCH_HIDE_PEERS"]
+        else:
+            os.environ["CHUTE_BENCH_HIDE_PEERS"] = env_hidden
+    report = json.loads(report_path.read_text())
+    assert report["dataset"]["workload"] == "volume"
+    assert report["dataset"]["volume"]["size"] == 8
+    roofline = report["crop_roofline"]
+    assert roofline["samples"] == 12 and roofline["combined_samples_per_s"] > 0
+    assert roofline["loop_samples_per_s"] > 0
+    assert "Crop roofline" in result.stdout
+    peers = {p["name"]: p for p in report["peers"]}
+    assert peers["h5py"]["status"] == "ok", peers["h5py"]
+    assert peers["dali"]["status"] == "skipped" and "dali" in peers["dali"]["note"].lower()
+    assert peers["zarr"]["status"] == "skipped"
+    if importlib.util.find_spec("torch") is not None:
+        assert peers["torch"]["status"] == "ok", peers["torch"]
+    assert (folder / "volume.h5").exists()  # written by the peers from the Zarr form

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cstdlib>
 #include <cstring>
 #include <utility>
 #include <vector>
@@ -35,6 +36,24 @@ struct LoopNest {
     dst_stride[rank] = dst;
     src_stride[rank] = src;
     ++rank;
+  }
+
+  /// Moves dimension `from` to position `to` (later dimensions shift up by one).
+  void move(size_t from, size_t to) {
+    while (from < to) swap_with_next(from++);
+    while (from > to) swap_with_next(--from);
+  }
+  void swap_with_next(size_t d) {
+    std::swap(extent[d], extent[d + 1]);
+    std::swap(dst_stride[d], dst_stride[d + 1]);
+    std::swap(src_stride[d], src_stride[d + 1]);
+  }
+  /// The dimension whose stride in `strides` is ±item_size, or rank when none is.
+  size_t unit_dimension(const int64_t* strides, int64_t item_size) const {
+    for (size_t d = rank; d-- > 0;) {
+      if (strides[d] == item_size || strides[d] == -item_size) return d;
+    }
+    return rank;
   }
 
   /// Removes the innermost dimension when it is contiguous in both and returns the bytes that
@@ -109,6 +128,154 @@ void copy_line(std::byte* dst, const std::byte* src, int64_t n, int64_t dst_stri
     default:
       for (int64_t i = 0; i < n; ++i, dst += dst_stride, src += src_stride) {
         std::memcpy(dst, src, static_cast<size_t>(run));
+      }
+  }
+}
+
+/// Copies n elements of N bytes read forwards from `src` and written backwards from `dst` (the
+/// highest address of the run): the innermost line of a placement that reverses the fastest
+/// axis (half of the cube's 48 symmetries). Four (two) elements at a time are reversed in a
+/// register instead of moved one by one.
+template <size_t N>
+void copy_reversed(std::byte* dst, const std::byte* src, int64_t n) {
+  int64_t i = 0;
+#if defined(__SSE2__)
+  if constexpr (N == 4 || N == 8) {
+    constexpr int64_t kLanes = 16 / N;
+    for (; i + 2 * kLanes <= n; i += 2 * kLanes) {
+      __m128i a = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i * N));
+      __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i * N + 16));
+      if constexpr (N == 4) {
+        a = _mm_shuffle_epi32(a, _MM_SHUFFLE(0, 1, 2, 3));
+        b = _mm_shuffle_epi32(b, _MM_SHUFFLE(0, 1, 2, 3));
+      } else {
+        a = _mm_shuffle_epi32(a, _MM_SHUFFLE(1, 0, 3, 2));
+        b = _mm_shuffle_epi32(b, _MM_SHUFFLE(1, 0, 3, 2));
+      }
+      std::byte* last = dst - (i + 2 * kLanes - 1) * static_cast<int64_t>(N);
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(last), b);
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(last + 16), a);
+    }
+  }
+#endif
+  for (; i < n; ++i) std::memcpy(dst - i * static_cast<int64_t>(N), src + i * N, N);
+}
+
+/// The line kernel for single elements of `item_size` bytes moving with these strides: a
+/// reversed run when the destination steps back by one element while the source steps forward.
+void copy_elements(std::byte* dst, const std::byte* src, int64_t n, int64_t dst_stride,
+                   int64_t src_stride, int64_t item_size) {
+  if (dst_stride == -item_size && src_stride == item_size) {
+    switch (item_size) {
+      case 4:
+        return copy_reversed<4>(dst, src, n);
+      case 8:
+        return copy_reversed<8>(dst, src, n);
+      case 2:
+        return copy_reversed<2>(dst, src, n);
+      default:
+        break;
+    }
+  }
+  copy_line(dst, src, n, dst_stride, src_stride, item_size);
+}
+
+/// Transposes whose destination-order walk reads the source with at least this stride run in
+/// tiles: lines that far apart fall into the same L1 sets and evict each other.
+constexpr int64_t kTileMinStride = 4096;
+
+/// A 2-D transpose block: `a` steps the destination by one element (±item_size) and the
+/// source by src_a; `b` steps the source by one element and the destination by dst_b.
+struct Tile {
+  int64_t na, nb;
+  int64_t dst_a, src_a;
+  int64_t dst_b, src_b;
+};
+
+template <size_t N>
+void copy_tiled_fixed(std::byte* dst, const std::byte* src, const Tile& t) {
+  // 8 x 8 elements: 8 source and 8 destination lines stay in L1 while the tile is copied,
+  // instead of one side missing on every element. Lines 16 KB apart (64³ float32 crops) share
+  // L1 sets, so 16 x 16 tiles (16 lines a side in 8-way sets) ran at 1.9 GB/s, 8 x 8 at 2.7.
+  constexpr int64_t kTile = 8;
+  for (int64_t b0 = 0; b0 < t.nb; b0 += kTile) {
+    const int64_t b1 = std::min(t.nb, b0 + kTile);
+    for (int64_t a0 = 0; a0 < t.na; a0 += kTile) {
+      const int64_t a1 = std::min(t.na, a0 + kTile);
+      for (int64_t b = b0; b < b1; ++b) {
+        std::byte* d = dst + b * t.dst_b + a0 * t.dst_a;
+        const std::byte* s = src + b * t.src_b + a0 * t.src_a;
+        for (int64_t a = a0; a < a1; ++a, d += t.dst_a, s += t.src_a) std::memcpy(d, s, N);
+      }
+    }
+  }
+}
+
+#if defined(__SSE2__)
+/// copy_tiled_fixed<4> with the 4 x 4 blocks of each tile transposed in registers: four
+/// 16-byte loads along the source's rows, _MM_TRANSPOSE4_PS, four stores along the
+/// destination's (reversed in the register when the destination runs backwards).
+void copy_tiled_float(std::byte* dst, const std::byte* src, const Tile& t) {
+  if (t.src_b != 4 || (t.dst_a != 4 && t.dst_a != -4)) return copy_tiled_fixed<4>(dst, src, t);
+  constexpr int64_t kTile = 8;
+  const bool backwards = t.dst_a < 0;
+  auto scalar = [&](int64_t a, int64_t b) {
+    std::memcpy(dst + b * t.dst_b + a * t.dst_a, src + a * t.src_a + b * 4, 4);
+  };
+  for (int64_t b0 = 0; b0 < t.nb; b0 += kTile) {
+    const int64_t b1 = std::min(t.nb, b0 + kTile);
+    for (int64_t a0 = 0; a0 < t.na; a0 += kTile) {
+      const int64_t a1 = std::min(t.na, a0 + kTile);
+      int64_t b = b0;
+      for (; b + 4 <= b1; b += 4) {
+        int64_t a = a0;
+        for (; a + 4 <= a1; a += 4) {
+          const std::byte* s = src + a * t.src_a + b * 4;
+          __m128 r0 = _mm_loadu_ps(reinterpret_cast<const float*>(s));
+          __m128 r1 = _mm_loadu_ps(reinterpret_cast<const float*>(s + t.src_a));
+          __m128 r2 = _mm_loadu_ps(reinterpret_cast<const float*>(s + 2 * t.src_a));
+          __m128 r3 = _mm_loadu_ps(reinterpret_cast<const float*>(s + 3 * t.src_a));
+          _MM_TRANSPOSE4_PS(r0, r1, r2, r3);  // r_j = elements a..a+3 at b + j
+          const __m128 rows[4] = {r0, r1, r2, r3};
+          for (int64_t j = 0; j < 4; ++j) {
+            std::byte* d = dst + (b + j) * t.dst_b + a * t.dst_a;
+            if (backwards) {
+              _mm_storeu_ps(reinterpret_cast<float*>(d - 12),
+                            _mm_shuffle_ps(rows[j], rows[j], _MM_SHUFFLE(0, 1, 2, 3)));
+            } else {
+              _mm_storeu_ps(reinterpret_cast<float*>(d), rows[j]);
+            }
+          }
+        }
+        for (; a < a1; ++a) {
+          for (int64_t j = 0; j < 4; ++j) scalar(a, b + j);
+        }
+      }
+      for (; b < b1; ++b) {
+        for (int64_t a = a0; a < a1; ++a) scalar(a, b);
+      }
+    }
+  }
+}
+#endif
+
+void copy_tiled(std::byte* dst, const std::byte* src, const Tile& t, int64_t item_size) {
+  switch (item_size) {
+    case 1:
+      return copy_tiled_fixed<1>(dst, src, t);
+    case 2:
+      return copy_tiled_fixed<2>(dst, src, t);
+    case 4:
+#if defined(__SSE2__)
+      return copy_tiled_float(dst, src, t);
+#else
+      return copy_tiled_fixed<4>(dst, src, t);
+#endif
+    case 8:
+      return copy_tiled_fixed<8>(dst, src, t);
+    default:
+      for (int64_t b = 0; b < t.nb; ++b) {
+        copy_line(dst + b * t.dst_b, src + b * t.src_b, t.na, t.dst_a, t.src_a, item_size);
       }
   }
 }
@@ -241,9 +408,41 @@ void strided_copy(const std::byte* src, std::span<const int64_t> src_shape,
   LoopNest nest;
   for (size_t d = 0; d < rank; ++d) nest.push(dst.shape[d], dst.byte_strides[d], src_strides[d]);
   const int64_t run = nest.pop_contiguous_run(item_size, /*src_contiguous=*/true);
+  if (run > item_size) {
+    walk(nest, dst.data, src + offset,
+         [run](std::byte* d, const std::byte* s, int64_t n, int64_t ds, int64_t ss) {
+           copy_line(d, s, n, ds, ss, run);
+         });
+    return;
+  }
+  // Element by element: a permuted or reversed destination (a transformed crop). When the
+  // destination's unit-stride dimension is not the source's, the copy is a transpose: it runs
+  // in tiles of both, so that neither side is walked across the whole block with a stride.
+  const size_t dst_unit = nest.unit_dimension(nest.dst_stride, item_size);
+  const size_t src_unit = nest.unit_dimension(nest.src_stride, item_size);
+  const bool transpose =
+      nest.rank >= 2 && dst_unit < nest.rank && src_unit < nest.rank && dst_unit != src_unit;
+  if (transpose && std::abs(nest.src_stride[dst_unit]) < kTileMinStride) {
+    // Short strides: write the destination in order, reading the source lines (few, close
+    // together) from L1. Measured on 64³ float32 crops: 6 GB/s against 4 GB/s in tiles.
+    nest.move(dst_unit, nest.rank - 1);
+  } else if (transpose) {
+    const int64_t d_unit = nest.dst_stride[dst_unit], s_unit = nest.src_stride[src_unit];
+    nest.move(src_unit, nest.rank - 1);
+    nest.move(nest.unit_dimension(nest.dst_stride, item_size), nest.rank - 1);
+    // Now: [..., source unit dimension (b), destination unit dimension (a)].
+    Tile tile{nest.extent[nest.rank - 1],     nest.extent[nest.rank - 2],     d_unit,
+              nest.src_stride[nest.rank - 1], nest.dst_stride[nest.rank - 2], s_unit};
+    nest.rank -= 2;
+    walk(nest, dst.data, src + offset,
+         [&](std::byte* d, const std::byte* s, int64_t n, int64_t ds, int64_t ss) {
+           for (int64_t i = 0; i < n; ++i) copy_tiled(d + i * ds, s + i * ss, tile, item_size);
+         });
+    return;
+  }
   walk(nest, dst.data, src + offset,
-       [run](std::byte* d, const std::byte* s, int64_t n, int64_t ds, int64_t ss) {
-         copy_line(d, s, n, ds, ss, run);
+       [item_size](std::byte* d, const std::byte* s, int64_t n, int64_t ds, int64_t ss) {
+         copy_elements(d, s, n, ds, ss, item_size);
        });
 }
 

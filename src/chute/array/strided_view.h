@@ -1,6 +1,8 @@
 #pragma once
 // Where a read lands: a strided view into caller memory (a NumPy array, a slot of a batch
-// buffer, a channel of a stacked sample). Strides are in bytes and may be any positive values.
+// buffer, a channel of a stacked sample). Strides are in bytes and may be any values, negative
+// and permuted ones included (a crop placed rotated or reflected: dataset/cube_symmetry.h), as
+// long as no two elements of the view overlap; `data` points at element [0, 0, ...].
 
 #include <cstddef>
 #include <cstdint>

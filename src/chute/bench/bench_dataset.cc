@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <optional>
 
 #include "chute/bench/machine.h"
 #include "chute/dataset/packed_dataset.h"
@@ -73,6 +74,85 @@ void open_variables(BenchDataset& out, const synth::Manifest& manifest) {
   out.dataset = std::move(dataset);
 }
 
+/// W3: crops of the volume's input and target, from the form `settings` asks for.
+void open_volume(BenchDataset& out, const synth::Manifest& manifest,
+                 const VolumeSettings& settings) {
+  const fs::path folder(out.path);
+  std::string form = settings.form;
+  std::vector<std::pair<std::string, std::string>> paths;
+  std::optional<int64_t> channel_axis = 0;
+  auto form_paths = [&](const std::string& f) -> std::vector<std::pair<std::string, std::string>> {
+    if (f == "hdf5") {
+      const std::string file = (folder / "volume.h5").string();
+      return {{"inputs", file + "/Nbody"}, {"targets", file + "/Hydro"}};
+    }
+    if (f == "npy") {
+      return {{"inputs", (folder / "input.npy").string()},
+              {"targets", (folder / "target.npy").string()}};
+    }
+    if (f == "zarr") {
+      return {{"inputs", (folder / manifest.arrays.at("input")).string()},
+              {"targets", (folder / manifest.arrays.at("target")).string()}};
+    }
+    fail(ErrorCode::kInvalidArgument, "--volume-form: expected auto, zarr, hdf5 or npy, got '{}'",
+         f);
+  };
+  std::vector<std::pair<std::string, ArrayPtr>> arrays;
+  auto open_form = [&](const std::string& f) {
+    paths = form_paths(f);
+    arrays.clear();
+    for (const auto& [name, path] : paths) arrays.emplace_back(name, open_array(path));
+    channel_axis = f == "npy" ? std::optional<int64_t>(-1) : std::optional<int64_t>(0);
+    form = f;
+  };
+  if (form == "auto") {
+    std::error_code ec;
+    if (fs::exists(folder / "volume.h5", ec)) {
+      try {
+        open_form("hdf5");
+      } catch (const Error& e) {
+        out.description["notes"].push_back(
+            fmt::format("volume.h5 did not open ({}); measuring the Zarr form", e.what()));
+        open_form("zarr");
+      }
+    } else {
+      open_form("zarr");
+    }
+  } else {
+    open_form(form);
+  }
+  CropOptions options;
+  const int64_t edge = arrays.front().second->metadata().shape[1];
+  options.size = {std::min(settings.crop_size, edge)};
+  options.channel_axis = channel_axis;
+  options.crops_per_epoch = settings.crops_per_epoch;
+  options.transforms = settings.transforms;
+  auto dataset = std::make_shared<CropDataset>(arrays, options);
+  nlohmann::json channels = json::array();
+  nlohmann::json named = json::object();
+  for (size_t i = 0; i < arrays.size(); ++i) {
+    out.description["arrays"].push_back(
+        describe_array(arrays[i].first, paths[i].second, *arrays[i].second));
+    const auto& shape = arrays[i].second->metadata().shape;
+    channels.push_back(form == "npy" ? shape.back() : shape.front());
+    named[arrays[i].first] = paths[i].second;
+  }
+  out.stored_bytes = bytes_on_disk(out.path);
+  out.volume = {{"folder", out.path},
+                {"form", form},
+                {"size", dataset->size()[0]},
+                {"grid", dataset->grid()},
+                {"transforms", settings.transforms},
+                {"channels", channels},
+                {"arrays", named},
+                {"zarr",
+                 {(folder / manifest.arrays.at("input")).string(),
+                  (folder / manifest.arrays.at("target")).string()}}};
+  out.description["volume"] = out.volume;
+  out.crops = dataset;
+  out.dataset = std::move(dataset);
+}
+
 }  // namespace
 
 std::pair<std::string, std::string> parse_array_argument(const std::string& argument) {
@@ -92,7 +172,8 @@ std::pair<std::string, std::string> parse_array_argument(const std::string& argu
 }
 
 BenchDataset open_bench_dataset(const std::string& folder,
-                                const std::vector<std::pair<std::string, std::string>>& arrays) {
+                                const std::vector<std::pair<std::string, std::string>>& arrays,
+                                const VolumeSettings& volume) {
   if (folder.empty() == arrays.empty()) {
     fail(ErrorCode::kInvalidArgument,
          "bench: expected a DATASET folder or --array NAME=PATH options, got {}",
@@ -117,10 +198,12 @@ BenchDataset open_bench_dataset(const std::string& folder,
       open_packed(out);
     } else if (manifest.workload == "variables") {
       open_variables(out, manifest);
+    } else if (manifest.workload == "volume") {
+      open_volume(out, manifest, volume);
     } else {
       fail(ErrorCode::kUnsupported,
-           "{}: chute bench measures packed and variables datasets, found workload '{}'", folder,
-           manifest.workload);
+           "{}: chute bench measures packed, variables and volume datasets, found workload '{}'",
+           folder, manifest.workload);
     }
   } else {
     out.workload = "packed";

@@ -8,14 +8,29 @@
 #include <utility>
 #include <vector>
 
+#include "chute/dataset/crop_dataset.h"
 #include "chute/dataset/dataset.h"
 
 namespace chute::bench {
 
+/// How a W3 volume folder is measured: crops of `crop_size`³ with `transforms`, from the
+/// `form` the folder holds: "zarr" (input/, target/), "hdf5" (volume.h5: Nbody, Hydro), "npy"
+/// (input.npy, target.npy, channels last) or "auto" (hdf5 when volume.h5 opens, else zarr).
+struct VolumeSettings {
+  int64_t crop_size = 64;
+  std::string transforms = "rotations";
+  std::string form = "auto";
+  int64_t crops_per_epoch = 4096;
+};
+
 struct BenchDataset {
   std::string path;      // the folder, or "" for --array pairs
-  std::string workload;  // "packed" or "variables"
+  std::string workload;  // "packed", "variables" or "volume"
   DatasetPtr dataset;
+  /// The volume workload's dataset (also in `dataset`), and what its peers read:
+  /// {"folder", "form", "size", "transforms", "channels": [4, 5], "arrays": {name: path}}.
+  std::shared_ptr<const CropDataset> crops;
+  nlohmann::json volume;
   /// (output name, array path) of the arrays behind a packed dataset (what the peers read);
   /// empty for other workloads.
   std::vector<std::pair<std::string, std::string>> packed_arrays;
@@ -24,12 +39,13 @@ struct BenchDataset {
   nlohmann::json description;  // the report's "dataset" section
 };
 
-/// Opens `folder` (with chute.json: packed or variables; without: one Zarr array, or a group
-/// whose arrays share axis 0) or, when `folder` is empty, the `arrays` pairs as a packed
-/// dataset. Throws kInvalidArgument when both or neither are given, kUnsupported for the
-/// volume workload, and the opening errors of the arrays themselves.
+/// Opens `folder` (with chute.json: packed, variables or volume; without: one Zarr array, or a
+/// group whose arrays share axis 0) or, when `folder` is empty, the `arrays` pairs as a packed
+/// dataset. Throws kInvalidArgument when both or neither are given, and the opening errors of
+/// the arrays themselves.
 BenchDataset open_bench_dataset(const std::string& folder,
-                                const std::vector<std::pair<std::string, std::string>>& arrays);
+                                const std::vector<std::pair<std::string, std::string>>& arrays,
+                                const VolumeSettings& volume = {});
 
 /// Parses "name=path"; a bare path is named after its last path component.
 std::pair<std::string, std::string> parse_array_argument(const std::string& argument);

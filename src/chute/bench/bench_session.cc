@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "chute/bench/bench_dataset.h"
+#include "chute/bench/crop_roofline.h"
 #include "chute/bench/loader_source.h"
 #include "chute/bench/machine.h"
 #include "chute/bench/model_step.h"
@@ -88,7 +89,7 @@ json run_bench(const BenchOptions& o, const std::function<void(const std::string
   }
   const SweepSpec sweep = parse_sweep(o.sweep);  // fail on a bad sweep before measuring
   const MachineInfo machine = describe_machine();
-  const BenchDataset data = open_bench_dataset(o.dataset, o.arrays);
+  const BenchDataset data = open_bench_dataset(o.dataset, o.arrays, o.volume);
   log(fmt::format("dataset: {} ({} samples), opened in {:.3f} s", data.dataset->describe(),
                   data.dataset->num_samples(), data.open_seconds));
 
@@ -175,10 +176,29 @@ json run_bench(const BenchOptions& o, const std::function<void(const std::string
     add_mode(report, result);
   }
 
-  // The roofline on the chunks the io batches touched.
+  // The roofline on the chunks the io batches touched (volumes: on the crops they read).
   std::vector<ChunkRef> chunks;
   double decode_single_gbps = 0;
-  if (o.roofline) {
+  const int64_t global_batch = int64_t{o.batch_size} * o.world_size;
+  const int64_t batches_per_epoch = std::max<int64_t>(
+      1, o.drop_last ? data.dataset->num_samples() / global_batch
+                     : (data.dataset->num_samples() + global_batch - 1) / global_batch);
+  if (o.roofline && data.crops) {
+    const CropRooflineResult roofline =
+        measure_crop_roofline(*data.crops, io.batch_indices, o.seed, batches_per_epoch, threads);
+    json entry = to_json(roofline);
+    entry["loader_fraction"] = roofline.combined_samples_per_s > 0
+                                   ? io.samples_per_s.mean / roofline.combined_samples_per_s
+                                   : 0.0;
+    report["crop_roofline"] = entry;
+    log(fmt::format(
+        "crop roofline: read {:.0f}, decode {:.0f}, place with transforms {:.0f} samples/s -> "
+        "limit {:.0f} samples/s; one loop {:.0f} samples/s; the loader reaches {:.0f}% of the "
+        "limit",
+        roofline.read_samples_per_s, roofline.decode_samples_per_s, roofline.place_samples_per_s,
+        roofline.combined_samples_per_s, roofline.loop_samples_per_s,
+        100 * entry["loader_fraction"].get<double>()));
+  } else if (o.roofline) {
     chunks = chunks_of_batches(*data.dataset, io.batch_indices);
     RooflineOptions probe;
     probe.threads = threads;
@@ -194,7 +214,22 @@ json run_bench(const BenchOptions& o, const std::function<void(const std::string
   // The peers read the same batches (warm-up ones included) with the same thread count.
   if (!o.peers.empty()) {
     json peers;
-    if (data.workload == "packed") {
+    if (data.workload == "volume") {
+      PeerSpec spec;
+      spec.peers = o.peers;
+      spec.batches = io.batch_indices;
+      spec.crops = crops_of_batches(*data.crops, io.batch_indices, o.seed, batches_per_epoch);
+      spec.volume = data.volume;
+      spec.warmup = std::max(1, o.warmup);
+      spec.trials = o.trials;
+      spec.threads = threads;
+      spec.batch_size = o.batch_size;
+      spec.max_seconds_per_peer = o.peer_seconds;
+      log(fmt::format("peers: {} reading the same {} batches of crops...", fmt::join(o.peers, ", "),
+                      spec.batches.size()));
+      peers = run_peers(spec);
+      add_ratios(peers, io.samples_per_s.mean);
+    } else if (data.workload == "packed") {
       PeerSpec spec;
       spec.peers = o.peers;
       spec.arrays = data.packed_arrays;

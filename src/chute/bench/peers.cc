@@ -20,7 +20,9 @@ nlohmann::json skipped(const std::string& name, const std::string& note) {
 }  // namespace
 
 const std::vector<std::string>& known_peers() {
-  static const std::vector<std::string> peers = {"zarr", "dask", "tensorstore", "torch"};
+  // zarr, dask and tensorstore read packed datasets; dali and h5py volumes; torch both.
+  static const std::vector<std::string> peers = {"zarr",  "dask", "tensorstore",
+                                                 "torch", "dali", "h5py"};
   return peers;
 }
 
@@ -53,10 +55,17 @@ std::vector<std::string> parse_peer_list(const std::string& text) {
 nlohmann::json to_json(const PeerSpec& spec) {
   nlohmann::json arrays = nlohmann::json::array();
   for (const auto& [name, path] : spec.arrays) arrays.push_back({{"name", name}, {"path", path}});
-  return {{"peers", spec.peers},           {"arrays", std::move(arrays)},
-          {"batches", spec.batches},       {"warmup", spec.warmup},
-          {"trials", spec.trials},         {"threads", spec.threads},
-          {"batch_size", spec.batch_size}, {"max_seconds_per_peer", spec.max_seconds_per_peer}};
+  nlohmann::json out = {
+      {"peers", spec.peers},           {"arrays", std::move(arrays)},
+      {"batches", spec.batches},       {"warmup", spec.warmup},
+      {"trials", spec.trials},         {"threads", spec.threads},
+      {"batch_size", spec.batch_size}, {"max_seconds_per_peer", spec.max_seconds_per_peer}};
+  if (!spec.volume.is_null()) {
+    out["workload"] = "volume";
+    out["volume"] = spec.volume;
+    out["crops"] = spec.crops;
+  }
+  return out;
 }
 
 nlohmann::json run_peers(const PeerSpec& spec) {

@@ -27,6 +27,10 @@ struct PeerSpec {
   int threads = 1;
   int batch_size = 16;
   double max_seconds_per_peer = 120;  // a peer stops early (with fewer batches) past this
+  /// W3 volumes: what the peers read (BenchDataset::volume) and, per batch, its crops as
+  /// [corner..., transform id] rows; empty `volume` for the packed workload.
+  nlohmann::json volume;
+  std::vector<std::vector<std::vector<int64_t>>> crops;
 };
 
 nlohmann::json to_json(const PeerSpec& spec);

@@ -46,6 +46,29 @@ void require(const json& object, const std::string& where, std::initializer_list
   }
 }
 
+/// W3: the crop roofline (chute/bench/crop_roofline.h), in samples/s.
+std::string render_crop_roofline(const json& r) {
+  Table table({"probe", "samples/s", "GB/s", "how"});
+  const double bytes = number(r, "sample_bytes", 0);
+  const auto row = [&](const char* name, const char* key, const std::string& how) {
+    const double rate = number(r, key, 0);
+    table.add_row({name, format_number(rate), format_number(rate * bytes / 1e9), how});
+  };
+  const int threads = static_cast<int>(number(r, "threads", 1));
+  row("read", "read_samples_per_s",
+      fmt::format("the bytes the crops touch ({} per crop), {} threads",
+                  format_bytes(number(r, "bytes_read_per_sample", 0)), threads));
+  row("decode", "decode_samples_per_s", "codec chain on those bytes");
+  row("place", "place_samples_per_s", "strided copies with the transforms, from cache");
+  row("limit", "combined_samples_per_s", "1 / (1/read + 1/decode + 1/place)");
+  row("loop", "loop_samples_per_s", "the three as one loop (ReadPlan::execute, no pipeline)");
+  table.add_row({"loader", "-", "-",
+                 fmt::format("io mode reaches {} of the limit",
+                             format_percent(number(r, "loader_fraction", 0)))});
+  return table.render(fmt::format("Crop roofline on the same {} crops",
+                                  static_cast<int64_t>(number(r, "samples", 0))));
+}
+
 std::string render_roofline(const json& r) {
   if (!r.is_object()) return "roofline: not measured (--no-roofline)\n";
   Table table({"probe", "GB/s", "how"});
@@ -340,7 +363,11 @@ std::string render_report(const json& report) {
       static_cast<int>(number(settings, "trials", 0)),
       static_cast<int>(number(settings, "batches", 0)),
       format_number(number(settings, "step_ms", 0)));
-  out += render_roofline(report["roofline"]) + "\n";
+  if (report.contains("crop_roofline")) {
+    out += render_crop_roofline(report["crop_roofline"]) + "\n";
+  } else {
+    out += render_roofline(report["roofline"]) + "\n";
+  }
   if (std::string modes =
           render_modes(report["modes"], static_cast<int>(number(settings, "threads", 1)));
       !modes.empty()) {

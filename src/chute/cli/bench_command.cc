@@ -60,13 +60,29 @@ void register_bench(CLI::App& app) {
   bench->add_option("--trials", o.trials, "trials per mode")->capture_default_str();
   bench->add_option("--sweep", o.sweep,
                     "settings to sweep, e.g. threads=1,2,4 prefetch=1,2 batch=8,16");
-  bench->add_option("--compare", flags->compare,
-                    "peers reading the same batches: zarr,dask,tensorstore,torch (or all)");
+  bench->add_option(
+      "--compare", flags->compare,
+      "peers reading the same batches: zarr,dask,tensorstore,torch (packed), torch,dali,h5py "
+      "(volume), or all");
   bench
       ->add_option("--model", o.model,
                    "time a real small model on one batch and use its step time in the compute "
                    "and full modes: torch (a per-pixel MLP, forward + backward + SGD)")
       ->check(CLI::IsMember({"torch"}));
+  bench->add_option("--crop-size", o.volume.crop_size, "volume datasets: crop edge")
+      ->capture_default_str();
+  bench
+      ->add_option("--transforms", o.volume.transforms,
+                   "volume datasets: rotations, symmetries or none")
+      ->capture_default_str();
+  bench
+      ->add_option("--volume-form", o.volume.form,
+                   "volume datasets: auto (volume.h5 when it opens, else Zarr), zarr, hdf5, npy")
+      ->capture_default_str();
+  bench
+      ->add_option("--crops-per-epoch", o.volume.crops_per_epoch,
+                   "volume datasets: crops per epoch")
+      ->capture_default_str();
   bench->add_option("--peer-seconds", o.peer_seconds, "time limit per peer (s)")
       ->capture_default_str();
   bench->add_option("--json", o.json_path, "write the results as JSON to this file");

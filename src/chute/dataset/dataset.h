@@ -30,10 +30,15 @@ struct OutputSpec {
 /// The memory of one batch being assembled. outputs[k] holds batch_size × outputs()[k] in C order;
 /// staging[k] likewise for staging()[k] (scratch the dataset reads into before finish() turns it
 /// into outputs, e.g. float32 values cast to bfloat16). Slots are numbered 0..batch_size-1.
+/// `seed` and `epoch` are the sampler's, for datasets that draw per-sample randomness (random
+/// crops, their transforms): they derive it from (seed, epoch, sample) with a counter-based
+/// hash, so a batch stays a pure function of the sampler's inputs whatever the thread count.
 struct BatchMemory {
   int64_t batch_size = 0;
   std::vector<std::byte*> outputs;
   std::vector<std::byte*> staging;
+  uint64_t seed = 0;
+  int64_t epoch = 0;
 };
 
 class Dataset {

@@ -43,13 +43,15 @@ BatchAssembler::BatchAssembler(DatasetPtr dataset, int64_t batch_size, size_t th
 
 BatchAssembler::~BatchAssembler() = default;
 
-void BatchAssembler::assemble(std::span<const int64_t> samples, std::byte* buffer,
-                              ReadStats* stats) {
+void BatchAssembler::assemble(std::span<const int64_t> samples, std::byte* buffer, ReadStats* stats,
+                              uint64_t seed, int64_t epoch) {
   if (static_cast<int64_t>(samples.size()) > layout_.batch_size) {
     fail(ErrorCode::kInvalidArgument, "{} samples do not fit a batch of {}", samples.size(),
          layout_.batch_size);
   }
   memory_.batch_size = static_cast<int64_t>(samples.size());
+  memory_.seed = seed;
+  memory_.epoch = epoch;
   for (size_t k = 0; k < layout_.offsets.size(); ++k) {
     memory_.outputs[k] = buffer + layout_.offsets[k];
   }

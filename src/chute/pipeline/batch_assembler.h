@@ -41,7 +41,9 @@ class BatchAssembler {
   /// Reads `samples` (at most batch_size, slot k = samples[k]) into `buffer` (layout().
   /// total_bytes bytes) and applies the dataset's finish(). Errors propagate as chute::Error
   /// naming the array, chunk key and sample. Not thread-safe (one producer per assembler).
-  void assemble(std::span<const int64_t> samples, std::byte* buffer, ReadStats* stats = nullptr);
+  /// `seed` and `epoch` reach the dataset's plan() (BatchMemory) for per-sample randomness.
+  void assemble(std::span<const int64_t> samples, std::byte* buffer, ReadStats* stats = nullptr,
+                uint64_t seed = 0, int64_t epoch = 0);
   /// Time the last assemble() spent in the dataset's finish() (post-read transforms).
   int64_t last_finish_ns() const { return last_finish_ns_; }
 

@@ -144,7 +144,7 @@ void Loader::produce(int64_t epoch, int64_t start_batch, std::shared_ptr<Prefetc
         std::shared_ptr<std::byte> buffer = pool_->acquire();
         ReadStats read_stats;
         try {
-          assembler_->assemble(batch.indices, buffer.get(), &read_stats);
+          assembler_->assemble(batch.indices, buffer.get(), &read_stats, options_.seed, e);
         } catch (const Error& error) {
           throw error.with_context(fmt::format("epoch {}, batch {}", e, b));
         }

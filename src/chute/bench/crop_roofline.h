@@ -1,0 +1,50 @@
+#pragma once
+// The roofline of W3 crops, in samples/s on the same crops the loader read: the steps the
+// loader runs for every chunk a crop touches, on `threads` workers, one batch plan at a time:
+//   read    = the store reads of the touched chunks (the bytes the loader reads: only the
+//             ranges a crop needs where the codec allows), timed inside a pass that also
+//             decodes (Array::load), so it sees the same page cache;
+//   decode  = the codec chain on those bytes, from the same pass;
+//   place   = the strided copies that put each chunk's part of each crop into the batch with
+//             the crop's transform (negative / permuted strides), from a cache-resident decoded
+//             chunk: measured alone;
+//   combined = 1/(1/read + 1/decode + 1/place), the limit of workers that do the three;
+//   loop    = the three as one loop (ReadPlan::execute of each batch's plan, no pipeline):
+//             what a plain C loop over the same work reaches.
+// Rates are crops (samples) per second; GB/s figures count the crops' bytes.
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <vector>
+
+#include "chute/dataset/crop_dataset.h"
+
+namespace chute::bench {
+
+struct CropRooflineResult {
+  int threads = 1;
+  int64_t samples = 0;
+  int64_t sample_bytes = 0;  // output bytes of one crop (all arrays)
+  int64_t chunk_reads = 0;   // chunk tasks over all batch plans
+  double read_samples_per_s = 0;
+  double decode_samples_per_s = 0;
+  double place_samples_per_s = 0;
+  double combined_samples_per_s = 0;
+  double loop_samples_per_s = 0;
+  double bytes_read_per_sample = 0;
+};
+
+/// Measures the crop roofline on `batches` (sample numbers of `epoch`s in order:
+/// batch b belongs to epoch b / batches_per_epoch) with the loader's seed.
+CropRooflineResult measure_crop_roofline(const CropDataset& dataset,
+                                         const std::vector<std::vector<int64_t>>& batches,
+                                         uint64_t seed, int64_t batches_per_epoch, int threads);
+
+/// The crops of `batches` as [corner..., transform] rows (for the peers).
+std::vector<std::vector<std::vector<int64_t>>> crops_of_batches(
+    const CropDataset& dataset, const std::vector<std::vector<int64_t>>& batches, uint64_t seed,
+    int64_t batches_per_epoch);
+
+nlohmann::json to_json(const CropRooflineResult& result);
+
+}  // namespace chute::bench
