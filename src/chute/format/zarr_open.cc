@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "chute/format/json_fields.h"
+#include "chute/format/npy.h"
 #include "chute/format/zarr.h"
 #include "chute/format/zarr_parse.h"
 #include "chute/store/file_store.h"
@@ -76,6 +77,7 @@ ArrayPtr open_zarr_array(StorePtr store, const std::string& prefix, const std::s
 
 ArrayPtr open_array(const std::string& path) {
   const std::string clean = strip_trailing_slashes(path);
+  if (is_npy_path(clean)) return open_npy(clean);
   auto store = std::make_shared<FileStore>(clean);
   if (ArrayPtr array = try_open_zarr_array(store, "", clean)) return array;
   if (store_has_group(*store, "")) {
