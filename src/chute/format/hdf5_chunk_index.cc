@@ -1,0 +1,84 @@
+// Two ways to read the index, chosen by measurement (README, "Sources"): libhdf5 1.10.8 has no
+// H5Dchunk_iter, and H5Dget_chunk_info(i) walks the index from its start for every i, so a
+// dataset of 32k chunks takes quadratic time; H5Dget_chunk_info_by_coord is one B-tree lookup
+// per chunk of the grid.
+
+#include "chute/format/hdf5_chunk_index.h"
+
+#include "chute/array/chunk_grid.h"
+#include "chute/util/error.h"
+
+namespace chute::hdf5 {
+namespace {
+
+void by_coordinate(hid_t dataset, const std::vector<int64_t>& grid,
+                   const std::vector<int64_t>& chunk_shape, std::vector<Hdf5ChunkEntry>& entries,
+                   const std::string& where) {
+  const size_t n = grid.size();
+  std::vector<hsize_t> offset(n, 0);
+  std::vector<int64_t> coords(n, 0);
+  for (size_t i = 0; i < entries.size(); ++i) {
+    for (size_t d = 0; d < n; ++d) offset[d] = static_cast<hsize_t>(coords[d] * chunk_shape[d]);
+    unsigned mask = 0;
+    haddr_t address = HADDR_UNDEF;
+    hsize_t size = 0;
+    check_status(H5Dget_chunk_info_by_coord(dataset, offset.data(), &mask, &address, &size),
+                 static_cast<int>(ErrorCode::kCorruptData),
+                 fmt::format("{}: reading the chunk index (chunk {})", where, i));
+    if (address != HADDR_UNDEF) entries[i] = {address, size, mask};
+    for (size_t d = n; d-- > 0;) {
+      if (++coords[d] < grid[d]) break;
+      coords[d] = 0;
+    }
+  }
+}
+
+void by_index(hid_t dataset, const std::vector<int64_t>& grid,
+              const std::vector<int64_t>& chunk_shape, std::vector<Hdf5ChunkEntry>& entries,
+              const std::string& where) {
+  Handle space = check(H5Dget_space(dataset), static_cast<int>(ErrorCode::kCorruptData), where);
+  hsize_t stored = 0;
+  check_status(H5Dget_num_chunks(dataset, space.get(), &stored),
+               static_cast<int>(ErrorCode::kCorruptData), where + ": counting chunks");
+  const size_t n = grid.size();
+  std::vector<hsize_t> offset(n);
+  std::vector<int64_t> coords(n);
+  for (hsize_t i = 0; i < stored; ++i) {
+    unsigned mask = 0;
+    haddr_t address = HADDR_UNDEF;
+    hsize_t size = 0;
+    check_status(H5Dget_chunk_info(dataset, space.get(), i, offset.data(), &mask, &address, &size),
+                 static_cast<int>(ErrorCode::kCorruptData),
+                 fmt::format("{}: reading the chunk index (entry {})", where, i));
+    for (size_t d = 0; d < n; ++d) {
+      coords[d] = static_cast<int64_t>(offset[d]) / chunk_shape[d];
+      if (coords[d] >= grid[d]) {
+        fail(ErrorCode::kCorruptData, "{}: chunk index entry {} lies outside the dataset", where,
+             i);
+      }
+    }
+    if (address != HADDR_UNDEF) {
+      entries[static_cast<size_t>(linear_chunk_index(coords, grid))] = {address, size, mask};
+    }
+  }
+}
+
+}  // namespace
+
+std::vector<Hdf5ChunkEntry> read_chunk_index(hid_t dataset, const std::vector<int64_t>& grid,
+                                             const std::vector<int64_t>& chunk_shape,
+                                             Hdf5IndexMethod method, const std::string& where) {
+  auto lock = lock_library();
+  int64_t count = 1;
+  for (int64_t g : grid) count *= g;
+  std::vector<Hdf5ChunkEntry> entries(static_cast<size_t>(count));
+  if (count == 0) return entries;
+  if (method == Hdf5IndexMethod::kByIndex) {
+    by_index(dataset, grid, chunk_shape, entries, where);
+  } else {
+    by_coordinate(dataset, grid, chunk_shape, entries, where);
+  }
+  return entries;
+}
+
+}  // namespace chute::hdf5
