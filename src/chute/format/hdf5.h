@@ -28,8 +28,9 @@ Group open_hdf5_group(const std::string& file, const std::string& group);
 /// file (by its signature); ("train.h5", "") for the file itself; nullopt otherwise.
 std::optional<std::pair<std::string, std::string>> split_hdf5_path(const std::string& path);
 
-/// How the chunk index is read at open: kByCoordinate (one B-tree lookup per grid chunk, the
-/// default: linear) or kByIndex (H5Dget_chunk_info per stored chunk: quadratic in 1.10).
+/// How the chunk index is read at open: kByCoordinate (H5Dget_chunk_info_by_coord per grid
+/// chunk, the default) or kByIndex (H5Dget_chunk_info per stored chunk). In libhdf5 1.10.8 both
+/// walk the index on every call: quadratic (README, "Sources").
 enum class Hdf5IndexMethod { kByCoordinate, kByIndex };
 void set_hdf5_index_method(Hdf5IndexMethod method);
 

@@ -1,7 +1,8 @@
-// Two ways to read the index, chosen by measurement (README, "Sources"): libhdf5 1.10.8 has no
-// H5Dchunk_iter, and H5Dget_chunk_info(i) walks the index from its start for every i, so a
-// dataset of 32k chunks takes quadratic time; H5Dget_chunk_info_by_coord is one B-tree lookup
-// per chunk of the grid.
+// Two ways to read the index (README, "Sources"): libhdf5 1.10.8 has no H5Dchunk_iter, and both
+// H5Dget_chunk_info(i) and H5Dget_chunk_info_by_coord walk the index from its start on every
+// call, so both are quadratic in the chunk count (32k chunks: about 40 s either way). By
+// coordinate is the default: one pass, no placement step. Reading the B-tree directly is the
+// fix for large counts.
 
 #include "chute/format/hdf5_chunk_index.h"
 
