@@ -9,13 +9,14 @@ import os
 import subprocess
 from pathlib import Path
 
-import chute
 import h5py
 import hdf5plugin  # noqa: F401  (registers the blosc filter with h5py)
 import numpy as np
 import pytest
 import zarr
 from cli_support import run_cli, stored_bytes
+
+import chute
 
 REPO = Path(__file__).resolve().parents[2]
 ZARR2_PYTHON = Path(os.environ.get("CHUTE_ZARR2_PYTHON", REPO / ".venv-zarr2" / "bin" / "python"))

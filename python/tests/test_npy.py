@@ -20,7 +20,9 @@ def values(shape, dtype, seed=0) -> np.ndarray:
         return rng.integers(0, 2, shape).astype(dtype)
     if dtype.kind in "iu":
         info = np.iinfo(dtype)
-        return rng.integers(info.min, info.max, shape, endpoint=True, dtype=dtype.newbyteorder("=")).astype(dtype)
+        return rng.integers(
+            info.min, info.max, shape, endpoint=True, dtype=dtype.newbyteorder("=")
+        ).astype(dtype)
     data = rng.standard_normal(shape) * 100
     if dtype.kind == "c":
         data = data + 1j * rng.standard_normal(shape)

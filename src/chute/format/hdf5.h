@@ -28,10 +28,12 @@ Group open_hdf5_group(const std::string& file, const std::string& group);
 /// file (by its signature); ("train.h5", "") for the file itself; nullopt otherwise.
 std::optional<std::pair<std::string, std::string>> split_hdf5_path(const std::string& path);
 
-/// How the chunk index is read at open: kByCoordinate (H5Dget_chunk_info_by_coord per grid
-/// chunk, the default) or kByIndex (H5Dget_chunk_info per stored chunk). In libhdf5 1.10.8 both
-/// walk the index on every call: quadratic (README, "Sources").
-enum class Hdf5IndexMethod { kByCoordinate, kByIndex };
+/// How the chunk index is read at open: kBTree (the default: chute walks the version 1 B-tree
+/// in the file itself, linear; other index kinds fall back to kByCoordinate),
+/// kByCoordinate (H5Dget_chunk_info_by_coord per grid chunk) or kByIndex (H5Dget_chunk_info
+/// per stored chunk). In libhdf5 1.10.8 the last two walk the index on every call: quadratic
+/// (README, "Sources").
+enum class Hdf5IndexMethod { kBTree, kByCoordinate, kByIndex };
 void set_hdf5_index_method(Hdf5IndexMethod method);
 
 }  // namespace chute

@@ -11,7 +11,8 @@ namespace chute::hdf5 {
 
 /// One entry per chunk of `grid` (row-major); entry.chain holds the chunk's filter mask (the
 /// caller turns masks into chain indices). Holds the library lock.
-std::vector<Hdf5ChunkEntry> read_chunk_index(hid_t dataset, const std::vector<int64_t>& grid,
+std::vector<Hdf5ChunkEntry> read_chunk_index(hid_t dataset, const SingleFileStore& file,
+                                             const std::vector<int64_t>& grid,
                                              const std::vector<int64_t>& chunk_shape,
                                              Hdf5IndexMethod method, const std::string& where);
 

@@ -21,11 +21,14 @@
 namespace chute {
 namespace {
 
-/// CHUTE_HDF5_INDEX=info selects H5Dget_chunk_info (for measuring the two against each other).
+/// CHUTE_HDF5_INDEX=coord or =info selects libhdf5's lookups instead of chute's B-tree reader
+/// (for measuring them against each other).
 std::atomic<Hdf5IndexMethod> index_method{[] {
   const char* env = std::getenv("CHUTE_HDF5_INDEX");
-  return env && std::string(env) == "info" ? Hdf5IndexMethod::kByIndex
-                                           : Hdf5IndexMethod::kByCoordinate;
+  const std::string method = env ? env : "";
+  if (method == "info") return Hdf5IndexMethod::kByIndex;
+  if (method == "coord") return Hdf5IndexMethod::kByCoordinate;
+  return Hdf5IndexMethod::kBTree;
 }()};
 
 constexpr char kSignature[] = "\x89HDF\r\n\x1a\n";
@@ -87,7 +90,8 @@ ArrayPtr open_hdf5(const std::string& file, const std::string& dataset) {
   }
   hdf5::Handle dset =
       hdf5::check(H5Dopen2(opened.file.get(), dataset.c_str(), H5P_DEFAULT),
-                  static_cast<int>(ErrorCode::kNotFound), where + ": not a dataset");
+                  static_cast<int>(ErrorCode::kUnsupported),
+                  where + ": not a dataset libhdf5 1.10 can open (" H5_VERS_INFO ")");
   hdf5::Handle type =
       hdf5::check(H5Dget_type(dset.get()), static_cast<int>(ErrorCode::kCorruptData), where);
   hdf5::Handle space =
@@ -153,8 +157,8 @@ ArrayPtr open_hdf5(const std::string& file, const std::string& dataset) {
   const std::vector<Hdf5Filter> filters = read_filters(dcpl.get());
   metadata.codecs = hdf5_codec_specs(filters, metadata.data_type, endian, 0, where);
   const auto grid = chunk_grid_shape(metadata.shape, metadata.chunk_shape);
-  std::vector<Hdf5ChunkEntry> entries =
-      hdf5::read_chunk_index(dset.get(), grid, metadata.chunk_shape, index_method, where);
+  std::vector<Hdf5ChunkEntry> entries = hdf5::read_chunk_index(
+      dset.get(), *file_store, grid, metadata.chunk_shape, index_method, where);
   lock.unlock();
 
   // One chain per filter mask found (mask 0 first).
