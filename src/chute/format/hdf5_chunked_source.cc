@@ -62,6 +62,12 @@ std::string Hdf5ChunkedSource::describe_chunk(std::span<const int64_t> coords) c
   return fmt::format(" ({} bytes at byte {} of '{}')", e.nbytes, e.offset, file_->path());
 }
 
+std::optional<uint64_t> Hdf5ChunkedSource::stored_nbytes(std::span<const int64_t> coords) const {
+  const Hdf5ChunkEntry& e = entry(coords);
+  if (e.offset == Hdf5ChunkEntry::kMissing) return std::nullopt;
+  return e.nbytes;
+}
+
 size_t Hdf5ChunkedSource::stored_chunks() const {
   size_t n = 0;
   for (const auto& e : entries_) n += e.offset != Hdf5ChunkEntry::kMissing;

@@ -5,6 +5,7 @@
 // read as the fill value. Chunks whose filter mask skipped a filter get their own chain.
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -39,6 +40,8 @@ class Hdf5ChunkedSource final : public ChunkSource {
   StorePtr store_ptr() const override { return file_; }
 
   size_t stored_chunks() const;
+  /// The stored (filtered) size of the chunk at grid `coords`; nullopt when never written.
+  std::optional<uint64_t> stored_nbytes(std::span<const int64_t> coords) const;
 
  private:
   const Hdf5ChunkEntry& entry(std::span<const int64_t> coords) const;
