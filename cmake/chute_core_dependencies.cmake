@@ -20,6 +20,7 @@ chute_find_dependency(ZLIB)
 chute_find_dependency(nlohmann_json 3.10)
 chute_find_dependency(fmt)
 chute_find_dependency(PkgConfig)
+chute_find_dependency(HDF5 COMPONENTS C)  # the HDF5 source reads metadata with libhdf5
 # A static chute_core carries its private dependencies into whoever links it, so the installed
 # package recreates these imported targets too.
 if(NOT TARGET PkgConfig::BLOSC)
@@ -33,4 +34,4 @@ if(NOT TARGET PkgConfig::LZ4)
 endif()
 
 set(CHUTE_CORE_PUBLIC_LIBS nlohmann_json::nlohmann_json fmt::fmt Threads::Threads)
-set(CHUTE_CORE_PRIVATE_LIBS PkgConfig::BLOSC PkgConfig::ZSTD PkgConfig::LZ4 ZLIB::ZLIB)
+set(CHUTE_CORE_PRIVATE_LIBS PkgConfig::BLOSC PkgConfig::ZSTD PkgConfig::LZ4 ZLIB::ZLIB hdf5::hdf5)

@@ -157,7 +157,7 @@ class Array:
 
     @property
     def attrs(self) -> dict:
-        """The user attributes (.zattrs or zarr.json attributes)."""
+        """The user attributes (.zattrs or zarr.json attributes; HDF5 attributes)."""
         if self._attrs is None:
             self._attrs = json.loads(self._core.attrs_json)
         return self._attrs
@@ -228,7 +228,8 @@ class Array:
 
 
 class Group(Mapping):
-    """A Zarr group: a read-only mapping of member path (relative to the group) to Array.
+    """A Zarr group or HDF5 file/group: a read-only mapping of member path (relative to the
+    group) to Array.
 
     Arrays of nested groups appear under their relative path ("sub/x").
     """
@@ -274,10 +275,12 @@ class Group(Mapping):
 
 
 def open(path: str | os.PathLike[str]) -> Array:
-    """Opens the Zarr v2 or v3 array at `path` (an array folder, or "group/member")."""
+    """Opens the array at `path`: a Zarr v2 or v3 array folder (or "group/member"), an HDF5
+    dataset ("file.h5/dataset/path") or a NumPy .npy file."""
     return Array(_chute._open_array(os.fspath(path)))
 
 
 def open_group(path: str | os.PathLike[str]) -> Group:
-    """Opens the Zarr v2 or v3 group at `path` with all its arrays (consolidated if available)."""
+    """Opens the Zarr v2 or v3 group at `path` with all its arrays (consolidated if available),
+    or an HDF5 file or group ("file.h5", "file.h5/group") with all datasets below it."""
     return Group(_chute._open_group(os.fspath(path)))

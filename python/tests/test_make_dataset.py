@@ -9,10 +9,14 @@ import os
 import subprocess
 from pathlib import Path
 
+import h5py
+import hdf5plugin  # noqa: F401  (registers the blosc filter with h5py)
 import numpy as np
 import pytest
 import zarr
 from cli_support import run_cli, stored_bytes
+
+import chute
 
 REPO = Path(__file__).resolve().parents[2]
 ZARR2_PYTHON = Path(os.environ.get("CHUTE_ZARR2_PYTHON", REPO / ".venv-zarr2" / "bin" / "python"))
@@ -179,9 +183,28 @@ def test_volume_zarr_and_npy_agree(tmp_path):
         assert dims_of(a) == ["channel", "x", "y", "z"]
         npy = np.load(out / f"{name}.npy")
         assert npy.dtype == np.float32
-        np.testing.assert_array_equal(a[:], npy)
+        assert npy.shape == (20, 20, 20, channels)  # channels last, as DALI reads it
+        np.testing.assert_array_equal(np.moveaxis(a[:], 0, -1), npy)
+    with h5py.File(out / "volume.h5", "r") as f:
+        for name, dataset in [("input", "Nbody"), ("target", "Hydro")]:
+            assert f[dataset].chunks == (1, 8, 8, 8)  # --chunk given: chunked, --codec filters
+            np.testing.assert_array_equal(f[dataset][:], group[name][:])
+            np.testing.assert_array_equal(chute.open(out / "volume.h5" / dataset)[:], f[dataset][:])
     manifest = json.loads((out / "chute.json").read_text())
     assert manifest["options"]["npy"] == {"input": "input.npy", "target": "target.npy"}
+    assert manifest["options"]["hdf5"]["file"] == "volume.h5"
+
+
+def test_volume_hdf5_is_contiguous_by_default(tmp_path):
+    out = tmp_path / "vol"
+    make("volume", out, "--size", 12, "--codec", "none")
+    group = zarr.open_group(out, mode="r")
+    with h5py.File(out / "volume.h5", "r") as f:
+        assert f["Nbody"].shape == (4, 12, 12, 12) and f["Hydro"].shape == (5, 12, 12, 12)
+        for name, dataset in [("input", "Nbody"), ("target", "Hydro")]:
+            assert f[dataset].chunks is None
+            assert f[dataset].dtype == np.float32
+            np.testing.assert_array_equal(f[dataset][:], group[name][:])
 
 
 @pytest.mark.skipif(not ZARR2_PYTHON.exists(), reason="no zarr 2.x environment")

@@ -6,6 +6,8 @@
 #include <cstring>
 #include <limits>
 
+#include "chute/format/hdf5_chunked_source.h"
+
 namespace chute::cli {
 using nlohmann::json;
 
@@ -89,6 +91,21 @@ json fill_value_json(const ArrayMetadata& metadata) {
   return scalar_json(metadata.data_type, metadata.fill_value.data());
 }
 
+namespace {
+
+/// The stored size of the value holding the chunk at read-grid `coords`: a Zarr chunk's (or
+/// shard's) object; an HDF5 chunk's entry; for arrays stored uncompressed in one file (.npy,
+/// contiguous HDF5) the chunk's bytes.
+std::optional<uint64_t> stored_size(const Array& array, std::span<const int64_t> coords) {
+  if (const auto* hdf5 = dynamic_cast<const Hdf5ChunkedSource*>(&array.source())) {
+    return hdf5->stored_nbytes(coords);
+  }
+  if (array.source().mapped() != nullptr) return array.read_chunk_nbytes();
+  return array.store().size(array.storage_key(coords));
+}
+
+}  // namespace
+
 json array_info(const Array& array, const std::string& name) {
   const ArrayMetadata& m = array.metadata();
   const ShardingCodec* sharding = array.codecs().sharding();
@@ -108,7 +125,7 @@ json array_info(const Array& array, const std::string& name) {
       rest /= grid[d];
       read_coords[d] = sharding ? coords[d] * sharding->chunks_per_shard[d] : coords[d];
     }
-    if (auto size = array.store().size(array.storage_key(read_coords))) {
+    if (auto size = stored_size(array, read_coords)) {
       int64_t n = static_cast<int64_t>(*size);
       ++stored;
       stored_bytes += n;

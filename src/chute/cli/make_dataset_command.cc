@@ -111,6 +111,7 @@ void run(const CLI::App& command, MakeOptions& o) {
     static_cast<synth::CommonOptions&>(v) = o.common;
     take(o.size, v.size);
     take(o.chunk, v.chunk);
+    if (o.chunk >= 0) v.hdf5_chunk = o.chunk;  // volume.h5 is chunked only when asked
     take(o.input_channels, v.input_channels);
     take(o.target_channels, v.target_channels);
     v.npy = o.npy;
@@ -175,8 +176,11 @@ void register_make_dataset(CLI::App& app) {
   variables->add_option("--levels", o->levels, "Pressure levels [13]");
   auto* volume = group("volume (W3)");
   volume->add_option("--size", o->size, "Edge N of the N³ volumes [256: 604 MB in all]");
-  volume->add_option("--chunk", o->chunk, "Chunk edge, chunks (1, c, c, c) [64]");
-  volume->add_flag("--npy", o->npy, "Also write input.npy and target.npy");
+  volume->add_option("--chunk", o->chunk,
+                     "Chunk edge, chunks (1, c, c, c) [64]; given, volume.h5 is chunked too "
+                     "(with --codec), else contiguous");
+  volume->add_flag("--npy", o->npy,
+                   "Also write channels-last input.npy (N, N, N, 4) and target.npy (N, N, N, 5)");
 
   cmd->callback([cmd, o] { run(*cmd, *o); });
 }

@@ -29,7 +29,7 @@ Kind kind_of(const std::string& name) {
   }
   if (name == "bytes" || name == "sharding_indexed") return Kind::kArrayToBytes;
   if (name == "blosc" || name == "zstd" || name == "gzip" || name == "zlib" || name == "lz4" ||
-      name == "crc32c") {
+      name == "crc32c" || name == "fletcher32" || name == "hdf5_lz4") {
     return Kind::kBytesToBytes;
   }
   if (name == "shuffle") return Kind::kShuffle;
@@ -229,6 +229,8 @@ std::unique_ptr<BytesToBytesCodec> make_bytes_to_bytes(const NamedSpec& spec, in
   if (spec.name == "zlib") return make_gzip_codec(config, /*gzip=*/false);
   if (spec.name == "lz4") return make_lz4_codec(config);
   if (spec.name == "crc32c") return make_crc32c_codec(config);
+  if (spec.name == "fletcher32") return make_fletcher32_codec(config);
+  if (spec.name == "hdf5_lz4") return make_hdf5_lz4_codec(config);
   if (spec.name == "shuffle") return make_shuffle_codec(config, element_size);
   fail(ErrorCode::kInvalidMetadata, "codec '{}' is not a bytes->bytes codec", spec.name);
 }

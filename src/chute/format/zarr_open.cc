@@ -2,7 +2,9 @@
 
 #include <fmt/format.h>
 
+#include "chute/format/hdf5.h"
 #include "chute/format/json_fields.h"
+#include "chute/format/npy.h"
 #include "chute/format/zarr.h"
 #include "chute/format/zarr_parse.h"
 #include "chute/store/file_store.h"
@@ -76,6 +78,8 @@ ArrayPtr open_zarr_array(StorePtr store, const std::string& prefix, const std::s
 
 ArrayPtr open_array(const std::string& path) {
   const std::string clean = strip_trailing_slashes(path);
+  if (is_npy_path(clean)) return open_npy(clean);
+  if (auto hdf5 = split_hdf5_path(clean)) return open_hdf5(hdf5->first, hdf5->second);
   auto store = std::make_shared<FileStore>(clean);
   if (ArrayPtr array = try_open_zarr_array(store, "", clean)) return array;
   if (store_has_group(*store, "")) {
@@ -100,11 +104,16 @@ ArrayPtr open_array(const std::string& path) {
 
 Group open_group(const std::string& path) {
   const std::string clean = strip_trailing_slashes(path);
+  if (auto hdf5 = split_hdf5_path(clean)) return open_hdf5_group(hdf5->first, hdf5->second);
   return open_zarr_group(std::make_shared<FileStore>(clean), "", clean);
 }
 
 bool is_group(const std::string& path) {
   try {
+    if (auto hdf5 = split_hdf5_path(strip_trailing_slashes(path))) {
+      open_hdf5_group(hdf5->first, hdf5->second);
+      return true;
+    }
     FileStore store(strip_trailing_slashes(path));
     return store_has_group(store, "");
   } catch (const Error&) {

@@ -126,13 +126,19 @@ GenerateResult generate_arrays(std::span<FieldArrayJob> jobs, ThreadPool& pool,
 }
 
 GenerateResult write_npy(const std::string& path, const Field& field, ThreadPool& pool,
-                         ProgressTracker* progress) {
+                         ProgressTracker* progress, bool channels_last) {
   const auto& shape = field.spec().shape;
-  const std::string header = npy_header(shape);
-  // Slabs: whole trailing planes along axis 0 (or 1 when axis 0 is short), about 4 MB each.
-  const int64_t plane = shape.size() > 1 ? product(std::span(shape).subspan(1)) : 1;
+  channels_last = channels_last && shape.size() >= 2;
+  // Written shape and the axis the slabs split: axis 0, or (channels last) axis 1 of the field.
+  std::vector<int64_t> file_shape(shape.begin(), shape.end());
+  if (channels_last) std::rotate(file_shape.begin(), file_shape.begin() + 1, file_shape.end());
+  const std::string header = npy_header(file_shape);
+  const size_t split = channels_last ? 1 : 0;
+  const int64_t channels = channels_last ? shape[0] : 1;
+  // Slabs: whole trailing planes along the split axis, about 4 MB each.
+  const int64_t plane = product(std::span(shape).subspan(split + 1)) * channels;
   const int64_t rows_per_slab = std::max<int64_t>(1, (int64_t{4} << 20) / (plane * 4));
-  const int64_t slabs = (shape[0] + rows_per_slab - 1) / rows_per_slab;
+  const int64_t slabs = (shape[split] + rows_per_slab - 1) / rows_per_slab;
 
   int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) fail_errno(errno, "create", path);
@@ -142,17 +148,27 @@ GenerateResult write_npy(const std::string& path, const Field& field, ThreadPool
   } closer{fd};
   pwrite_all(fd, reinterpret_cast<const std::byte*>(header.data()), header.size(), 0, path);
 
-  std::vector<std::vector<float>> buffers(pool.size());
+  std::vector<std::vector<float>> buffers(pool.size()), moved(pool.size());
   pool.parallel_for(static_cast<size_t>(slabs), [&](size_t s, size_t worker) {
     int64_t first = static_cast<int64_t>(s) * rows_per_slab;
-    int64_t rows = std::min(rows_per_slab, shape[0] - first);
+    int64_t rows = std::min(rows_per_slab, shape[split] - first);
     std::vector<int64_t> start(shape.size(), 0), box(shape.begin(), shape.end());
-    start[0] = first;
-    box[0] = rows;
+    start[split] = first;
+    box[split] = rows;
     auto& buffer = buffers[worker];
     buffer.resize(static_cast<size_t>(rows * plane));
     field.fill(start, box, buffer);
-    pwrite_all(fd, reinterpret_cast<const std::byte*>(buffer.data()), buffer.size() * 4,
+    const float* out = buffer.data();
+    if (channels_last) {  // (C, n) -> (n, C)
+      const auto n = static_cast<size_t>(rows * plane / channels);
+      auto& t = moved[worker];
+      t.resize(buffer.size());
+      for (size_t c = 0; c < static_cast<size_t>(channels); ++c) {
+        for (size_t i = 0; i < n; ++i) t[i * static_cast<size_t>(channels) + c] = buffer[c * n + i];
+      }
+      out = t.data();
+    }
+    pwrite_all(fd, reinterpret_cast<const std::byte*>(out), buffer.size() * 4,
                static_cast<int64_t>(header.size()) + first * plane * 4, path);
     if (progress) progress->add(static_cast<int64_t>(buffer.size()) * 4);
   });

@@ -59,8 +59,9 @@ GenerateResult generate_arrays(std::span<FieldArrayJob> jobs, ThreadPool& pool,
                                ProgressTracker* progress);
 
 /// Writes `field` (whole spec().shape) as a C-order little-endian float32 .npy file, in slabs
-/// of about 4 MB written in parallel.
+/// of about 4 MB written in parallel. `channels_last`: a field of shape (C, ...) is written
+/// with its first axis moved last, (..., C), as DALI's numpy reader wants volumes.
 GenerateResult write_npy(const std::string& path, const Field& field, ThreadPool& pool,
-                         ProgressTracker* progress);
+                         ProgressTracker* progress, bool channels_last = false);
 
 }  // namespace chute::synth

@@ -5,6 +5,7 @@
 #include <filesystem>
 
 #include "chute/synth/generate.h"
+#include "chute/synth/hdf5_writer.h"
 #include "chute/util/error.h"
 
 namespace chute::synth {
@@ -369,7 +370,9 @@ DatasetSummary make_volume(const std::string& out, const VolumeOptions& o) {
                              std::move(levels), seed));
   }
   int64_t total = generated_bytes(jobs);
-  if (o.npy) total += (o.input_channels + o.target_channels) * n * n * n * 4;
+  const int64_t volume_bytes = (o.input_channels + o.target_channels) * n * n * n * 4;
+  if (o.npy) total += volume_bytes;
+  if (o.hdf5) total += volume_bytes;
   ThreadPool pool(o.threads);
   ProgressTracker progress(total, o.progress);
   GenerateResult result = generate_arrays(jobs, pool, &progress);
@@ -377,9 +380,19 @@ DatasetSummary make_volume(const std::string& out, const VolumeOptions& o) {
   if (o.npy) {
     for (size_t a = 0; a < 2; ++a) {
       std::string file = std::string(arrays[a].first) + ".npy";
-      write_npy(out + "/" + file, *jobs[a].field, pool, &progress);
+      write_npy(out + "/" + file, *jobs[a].field, pool, &progress, /*channels_last=*/true);
       npy[arrays[a].first] = file;
     }
+  }
+  json hdf5 = nullptr;
+  if (o.hdf5) {
+    write_hdf5(out + "/volume.h5", {{"Nbody", jobs[0].field.get()}, {"Hydro", jobs[1].field.get()}},
+               std::min(o.hdf5_chunk, n), o.codec, pool, &progress);
+    hdf5 = {{"file", "volume.h5"},
+            {"input", "Nbody"},
+            {"target", "Hydro"},
+            {"chunk", o.hdf5_chunk > 0 ? json(std::min(o.hdf5_chunk, n)) : json(nullptr)},
+            {"codec", o.hdf5_chunk > 0 ? json(o.codec) : json("none")}};
   }
 
   Manifest manifest;
@@ -391,7 +404,8 @@ DatasetSummary make_volume(const std::string& out, const VolumeOptions& o) {
                            {"input_channels", o.input_channels},
                            {"target_channels", o.target_channels},
                            {"chunk", c},
-                           {"npy", npy}});
+                           {"npy", npy},
+                           {"hdf5", hdf5}});
   return finish(out, std::move(manifest), result, timer);
 }
 

@@ -8,7 +8,9 @@
 //              shape (level,) for 3-D variables, () for 2-D ones, same names as the variables
 //              (so `xr.open_zarr(out, group="mean")` lines up with the data variables).
 //   volume     W3: `input` (4, N, N, N) and `target` (5, N, N, N), float32, chunks per channel;
-//              optionally the same values as input.npy / target.npy.
+//              the same values as `Nbody` and `Hydro` in volume.h5 (the users' HDF5 form,
+//              contiguous unless hdf5_chunk is set); optionally as channels-last input.npy /
+//              target.npy, (N, N, N, 4) and (N, N, N, 5), as DALI's numpy reader wants them.
 // Values are smooth fields plus noise (synth/field.h), a pure function of the seed and position.
 
 #include <cstdint>
@@ -55,8 +57,10 @@ struct VolumeOptions : CommonOptions {
   int64_t size = 256;
   int64_t input_channels = 4;
   int64_t target_channels = 5;
-  int64_t chunk = 64;  // chunks (1, chunk, chunk, chunk)
-  bool npy = false;    // also write input.npy and target.npy
+  int64_t chunk = 64;      // chunks (1, chunk, chunk, chunk)
+  bool npy = false;        // also write input.npy and target.npy (channels last)
+  bool hdf5 = true;        // also write volume.h5 with Nbody and Hydro
+  int64_t hdf5_chunk = 0;  // 0: contiguous datasets; else chunks (1, c, c, c) with `codec`
 };
 
 struct DatasetSummary {

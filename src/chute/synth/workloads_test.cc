@@ -219,7 +219,7 @@ TEST(SynthWorkloads, VolumeWithNpyHoldsTheSameValues) {
   EXPECT_EQ(npy.substr(0, 6), "\x93NUMPY");
   size_t header = 10 + (uint8_t(npy[8]) | (uint8_t(npy[9]) << 8));
   EXPECT_EQ(header % 64, 0u);
-  EXPECT_NE(npy.find("'shape': (2, 12, 12, 12)"), std::string::npos);
+  EXPECT_NE(npy.find("'shape': (12, 12, 12, 2)"), std::string::npos);  // channels last
   auto values = floats_in(dir / "ds/input.npy", header);
   ASSERT_EQ(values.size(), 2u * 12 * 12 * 12);
   // Chunk (1, 1, 0, 1) covers channel 1, x 8..15, y 0..7, z 8..15 (padded past 12).
@@ -228,7 +228,7 @@ TEST(SynthWorkloads, VolumeWithNpyHoldsTheSameValues) {
   for (int x = 0; x < 4; ++x)
     for (int y = 0; y < 8; ++y)
       for (int z = 0; z < 4; ++z) {
-        ASSERT_EQ(chunk[(x * 8 + y) * 8 + z], values[((1 * 12 + 8 + x) * 12 + y) * 12 + 8 + z]);
+        ASSERT_EQ(chunk[(x * 8 + y) * 8 + z], values[(((8 + x) * 12 + y) * 12 + 8 + z) * 2 + 1]);
       }
   EXPECT_EQ(read_json(dir / "ds/chute.json")["options"]["npy"]["target"], "target.npy");
 }

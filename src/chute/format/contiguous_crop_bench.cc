@@ -1,0 +1,144 @@
+// How to read a 64³ crop of a contiguous L³ float32 channel (W3: an HDF5 contiguous dataset or
+// an .npy file): 64² runs of 256 bytes, one per row. Compares one pread per run, preadv of up to
+// IOV_MAX runs per call, and memcpy out of a read-only mapping of the file. Run with the file
+// in the page cache (the first iteration faults it in); L from CHUTE_CROP_BENCH_L (default 512).
+// The choice for the contiguous source follows these numbers (README, "Sources").
+
+#include <benchmark/benchmark.h>
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace {
+
+constexpr int64_t kCrop = 64;
+
+int64_t edge() {
+  const char* env = std::getenv("CHUTE_CROP_BENCH_L");
+  return env ? std::atoll(env) : 512;
+}
+
+/// The benchmark's file: L³ float32, created once under /tmp.
+const std::string& volume_path() {
+  static const std::string path = [] {
+    const int64_t l = edge();
+    std::string p = "/tmp/chute_crop_bench_" + std::to_string(l) + ".f32";
+    struct stat st {};
+    const auto nbytes = static_cast<off_t>(l * l * l * 4);
+    if (stat(p.c_str(), &st) != 0 || st.st_size != nbytes) {
+      const int fd = open(p.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+      std::vector<float> plane(static_cast<size_t>(l * l));
+      for (int64_t z = 0; z < l; ++z) {
+        for (size_t i = 0; i < plane.size(); ++i) plane[i] = static_cast<float>(z * 7 + i);
+        if (write(fd, plane.data(), plane.size() * 4) < 0) std::abort();
+      }
+      close(fd);
+    }
+    return p;
+  }();
+  return path;
+}
+
+struct Crops {
+  std::mt19937_64 rng{0};
+  int64_t l = edge();
+  std::uniform_int_distribution<int64_t> pick{0, edge() - kCrop};
+  /// Byte offset of row (z, y) of a fresh random crop's corner.
+  void next(int64_t* z0, int64_t* y0, int64_t* x0) {
+    *z0 = pick(rng);
+    *y0 = pick(rng);
+    *x0 = pick(rng);
+  }
+  int64_t offset(int64_t z, int64_t y, int64_t x) const { return ((z * l + y) * l + x) * 4; }
+};
+
+void BM_CropPreadPerRun(benchmark::State& state) {
+  const int fd = open(volume_path().c_str(), O_RDONLY);
+  std::vector<float> out(kCrop * kCrop * kCrop);
+  Crops crops;
+  for (auto _ : state) {
+    int64_t z0, y0, x0;
+    crops.next(&z0, &y0, &x0);
+    float* dst = out.data();
+    for (int64_t z = 0; z < kCrop; ++z) {
+      for (int64_t y = 0; y < kCrop; ++y, dst += kCrop) {
+        if (pread(fd, dst, kCrop * 4, crops.offset(z0 + z, y0 + y, x0)) != kCrop * 4) std::abort();
+      }
+    }
+    benchmark::DoNotOptimize(out.data());
+  }
+  close(fd);
+  state.SetBytesProcessed(state.iterations() * kCrop * kCrop * kCrop * 4);
+}
+BENCHMARK(BM_CropPreadPerRun)->UseRealTime();
+
+void BM_CropPreadvPerPlane(benchmark::State& state) {
+  // preadv reads consecutive file bytes into scattered buffers: one call per run of the file
+  // still, unless runs are adjacent. So batch the runs of a plane with one call each to
+  // preadv2-style vectors is not possible; measure the honest form: one preadv per run group
+  // of a whole row-span (the 64 rows of a plane span 64 file rows: read the span, keep rows).
+  const int fd = open(volume_path().c_str(), O_RDONLY);
+  const int64_t l = edge();
+  std::vector<float> out(kCrop * kCrop * kCrop);
+  std::vector<float> skip(static_cast<size_t>(l));
+  Crops crops;
+  std::vector<iovec> iov;
+  for (auto _ : state) {
+    int64_t z0, y0, x0;
+    crops.next(&z0, &y0, &x0);
+    float* dst = out.data();
+    for (int64_t z = 0; z < kCrop; ++z) {
+      // One call per plane: the 64 wanted runs interleaved with the (l - 64)-float gaps.
+      iov.clear();
+      for (int64_t y = 0; y < kCrop; ++y, dst += kCrop) {
+        iov.push_back({dst, kCrop * 4});
+        if (y + 1 < kCrop) iov.push_back({skip.data(), static_cast<size_t>((l - kCrop) * 4)});
+      }
+      const auto want = static_cast<ssize_t>((kCrop * l - (l - kCrop)) * 4);
+      if (preadv(fd, iov.data(), static_cast<int>(iov.size()), crops.offset(z0 + z, y0, x0)) !=
+          want) {
+        std::abort();
+      }
+    }
+    benchmark::DoNotOptimize(out.data());
+  }
+  close(fd);
+  state.SetBytesProcessed(state.iterations() * kCrop * kCrop * kCrop * 4);
+}
+BENCHMARK(BM_CropPreadvPerPlane)->UseRealTime();
+
+void BM_CropMmapMemcpy(benchmark::State& state) {
+  const int fd = open(volume_path().c_str(), O_RDONLY);
+  const int64_t l = edge();
+  const auto nbytes = static_cast<size_t>(l * l * l * 4);
+  auto* base = static_cast<const std::byte*>(mmap(nullptr, nbytes, PROT_READ, MAP_SHARED, fd, 0));
+  std::vector<float> out(kCrop * kCrop * kCrop);
+  Crops crops;
+  for (auto _ : state) {
+    int64_t z0, y0, x0;
+    crops.next(&z0, &y0, &x0);
+    float* dst = out.data();
+    for (int64_t z = 0; z < kCrop; ++z) {
+      for (int64_t y = 0; y < kCrop; ++y, dst += kCrop) {
+        std::memcpy(dst, base + crops.offset(z0 + z, y0 + y, x0), kCrop * 4);
+      }
+    }
+    benchmark::DoNotOptimize(out.data());
+  }
+  munmap(const_cast<std::byte*>(base), nbytes);
+  close(fd);
+  state.SetBytesProcessed(state.iterations() * kCrop * kCrop * kCrop * 4);
+}
+BENCHMARK(BM_CropMmapMemcpy)->UseRealTime();
+
+}  // namespace
+
+BENCHMARK_MAIN();

@@ -1,0 +1,39 @@
+#pragma once
+// Opening HDF5 datasets and groups. libhdf5 (Debian's) is used for metadata only, when opening:
+// contiguous datasets are read straight out of the mapped file at the dataset's offset, chunked
+// ones through their chunk index (read once) with pread and chute's own codecs, so reads run
+// in parallel with no library call and no lock.
+
+#include <optional>
+#include <string>
+#include <utility>
+
+#include "chute/array/array.h"
+#include "chute/format/zarr.h"
+
+namespace chute {
+
+/// Opens dataset `dataset` ("Nbody", "/grp/x") of the HDF5 file at `file`. Throws kNotFound
+/// naming file and dataset when either is missing; kUnsupported naming file, dataset and what
+/// for compact, external or virtual storage, a filter chute does not decode, or a data type
+/// other than bool, integers, floats and complex; kCorruptData for a truncated file; kIoError
+/// when another process holds the file open for writing.
+ArrayPtr open_hdf5(const std::string& file, const std::string& dataset);
+
+/// Opens group `group` ("" or "/" for the root) of the file with all datasets below it (keyed by
+/// path relative to the group, "sub/x") and its sub-groups; attributes become JSON.
+Group open_hdf5_group(const std::string& file, const std::string& group);
+
+/// Splits "train.h5/Nbody" into ("train.h5", "Nbody") when a leading part of `path` is an HDF5
+/// file (by its signature); ("train.h5", "") for the file itself; nullopt otherwise.
+std::optional<std::pair<std::string, std::string>> split_hdf5_path(const std::string& path);
+
+/// How the chunk index is read at open: kBTree (the default: chute walks the version 1 B-tree
+/// in the file itself, linear; other index kinds fall back to kByCoordinate),
+/// kByCoordinate (H5Dget_chunk_info_by_coord per grid chunk) or kByIndex (H5Dget_chunk_info
+/// per stored chunk). In libhdf5 1.10.8 the last two walk the index on every call: quadratic
+/// (README, "Sources").
+enum class Hdf5IndexMethod { kBTree, kByCoordinate, kByIndex };
+void set_hdf5_index_method(Hdf5IndexMethod method);
+
+}  // namespace chute

@@ -1,0 +1,119 @@
+// Three ways to read the index (README, "Sources"): libhdf5 1.10.8 has no H5Dchunk_iter, and
+// both H5Dget_chunk_info(i) and H5Dget_chunk_info_by_coord walk the index from its start on
+// every call, so both are quadratic in the chunk count (32k chunks: about 40 s either way).
+// chute's own reader of the version 1 B-tree (hdf5_btree.cc) is linear (32k chunks: 14 ms) and
+// the default; datasets with other index kinds fall back to lookups by coordinate.
+
+#include "chute/format/hdf5_chunk_index.h"
+
+#include "chute/array/chunk_grid.h"
+#include "chute/format/hdf5_btree.h"
+#include "chute/util/error.h"
+
+namespace chute::hdf5 {
+namespace {
+
+void by_coordinate(hid_t dataset, const std::vector<int64_t>& grid,
+                   const std::vector<int64_t>& chunk_shape, std::vector<Hdf5ChunkEntry>& entries,
+                   const std::string& where) {
+  const size_t n = grid.size();
+  std::vector<hsize_t> offset(n, 0);
+  std::vector<int64_t> coords(n, 0);
+  for (size_t i = 0; i < entries.size(); ++i) {
+    for (size_t d = 0; d < n; ++d) offset[d] = static_cast<hsize_t>(coords[d] * chunk_shape[d]);
+    unsigned mask = 0;
+    haddr_t address = HADDR_UNDEF;
+    hsize_t size = 0;
+    check_status(H5Dget_chunk_info_by_coord(dataset, offset.data(), &mask, &address, &size),
+                 static_cast<int>(ErrorCode::kCorruptData),
+                 fmt::format("{}: reading the chunk index (chunk {})", where, i));
+    if (address != HADDR_UNDEF) entries[i] = {address, size, mask};
+    for (size_t d = n; d-- > 0;) {
+      if (++coords[d] < grid[d]) break;
+      coords[d] = 0;
+    }
+  }
+}
+
+void by_index(hid_t dataset, const std::vector<int64_t>& grid,
+              const std::vector<int64_t>& chunk_shape, std::vector<Hdf5ChunkEntry>& entries,
+              const std::string& where) {
+  Handle space = check(H5Dget_space(dataset), static_cast<int>(ErrorCode::kCorruptData), where);
+  hsize_t stored = 0;
+  check_status(H5Dget_num_chunks(dataset, space.get(), &stored),
+               static_cast<int>(ErrorCode::kCorruptData), where + ": counting chunks");
+  const size_t n = grid.size();
+  std::vector<hsize_t> offset(n);
+  std::vector<int64_t> coords(n);
+  for (hsize_t i = 0; i < stored; ++i) {
+    unsigned mask = 0;
+    haddr_t address = HADDR_UNDEF;
+    hsize_t size = 0;
+    check_status(H5Dget_chunk_info(dataset, space.get(), i, offset.data(), &mask, &address, &size),
+                 static_cast<int>(ErrorCode::kCorruptData),
+                 fmt::format("{}: reading the chunk index (entry {})", where, i));
+    for (size_t d = 0; d < n; ++d) {
+      coords[d] = static_cast<int64_t>(offset[d]) / chunk_shape[d];
+      if (coords[d] >= grid[d]) {
+        fail(ErrorCode::kCorruptData, "{}: chunk index entry {} lies outside the dataset", where,
+             i);
+      }
+    }
+    if (address != HADDR_UNDEF) {
+      entries[static_cast<size_t>(linear_chunk_index(coords, grid))] = {address, size, mask};
+    }
+  }
+}
+
+/// The version 1 B-tree read by chute (hdf5_btree.cc); false when the dataset has another index.
+bool by_btree(hid_t dataset, const SingleFileStore& file, const std::vector<int64_t>& grid,
+              const std::vector<int64_t>& chunk_shape, std::vector<Hdf5ChunkEntry>& entries,
+              const std::string& where) {
+  H5O_info_t info;
+  if (H5Oget_info2(dataset, &info, H5O_INFO_BASIC) < 0) {
+    take_error_stack();
+    return false;
+  }
+  Handle file_id(H5Iget_file_id(dataset));
+  Handle fcpl(file_id.valid() ? H5Fget_create_plist(file_id.get()) : H5I_INVALID_HID);
+  size_t offset_size = 0, length_size = 0;
+  if (!fcpl.valid() || H5Pget_sizes(fcpl.get(), &offset_size, &length_size) < 0) {
+    take_error_stack();
+    return false;
+  }
+  // Addresses in the object header are relative to the base address (the superblock's), which
+  // is 0 unless the file has a user block.
+  hsize_t user_block = 0;
+  if (H5Pget_userblock(fcpl.get(), &user_block) < 0 || user_block != 0) {
+    take_error_stack();
+    return false;
+  }
+  return read_btree_chunk_index(file, info.addr,
+                                {static_cast<int>(offset_size), static_cast<int>(length_size)},
+                                grid, chunk_shape, entries, where);
+}
+
+}  // namespace
+
+std::vector<Hdf5ChunkEntry> read_chunk_index(hid_t dataset, const SingleFileStore& file,
+                                             const std::vector<int64_t>& grid,
+                                             const std::vector<int64_t>& chunk_shape,
+                                             Hdf5IndexMethod method, const std::string& where) {
+  auto lock = lock_library();
+  int64_t count = 1;
+  for (int64_t g : grid) count *= g;
+  std::vector<Hdf5ChunkEntry> entries(static_cast<size_t>(count));
+  if (count == 0) return entries;
+  if (method == Hdf5IndexMethod::kBTree &&
+      by_btree(dataset, file, grid, chunk_shape, entries, where)) {
+    return entries;
+  }
+  if (method == Hdf5IndexMethod::kByIndex) {
+    by_index(dataset, grid, chunk_shape, entries, where);
+  } else {
+    by_coordinate(dataset, grid, chunk_shape, entries, where);
+  }
+  return entries;
+}
+
+}  // namespace chute::hdf5

@@ -1,0 +1,19 @@
+#pragma once
+// Reading a chunked dataset's chunk index once, at open, into a dense table over the chunk grid.
+
+#include <vector>
+
+#include "chute/format/hdf5.h"
+#include "chute/format/hdf5_chunked_source.h"
+#include "chute/format/hdf5_library.h"
+
+namespace chute::hdf5 {
+
+/// One entry per chunk of `grid` (row-major); entry.chain holds the chunk's filter mask (the
+/// caller turns masks into chain indices). Holds the library lock.
+std::vector<Hdf5ChunkEntry> read_chunk_index(hid_t dataset, const SingleFileStore& file,
+                                             const std::vector<int64_t>& grid,
+                                             const std::vector<int64_t>& chunk_shape,
+                                             Hdf5IndexMethod method, const std::string& where);
+
+}  // namespace chute::hdf5

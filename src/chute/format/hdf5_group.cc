@@ -1,0 +1,58 @@
+// Opening an HDF5 group: every dataset below it (opened as arrays, keyed by relative path) and
+// its sub-groups, with attributes as JSON.
+
+#include <vector>
+
+#include "chute/format/hdf5.h"
+#include "chute/format/hdf5_file.h"
+#include "chute/util/error.h"
+
+namespace chute {
+namespace {
+
+struct Members {
+  std::vector<std::string> datasets;
+  std::vector<std::string> groups;
+};
+
+herr_t visit(hid_t, const char* name, const H5O_info_t* info, void* data) {
+  auto* members = static_cast<Members*>(data);
+  const std::string path = name;
+  if (path == ".") return 0;
+  if (info->type == H5O_TYPE_DATASET) members->datasets.push_back(path);
+  if (info->type == H5O_TYPE_GROUP) members->groups.push_back(path);
+  return 0;
+}
+
+}  // namespace
+
+Group open_hdf5_group(const std::string& file, const std::string& group) {
+  const std::string inner = group.empty() ? "/" : group;
+  const std::string where = fmt::format("HDF5 file '{}', group '{}'", file, inner);
+  Group result;
+  result.name = group.empty() ? file : file + "/" + group;
+  result.zarr_format = 0;
+  Members members;
+  {
+    hdf5::OpenFile opened = hdf5::open_file(file);
+    auto lock = hdf5::lock_library();
+    if (inner != "/" && H5Lexists(opened.file.get(), inner.c_str(), H5P_DEFAULT) <= 0) {
+      hdf5::take_error_stack();
+      fail(ErrorCode::kNotFound, "{}: no such group", where);
+    }
+    hdf5::Handle g = hdf5::check(H5Gopen2(opened.file.get(), inner.c_str(), H5P_DEFAULT),
+                                 static_cast<int>(ErrorCode::kNotFound), where + ": not a group");
+    result.attributes = hdf5::read_attributes(g.get(), where);
+    hdf5::check_status(
+        H5Ovisit2(g.get(), H5_INDEX_NAME, H5_ITER_INC, visit, &members, H5O_INFO_BASIC),
+        static_cast<int>(ErrorCode::kCorruptData), where + ": listing members");
+  }
+  const std::string prefix = inner == "/" ? "" : inner + "/";
+  for (const std::string& path : members.datasets) {
+    result.arrays[path] = open_hdf5(file, prefix + path);
+  }
+  result.groups = members.groups;
+  return result;
+}
+
+}  // namespace chute

@@ -1,0 +1,189 @@
+// Opening one HDF5 dataset: metadata through libhdf5 (under its lock), then a chunk source
+// that never calls the library again: the mapped contiguous region, or the chunk table.
+
+#include <sys/stat.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <map>
+
+#include "chute/array/chunk_grid.h"
+#include "chute/format/contiguous_source.h"
+#include "chute/format/hdf5.h"
+#include "chute/format/hdf5_chunk_index.h"
+#include "chute/format/hdf5_file.h"
+#include "chute/format/hdf5_filters.h"
+#include "chute/format/hdf5_types.h"
+#include "chute/util/error.h"
+
+namespace chute {
+namespace {
+
+/// CHUTE_HDF5_INDEX=coord or =info selects libhdf5's lookups instead of chute's B-tree reader
+/// (for measuring them against each other).
+std::atomic<Hdf5IndexMethod> index_method{[] {
+  const char* env = std::getenv("CHUTE_HDF5_INDEX");
+  const std::string method = env ? env : "";
+  if (method == "info") return Hdf5IndexMethod::kByIndex;
+  if (method == "coord") return Hdf5IndexMethod::kByCoordinate;
+  return Hdf5IndexMethod::kBTree;
+}()};
+
+constexpr char kSignature[] = "\x89HDF\r\n\x1a\n";
+
+bool has_hdf5_signature(const std::string& path) {
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return false;
+  std::ifstream in(path, std::ios::binary);
+  char head[8] = {};
+  in.read(head, 8);
+  return in.gcount() == 8 && std::memcmp(head, kSignature, 8) == 0;
+}
+
+std::vector<Hdf5Filter> read_filters(hid_t dcpl) {
+  std::vector<Hdf5Filter> filters;
+  const int count = H5Pget_nfilters(dcpl);
+  for (int i = 0; i < count; ++i) {
+    Hdf5Filter filter;
+    unsigned flags = 0;
+    size_t cd_count = 16;
+    filter.client_data.resize(cd_count);
+    char name[256] = {};
+    unsigned config = 0;
+    const H5Z_filter_t id = H5Pget_filter2(dcpl, static_cast<unsigned>(i), &flags, &cd_count,
+                                           filter.client_data.data(), sizeof(name), name, &config);
+    filter.id = static_cast<int>(id);
+    filter.client_data.resize(std::min<size_t>(cd_count, 16));
+    filter.name = name;
+    filters.push_back(std::move(filter));
+  }
+  return filters;
+}
+
+}  // namespace
+
+void set_hdf5_index_method(Hdf5IndexMethod method) { index_method = method; }
+
+std::optional<std::pair<std::string, std::string>> split_hdf5_path(const std::string& path) {
+  std::string clean = path;
+  while (clean.size() > 1 && clean.back() == '/') clean.pop_back();
+  for (size_t slash = 0;; ++slash) {
+    slash = clean.find('/', slash);
+    const std::string file = slash == std::string::npos ? clean : clean.substr(0, slash);
+    if (!file.empty() && has_hdf5_signature(file)) {
+      return std::pair{file, slash == std::string::npos ? std::string() : clean.substr(slash + 1)};
+    }
+    if (slash == std::string::npos) return std::nullopt;
+  }
+}
+
+ArrayPtr open_hdf5(const std::string& file, const std::string& dataset) {
+  const std::string name = dataset.empty() ? file : file + "/" + dataset;
+  const std::string where = fmt::format("HDF5 file '{}', dataset '{}'", file, dataset);
+  hdf5::OpenFile opened = hdf5::open_file(file);
+  auto lock = hdf5::lock_library();
+  if (dataset.empty() || H5Lexists(opened.file.get(), dataset.c_str(), H5P_DEFAULT) <= 0) {
+    hdf5::take_error_stack();
+    fail(ErrorCode::kNotFound, "{}: no such dataset", where);
+  }
+  hdf5::Handle dset =
+      hdf5::check(H5Dopen2(opened.file.get(), dataset.c_str(), H5P_DEFAULT),
+                  static_cast<int>(ErrorCode::kUnsupported),
+                  where + ": not a dataset libhdf5 1.10 can open (" H5_VERS_INFO ")");
+  hdf5::Handle type =
+      hdf5::check(H5Dget_type(dset.get()), static_cast<int>(ErrorCode::kCorruptData), where);
+  hdf5::Handle space =
+      hdf5::check(H5Dget_space(dset.get()), static_cast<int>(ErrorCode::kCorruptData), where);
+  hdf5::Handle dcpl = hdf5::check(H5Dget_create_plist(dset.get()),
+                                  static_cast<int>(ErrorCode::kCorruptData), where);
+
+  ArrayMetadata metadata;
+  metadata.zarr_format = 0;
+  Endian endian = Endian::kLittle;
+  metadata.data_type = hdf5::data_type(type.get(), &endian, where);
+  const H5S_class_t space_class = H5Sget_simple_extent_type(space.get());
+  if (space_class == H5S_NULL) fail(ErrorCode::kUnsupported, "{}: a null dataspace", where);
+  const int rank = H5Sget_simple_extent_ndims(space.get());
+  std::vector<hsize_t> dims(static_cast<size_t>(std::max(rank, 0)));
+  H5Sget_simple_extent_dims(space.get(), dims.data(), nullptr);
+  metadata.shape.assign(dims.begin(), dims.end());
+  metadata.fill_value = hdf5::fill_value(dcpl.get(), type.get(), metadata.data_type, endian);
+  metadata.attributes = hdf5::read_attributes(dset.get(), where);
+
+  if (H5Pget_external_count(dcpl.get()) > 0) {
+    fail(ErrorCode::kUnsupported, "{}: external storage (data in other files) is not supported",
+         where);
+  }
+  const H5D_layout_t layout = H5Pget_layout(dcpl.get());
+  auto file_store = opened.store;
+  if (layout == H5D_COMPACT) {
+    fail(ErrorCode::kUnsupported,
+         "{}: compact storage is not supported (rewrite it contiguous "
+         "or chunked)",
+         where);
+  }
+  if (layout == H5D_VIRTUAL) {
+    fail(ErrorCode::kUnsupported, "{}: virtual datasets are not supported", where);
+  }
+  if (layout == H5D_CONTIGUOUS) {
+    const haddr_t offset = H5Dget_offset(dset.get());
+    hdf5::take_error_stack();
+    if (offset != HADDR_UNDEF) {
+      auto source = std::make_shared<const ContiguousSource>(
+          file_store, offset, metadata.shape, metadata.data_type, endian, false, name);
+      metadata.chunk_shape = source->chunk_shape();
+      metadata.codecs = source->codec_specs();
+      return std::make_shared<const Array>(std::move(source), std::move(metadata), name);
+    }
+    // Never written: every element is the fill value.
+    metadata.chunk_shape = contiguous_slab_shape(metadata.shape, metadata.data_type.size, false);
+    metadata.codecs = hdf5_codec_specs({}, metadata.data_type, endian, 0, where);
+    const auto grid = chunk_grid_shape(metadata.shape, metadata.chunk_shape);
+    int64_t count = 1;
+    for (int64_t g : grid) count *= g;
+    auto chain = CodecChain::create(metadata.codecs, metadata.data_type, metadata.chunk_shape);
+    auto source = std::make_shared<const Hdf5ChunkedSource>(
+        file_store, metadata.chunk_shape, grid, std::vector<CodecChainPtr>{chain},
+        std::vector<Hdf5ChunkEntry>(static_cast<size_t>(count)), name);
+    return std::make_shared<const Array>(std::move(source), std::move(metadata), name);
+  }
+  if (layout != H5D_CHUNKED) fail(ErrorCode::kUnsupported, "{}: unknown storage layout", where);
+
+  std::vector<hsize_t> chunk(dims.size());
+  H5Pget_chunk(dcpl.get(), rank, chunk.data());
+  metadata.chunk_shape.assign(chunk.begin(), chunk.end());
+  const std::vector<Hdf5Filter> filters = read_filters(dcpl.get());
+  metadata.codecs = hdf5_codec_specs(filters, metadata.data_type, endian, 0, where);
+  const auto grid = chunk_grid_shape(metadata.shape, metadata.chunk_shape);
+  std::vector<Hdf5ChunkEntry> entries = hdf5::read_chunk_index(
+      dset.get(), *file_store, grid, metadata.chunk_shape, index_method, where);
+  lock.unlock();
+
+  // One chain per filter mask found (mask 0 first).
+  std::vector<CodecChainPtr> chains;
+  std::map<uint32_t, uint32_t> chain_of_mask;
+  auto chain_for = [&](uint32_t mask) {
+    auto [it, inserted] = chain_of_mask.try_emplace(mask, static_cast<uint32_t>(chains.size()));
+    if (inserted) {
+      try {
+        chains.push_back(
+            CodecChain::create(hdf5_codec_specs(filters, metadata.data_type, endian, mask, where),
+                               metadata.data_type, metadata.chunk_shape));
+      } catch (const Error& e) {
+        throw e.with_context(where);
+      }
+    }
+    return it->second;
+  };
+  chain_for(0);
+  for (Hdf5ChunkEntry& e : entries) {
+    if (e.offset != Hdf5ChunkEntry::kMissing) e.chain = chain_for(e.chain);
+  }
+  auto source = std::make_shared<const Hdf5ChunkedSource>(
+      file_store, metadata.chunk_shape, grid, std::move(chains), std::move(entries), name);
+  return std::make_shared<const Array>(std::move(source), std::move(metadata), name);
+}
+
+}  // namespace chute

@@ -1,0 +1,70 @@
+#include "chute/store/single_file_store.h"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+
+#include "chute/util/error.h"
+
+namespace chute {
+
+SingleFileStore::SingleFileStore(std::string path) : path_(std::move(path)) {
+  fd_ = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd_ < 0) fail_errno(errno, "open", path_);
+  struct stat st;
+  if (::fstat(fd_, &st) != 0) {
+    const int err = errno;
+    ::close(fd_);
+    fail_errno(err, "stat", path_);
+  }
+  if (S_ISDIR(st.st_mode)) {
+    ::close(fd_);
+    fail(ErrorCode::kInvalidArgument, "'{}' is a folder, expected a file", path_);
+  }
+  size_ = static_cast<uint64_t>(st.st_size);
+}
+
+SingleFileStore::~SingleFileStore() {
+  if (mapping_ != nullptr) ::munmap(mapping_, size_);
+  if (fd_ >= 0) ::close(fd_);
+}
+
+bool SingleFileStore::read(std::string_view key, ByteBuffer& out) const {
+  out.resize(size_);
+  return read_range(key, 0, out.span());
+}
+
+bool SingleFileStore::read_range(std::string_view key, uint64_t offset,
+                                 std::span<std::byte> out) const {
+  size_t done = 0;
+  while (done < out.size()) {
+    const ssize_t n =
+        ::pread(fd_, out.data() + done, out.size() - done, static_cast<off_t>(offset + done));
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      fail_errno(errno, "read", path_);
+    }
+    if (n == 0) {
+      fail(ErrorCode::kCorruptData,
+           "'{}' is truncated: expected {} bytes at offset {}, the file ends at {}", path_,
+           out.size(), offset, offset + done);
+    }
+    done += static_cast<size_t>(n);
+  }
+  return true;
+}
+
+const std::byte* SingleFileStore::mapping() const {
+  std::call_once(mapped_, [&] {
+    if (size_ == 0) return;
+    void* p = ::mmap(nullptr, size_, PROT_READ, MAP_SHARED, fd_, 0);
+    if (p == MAP_FAILED) fail_errno(errno, "mmap", path_);
+    mapping_ = p;
+  });
+  return static_cast<const std::byte*>(mapping_);
+}
+
+}  // namespace chute

@@ -1,0 +1,43 @@
+#pragma once
+// One local file kept open, for formats that hold a whole array in one file (HDF5, .npy): its
+// one value is read with pread at any offset from many threads, or mapped read-only so that
+// uncompressed boxes are copied straight out of the page cache. Every key names the file.
+
+#include <cstddef>
+#include <cstdint>
+#include <mutex>
+#include <string>
+
+#include "chute/store/store.h"
+
+namespace chute {
+
+class SingleFileStore final : public Store {
+ public:
+  /// Opens `path` read-only; throws kNotFound naming it when it does not exist, kIo otherwise.
+  explicit SingleFileStore(std::string path);
+  ~SingleFileStore() override;
+  SingleFileStore(const SingleFileStore&) = delete;
+  SingleFileStore& operator=(const SingleFileStore&) = delete;
+
+  std::optional<uint64_t> size(std::string_view key) const override { return size_; }
+  bool read(std::string_view key, ByteBuffer& out) const override;
+  bool read_range(std::string_view key, uint64_t offset, std::span<std::byte> out) const override;
+  std::vector<std::string> list(std::string_view prefix) const override { return {}; }
+  std::string describe() const override { return path_; }
+
+  const std::string& path() const { return path_; }
+  uint64_t file_size() const { return size_; }
+  /// The whole file mapped read-only (mapped on first call; thread-safe). Pages come from the
+  /// page cache as they are touched. Null for an empty file.
+  const std::byte* mapping() const;
+
+ private:
+  std::string path_;
+  int fd_ = -1;
+  uint64_t size_ = 0;
+  mutable void* mapping_ = nullptr;
+  mutable std::once_flag mapped_;
+};
+
+}  // namespace chute
