@@ -50,6 +50,7 @@ ARRAY_KEYS = {
 CHUNK_KEYS = {
     "grid",
     "count",
+    "checked",
     "stored",
     "decoded_nbytes",
     "inner_decoded_nbytes",

@@ -46,6 +46,8 @@ class HostileFiles : public ::testing::Test {
   fs::path root_;
 };
 
+const std::vector<int64_t> kOrigin = {0};
+
 std::string error_of(const std::function<void()>& call) {
   try {
     call();
@@ -59,7 +61,7 @@ std::string error_of(const std::function<void()>& call) {
 void read_all(const std::string& path) {
   ArrayPtr array = open_array(path);
   std::vector<float> out(4);
-  array->read({0}, StridedView::contiguous(reinterpret_cast<std::byte*>(out.data()), {4}, 4));
+  array->read(kOrigin, StridedView::contiguous(reinterpret_cast<std::byte*>(out.data()), {4}, 4));
 }
 
 void expect_mentions(const std::string& message, std::initializer_list<std::string> parts) {
@@ -71,7 +73,7 @@ void expect_mentions(const std::string& message, std::initializer_list<std::stri
 TEST_F(HostileFiles, RegularFilesStillRead) {
   ArrayPtr array = open_array(array_path());
   std::vector<float> out(4);
-  array->read({0}, StridedView::contiguous(reinterpret_cast<std::byte*>(out.data()), {4}, 4));
+  array->read(kOrigin, StridedView::contiguous(reinterpret_cast<std::byte*>(out.data()), {4}, 4));
   EXPECT_EQ(out, (std::vector<float>{1.5f, 2.5f, 0.0f, 0.0f}));  // chunk 1 missing: fill value
 }
 
@@ -113,7 +115,7 @@ TEST_F(HostileFiles, SymlinkedChunkFollowedUnlessConfined) {
   fs::create_symlink(outside / "chunk", root_ / "a" / "1");
   ArrayPtr array = open_array(array_path());
   std::vector<float> out(4);
-  array->read({0}, StridedView::contiguous(reinterpret_cast<std::byte*>(out.data()), {4}, 4));
+  array->read(kOrigin, StridedView::contiguous(reinterpret_cast<std::byte*>(out.data()), {4}, 4));
   EXPECT_EQ(out[2], 7.0f);
 
   set_default_file_store_options(FileStoreOptions{.follow_symlinks = false});
