@@ -387,6 +387,7 @@ def test_a_thousand_early_breaks_leave_no_threads_or_memory_behind(dataset):
         for _batch in loader:
             break
     loader.close()
+    print(f"1,000 breaks: threads {threads} -> {thread_count()}, RSS +{rss_bytes() - rss} bytes")
     assert thread_count() <= threads
     assert rss_bytes() - rss < 16 << 20  # the bound: 16 MiB over 1,000 restarts
 
@@ -402,8 +403,9 @@ def test_soak_ten_thousand_batches(dataset):
         for batch in loader:
             batches += 1
             assert batch["x"].shape == (1, *SHAPE)
-    assert thread_count() == start_threads
     growth = rss_bytes() - start_rss
+    print(f"soak: {batches} batches, threads {start_threads} -> {thread_count()}, RSS +{growth} B")
+    assert thread_count() == start_threads
     assert growth < 16 << 20, f"RSS grew by {growth} bytes over {batches} batches"
     assert len(loader.stats()["occupancy"]) <= 1 << 16
 
