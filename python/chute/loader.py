@@ -62,7 +62,7 @@ def packed(arrays: Mapping[str, str]) -> Dataset:
     """W1: named arrays (local paths: an array folder or "group/member") sharing axis 0."""
     if not isinstance(arrays, Mapping) or not arrays:
         raise _chute.InvalidArgumentError("packed() needs a non-empty mapping of name -> path")
-    return Dataset(_chute._open_packed([(str(k), str(v)) for k, v in arrays.items()]))
+    return Dataset(_chute._open_packed([(str(k), os.fsencode(v)) for k, v in arrays.items()]))
 
 
 def windows(

@@ -139,7 +139,12 @@ void bind_loader(nb::module_& m) {
 
   m.def(
       "_open_packed",
-      [](const std::vector<std::pair<std::string, std::string>>& paths) -> DatasetPtr {
+      [](const std::vector<std::pair<std::string, nb::bytes>>& named) -> DatasetPtr {
+        // Paths come as bytes (os.fsencode): a file name need not be valid UTF-8 on Linux.
+        std::vector<std::pair<std::string, std::string>> paths;
+        for (const auto& [name, path] : named) {
+          paths.emplace_back(name, std::string(path.c_str(), path.size()));
+        }
         nb::gil_scoped_release release;
         return open_packed_dataset(paths);
       },

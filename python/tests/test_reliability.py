@@ -118,6 +118,7 @@ def test_paths_with_non_utf8_bytes_and_nul(tmp_path, dataset):
     a = chute.open(odd)  # bytes path; before: a binding TypeError
     np.testing.assert_array_equal(a[...], dataset["values"])
     assert chute.open(os.fsdecode(odd)).path == os.fsdecode(odd)  # str with surrogates
+    assert len(list(chute.Loader({"x": odd}, batch_size=4))) == 4  # and through the Loader
     with pytest.raises(chute.InvalidArgumentError, match="NUL"):
         chute.open(str(tmp_path) + "/x\0y")  # before: the path was cut at the NUL
 
