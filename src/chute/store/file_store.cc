@@ -142,8 +142,7 @@ int FileStore::open_regular(std::string_view key, const std::string& path) const
   struct stat st;
   if (::fstat(fd, &st) != 0) fail_errno(errno, "stat", path);
   if (!S_ISREG(st.st_mode)) fail_not_regular(st.st_mode, path);
-  // Regular files never block; reads go on in blocking mode.
-  ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+  // O_NONBLOCK has no effect on reads of regular files (open(2)): nothing to undo.
   return owned.release();
 }
 
