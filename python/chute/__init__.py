@@ -11,7 +11,7 @@ Errors are chute.Error subclasses that also derive from the built-in exception t
     InvalidArgumentError, InvalidMetadataError, UnsupportedError, CorruptDataError -> ValueError
     NotFoundError -> FileNotFoundError, PermissionDeniedError -> PermissionError,
     StorageError -> OSError, OutOfRangeError -> IndexError, InternalError -> RuntimeError,
-    CancelledError -> chute.Error only.
+    ReadTimeoutError -> TimeoutError, CancelledError -> chute.Error only.
 """
 
 from importlib import metadata as _metadata

@@ -25,6 +25,14 @@ _BASIC_INDEX_HELP = (
 )
 
 
+def _as_raw(out: np.ndarray) -> np.ndarray:
+    """A view the binding accepts: NumPy dtypes from ml_dtypes (bfloat16) have no DLPack code,
+    so their bits go in as uint16 (the same memory)."""
+    if out.dtype.kind == "V" or out.dtype.name == "bfloat16":
+        return out.view(np.uint16) if out.dtype.itemsize == 2 else out
+    return out
+
+
 def _numpy_dtype(core: Any) -> np.dtype:
     if core.dtype_name == "bfloat16":
         import ml_dtypes  # optional: only arrays of bfloat16 need it
@@ -203,14 +211,14 @@ class Array:
     def read(self, start: Sequence[int], shape: Sequence[int]) -> np.ndarray:
         """Reads the box [start, start + shape) into a new C-contiguous NumPy array."""
         out = np.empty(tuple(shape), dtype=self._dtype)
-        self._core.read_into(list(start), out)
+        self._core.read_into(list(start), _as_raw(out))
         return out
 
     def read_into(self, start: Sequence[int], out: np.ndarray) -> np.ndarray:
         """Reads the box [start, start + out.shape) into `out` (any non-negative strides)."""
         if out.dtype != self._dtype:
             raise TypeError(f"expected an output array of dtype {self._dtype}, got {out.dtype}")
-        self._core.read_into(list(start), out)
+        self._core.read_into(list(start), _as_raw(out))
         return out
 
     def __getitem__(self, key: Any) -> np.ndarray:
@@ -274,13 +282,18 @@ class Group(Mapping):
         return f"<chute.Group {self._path!r} arrays={list(self._arrays)}>"
 
 
-def open(path: str | os.PathLike[str]) -> Array:
+def _native_path(path: str | bytes | os.PathLike) -> bytes:
+    """The path as the OS sees it: names need not be UTF-8 (bytes, or str from os.fsdecode)."""
+    return os.fsencode(path)
+
+
+def open(path: str | bytes | os.PathLike) -> Array:
     """Opens the array at `path`: a Zarr v2 or v3 array folder (or "group/member"), an HDF5
     dataset ("file.h5/dataset/path") or a NumPy .npy file."""
-    return Array(_chute._open_array(os.fspath(path)))
+    return Array(_chute._open_array(_native_path(path)))
 
 
-def open_group(path: str | os.PathLike[str]) -> Group:
+def open_group(path: str | bytes | os.PathLike) -> Group:
     """Opens the Zarr v2 or v3 group at `path` with all its arrays (consolidated if available),
     or an HDF5 file or group ("file.h5", "file.h5/group") with all datasets below it."""
-    return Group(_chute._open_group(os.fspath(path)))
+    return Group(_chute._open_group(_native_path(path)))

@@ -24,6 +24,9 @@ W2 windows over a Zarr group in xarray layout:
 
 from __future__ import annotations
 
+import operator
+import os
+import sys
 from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -44,6 +47,9 @@ __all__ = [
     "packed",
     "windows",
 ]
+
+# Core loaders inherited by a fork() child, kept alive there (see Loader._rebuild_after_fork).
+_inherited_after_fork: list[Any] = []
 
 
 class Dataset:
@@ -74,7 +80,7 @@ def packed(arrays: Mapping[str, str]) -> Dataset:
     """W1: named arrays (local paths: an array folder or "group/member") sharing axis 0."""
     if not isinstance(arrays, Mapping) or not arrays:
         raise _chute.InvalidArgumentError("packed() needs a non-empty mapping of name -> path")
-    return Dataset(_chute._open_packed([(str(k), str(v)) for k, v in arrays.items()]))
+    return Dataset(_chute._open_packed([(str(k), os.fsencode(v)) for k, v in arrays.items()]))
 
 
 def windows(
@@ -256,10 +262,49 @@ def _as_numpy(array: np.ndarray, dtype_name: str) -> np.ndarray:
     return array
 
 
-def _default_rank_world() -> tuple[int, int]:
-    from .distributed import rank_and_world_size
+_UINT64_MAX = 2**64 - 1
+_INT64_MAX = 2**63 - 1
+_logged_rank_sources: set[tuple[int, int, str]] = set()
 
-    return rank_and_world_size()
+
+def _invalid(message: str) -> Exception:
+    return _chute.InvalidArgumentError(message)
+
+
+def _integer(name: str, value: Any, low: int, high: int, allowed: str = "") -> int:
+    """`value` as an int in [low, high], else InvalidArgumentError naming option and range."""
+    if isinstance(value, bool) or not hasattr(value, "__index__"):
+        raise _invalid(
+            f"{name} must be an integer{allowed or f' in [{low}, {high}]'}, got {value!r}"
+        )
+    number = operator.index(value)
+    if not low <= number <= high:
+        raise _invalid(f"{name} must be in [{low}, {high}]{allowed}, got {number}")
+    return number
+
+
+def _flag(name: str, value: Any) -> bool:
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    raise _invalid(f"{name} must be True or False, got {value!r}")
+
+
+def _quiet_from_env() -> bool:
+    return os.environ.get("CHUTE_QUIET", "").strip() not in ("", "0")
+
+
+def _log_rank_once(rank: int, world_size: int, source: str) -> None:
+    """One line on stderr per process and source: where rank and world size came from."""
+    key = (rank, world_size, source)
+    if key in _logged_rank_sources:
+        return
+    _logged_rank_sources.add(key)
+    print(
+        f"chute: rank {rank} of {world_size} from {source}; pass rank=/world_size= to choose, "
+        "verbose=False or CHUTE_QUIET=1 to silence this line",
+        file=sys.stderr,
+        flush=True,
+    )
 
 
 class Loader:
@@ -268,9 +313,19 @@ class Loader:
     `threads=None` uses one reader thread per CPU this process may run on (its affinity);
     `prefetch` batches are assembled ahead of the consumer. `rank`/`world_size` default to MPI (mpi4py, when initialised), then torchrun's
     RANK/WORLD_SIZE, Slurm's SLURM_PROCID/SLURM_NTASKS, OpenMPI's OMPI_COMM_WORLD_RANK/SIZE, else
-    0 and 1. Each `for` over the loader runs the next epoch; the samples of every batch are a pure
-    function of (seed, epoch, rank, world_size, batch number). With drop_last=False the last batch
-    is padded by wrapping around to the start of the epoch (`batch.padding` says how many).
+    0 and 1; when a launcher set them the loader says so once on stderr (`verbose=False` or
+    CHUTE_QUIET=1 silences it), and `loader.rank_source` names the variables. Each `for` over
+    the loader runs the next epoch; the samples of every batch are a pure function of (seed,
+    epoch, rank, world_size, batch number). With drop_last=False the last batch is padded by
+    wrapping around to the start of the epoch (`batch.padding` says how many).
+
+    Every option is checked up front (InvalidArgumentError naming option, value and range):
+    `batch_size` × `world_size` larger than the dataset is an error unless `pad_to_batch=True`;
+    `threads` at most 16 per hardware thread (64 at least). `timeout` (seconds, None: wait
+    forever) makes a batch that does not come in time raise chute.ReadTimeoutError (a
+    TimeoutError) and cancel the epoch. Ctrl-C while waiting raises KeyboardInterrupt at once
+    and joins the loader's threads. After os.fork() (DataLoader workers, multiprocessing), the
+    child's first use of an inherited Loader rebuilds it with fresh threads at the same position.
     """
 
     def __init__(
@@ -284,29 +339,92 @@ class Loader:
         prefetch: int = 2,
         rank: int | None = None,
         world_size: int | None = None,
+        *,
+        pad_to_batch: bool = False,
+        timeout: float | None = None,
+        verbose: bool | None = None,
     ) -> None:
+        batch_size = _integer("batch_size", batch_size, 1, _INT64_MAX)
+        shuffle = _flag("shuffle", shuffle)
+        seed = _integer("seed", seed, 0, _UINT64_MAX, " (an unsigned 64-bit integer)")
+        drop_last = _flag("drop_last", drop_last)
+        if threads is not None:
+            threads = _integer("threads", threads, 1, _INT64_MAX, " or None")
+        prefetch = _integer("prefetch", prefetch, 1, 4096)
+        pad_to_batch = _flag("pad_to_batch", pad_to_batch)
+        if timeout is not None:
+            if isinstance(timeout, bool) or not isinstance(timeout, (int, float, np.number)):
+                raise _invalid(f"timeout must be a number of seconds or None, got {timeout!r}")
+            timeout = float(timeout)
+            if not 0 < timeout <= 1e9:
+                raise _invalid(f"timeout must be > 0 seconds (or None: no limit), got {timeout}")
+        if verbose is not None:
+            verbose = _flag("verbose", verbose)
+        if rank is not None:
+            rank = _integer("rank", rank, 0, _INT64_MAX)
+        if world_size is not None:
+            world_size = _integer("world_size", world_size, 1, _INT64_MAX)
         dataset = data if isinstance(data, Dataset) else packed(data)
+        source = "arguments rank/world_size"
         if rank is None or world_size is None:
-            env_rank, env_world = _default_rank_world()
-            rank = env_rank if rank is None else rank
-            world_size = env_world if world_size is None else world_size
-        if threads is not None and threads < 1:
-            raise _chute.InvalidArgumentError(f"threads must be >= 1 or None, got {threads}")
+            from .distributed import rank_info
+
+            info = rank_info()
+            source = (
+                info.source
+                if rank is None and world_size is None
+                else (f"argument {'rank' if rank is not None else 'world_size'} and {info.source}")
+            )
+            rank = info.rank if rank is None else rank
+            world_size = info.world_size if world_size is None else world_size
+            quiet = (not verbose) if verbose is not None else _quiet_from_env()
+            if info.source != "default" and not quiet:
+                _log_rank_once(rank, world_size, source)
         self.dataset = dataset
-        self.batch_size = int(batch_size)
-        self.rank = int(rank)
-        self.world_size = int(world_size)
-        self._core = _chute._Loader(
+        self.batch_size = batch_size
+        self.rank = rank
+        self.world_size = world_size
+        self.rank_source = source
+        self.timeout = timeout
+        self._args = (
             dataset._core,
-            self.batch_size,
-            bool(shuffle),
-            int(seed),
-            bool(drop_last),
-            0 if threads is None else int(threads),
-            int(prefetch),
-            self.rank,
-            self.world_size,
+            batch_size,
+            shuffle,
+            seed,
+            drop_last,
+            0 if threads is None else threads,
+            prefetch,
+            rank,
+            world_size,
+            pad_to_batch,
+            0.0 if timeout is None else timeout,
         )
+        self._pid = os.getpid()
+        self._runs = 0  # epochs begun, so an abandoned loop stops only its own
+        self._last_epoch: int | None = None  # the last epoch begun (for a fork child)
+        self._restore_pending = False
+        self._core_loader = _chute._Loader(*self._args)
+
+    @property
+    def _core(self) -> Any:
+        if self._pid != os.getpid():
+            self._rebuild_after_fork()
+        return self._core_loader
+
+    def _rebuild_after_fork(self) -> None:
+        # The inherited core's threads do not exist in this child; it must not be destroyed
+        # here either (that would join them), so it is kept alive with the process. The new core
+        # goes on as the parent's would: a restored position if one is pending, else the next
+        # `for` runs the epoch after the last one begun.
+        inherited = self._core_loader
+        _inherited_after_fork.append(inherited)
+        self._core_loader = _chute._Loader(*self._args)
+        self._pid = os.getpid()
+        seed, epoch, next_batch, *_ = inherited.state()
+        if self._restore_pending:
+            self._core_loader.restore(seed, epoch, next_batch)
+        elif self._last_epoch is not None:
+            self._core_loader.restore(seed, self._last_epoch + 1, 0)
 
     def __len__(self) -> int:
         return self._core.batches_per_epoch
@@ -316,38 +434,77 @@ class Loader:
         return self._core.threads
 
     def __iter__(self) -> Iterator[Batch]:
-        self._core.begin_epoch()
-        return self._batches()
+        core = self._core
+        core.begin_epoch()
+        self._last_epoch = core.state()[1]  # the epoch begun
+        self._restore_pending = False
+        self._runs += 1
+        return self._batches(self._runs)
 
     def epoch(self, epoch: int, start_batch: int = 0) -> Iterator[Batch]:
         """Iterates epoch `epoch` from batch `start_batch`."""
-        self._core.begin_epoch(int(epoch), int(start_batch))
-        return self._batches()
+        epoch = _integer("epoch", epoch, 0, _INT64_MAX)
+        start_batch = _integer("start_batch", start_batch, 0, len(self))
+        self._core.begin_epoch(epoch, start_batch)
+        self._last_epoch = epoch
+        self._restore_pending = False
+        self._runs += 1
+        return self._batches(self._runs)
 
-    def _batches(self) -> Iterator[Batch]:
+    def _batches(self, run: int) -> Iterator[Batch]:
         core = self._core
-        while True:
-            item = core.next()
-            if item is None:
-                return
-            epoch, index, indices, padding, arrays = item
-            yield Batch(
-                epoch,
-                index,
-                indices,
-                padding,
-                {name: _as_numpy(array, dtype) for name, array, dtype, _ in arrays},
-                {name: exported for name, _, _, exported in arrays},
-            )
+        try:
+            while True:
+                item = core.next()
+                if item is None:
+                    return
+                epoch, index, indices, padding, arrays = item
+                yield Batch(
+                    epoch,
+                    index,
+                    indices,
+                    padding,
+                    {name: _as_numpy(array, dtype) for name, array, dtype, _ in arrays},
+                    {name: exported for name, _, _, exported in arrays},
+                )
+        except BaseException:
+            # Ctrl-C, an error, or a loop left early (GeneratorExit): join this epoch's thread
+            # now, unless another epoch has begun since.
+            if run == self._runs:
+                core.stop()
+            raise
 
     def state_dict(self) -> dict[str, int]:
-        """The position to resume from: {"seed", "epoch", "next_batch"}."""
-        seed, epoch, next_batch = self._core.state()
-        return {"seed": seed, "epoch": epoch, "next_batch": next_batch}
+        """The position to resume from: {"seed", "epoch", "next_batch"}, plus "batch_size",
+        "world_size" and "dataset" (a fingerprint) so that it is not restored into a loader over
+        other data. Taken after an epoch's last batch, it points at the next epoch's first."""
+        seed, epoch, next_batch, batch_size, world_size, dataset = self._core.state()
+        return {
+            "seed": seed,
+            "epoch": epoch,
+            "next_batch": next_batch,
+            "batch_size": batch_size,
+            "world_size": world_size,
+            "dataset": dataset,
+        }
 
     def load_state_dict(self, state: Mapping[str, int]) -> None:
-        """Makes the next `for` resume exactly at `state` (from state_dict())."""
-        self._core.restore(int(state["seed"]), int(state["epoch"]), int(state["next_batch"]))
+        """Makes the next `for` resume exactly at `state` (from state_dict()). A state from a
+        loader with another batch size, world size or dataset raises InvalidArgumentError."""
+        if not isinstance(state, Mapping):
+            raise _invalid(f"state must be a mapping from state_dict(), got {type(state).__name__}")
+        missing = [key for key in ("seed", "epoch", "next_batch") if key not in state]
+        if missing:
+            raise _invalid(f"state is missing {missing}; expected a dict from state_dict()")
+        self._core.restore(
+            _integer("state['seed']", state["seed"], 0, _UINT64_MAX),
+            _integer("state['epoch']", state["epoch"], 0, _INT64_MAX),
+            _integer("state['next_batch']", state["next_batch"], 0, _INT64_MAX),
+            _integer("state['batch_size']", state.get("batch_size", 0), 0, _INT64_MAX),
+            _integer("state['world_size']", state.get("world_size", 0), 0, _INT64_MAX),
+            _integer("state['dataset']", state.get("dataset", 0), 0, _UINT64_MAX),
+        )
+        self._restore_pending = True
 
     def stats(self) -> dict[str, Any]:
         """Counters since the last reset_stats(): wait/read/decode/assemble seconds, bytes, queue
@@ -358,7 +515,8 @@ class Loader:
         self._core.reset_stats()
 
     def close(self) -> None:
-        """Stops the running epoch and joins the loader's threads (also done on deletion)."""
+        """Stops the running epoch and joins the loader's threads (also done on deletion).
+        May be called from another thread while one iterates: that loop then ends."""
         self._core.stop()
 
     def __enter__(self) -> Self:

@@ -6,6 +6,8 @@
 #include <nanobind/stl/shared_ptr.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
+#include <pthread.h>
+#include <unistd.h>
 
 #include <memory>
 #include <mutex>
@@ -14,6 +16,7 @@
 
 #include "bindings.h"
 #include "chute/format/zarr.h"
+#include "chute/store/file_store.h"
 #include "chute/util/error.h"
 #include "chute/util/thread_pool.h"
 
@@ -24,24 +27,56 @@ namespace {
 
 // The module-wide pool that Array reads run on; replaced by set_threads(). Readers hold a
 // shared_ptr so a replacement never destroys a pool that a read in flight still uses.
+// After fork() (PyTorch DataLoader workers, multiprocessing) the child has none of the pool's
+// threads: the first read there makes a fresh pool of the same size, and the inherited one is
+// left alone (destroying it would wait for workers that do not exist). The fork handlers hold
+// the lock across fork() so the child never inherits it locked.
 std::mutex g_pool_mutex;
 std::shared_ptr<ThreadPool> g_pool;
+int g_pool_pid = 0;
+size_t g_pool_threads = 0;  // 0: default_thread_count()
+
+void register_fork_handlers() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    ::pthread_atfork([] { g_pool_mutex.lock(); }, [] { g_pool_mutex.unlock(); },
+                     [] { g_pool_mutex.unlock(); });
+  });
+}
 
 std::shared_ptr<ThreadPool> shared_pool() {
   std::lock_guard<std::mutex> lock(g_pool_mutex);
-  if (!g_pool) g_pool = std::make_shared<ThreadPool>(default_thread_count());
+  if (g_pool && g_pool_pid != ::getpid()) {
+    (void)new std::shared_ptr<ThreadPool>(std::move(g_pool));  // inherited: leak, never join
+  }
+  if (!g_pool) {
+    g_pool =
+        std::make_shared<ThreadPool>(g_pool_threads == 0 ? default_thread_count() : g_pool_threads);
+    g_pool_pid = ::getpid();
+  }
   return g_pool;
 }
 
 void set_threads(int64_t threads) {
   if (threads < 0) fail(ErrorCode::kInvalidArgument, "threads must be >= 0, got {}", threads);
+  if (static_cast<uint64_t>(threads) > max_reader_threads()) {
+    fail(ErrorCode::kInvalidArgument,
+         "set_threads({}) is more than this machine can run: at most {} (16 per hardware "
+         "thread, {} here); 0 uses one per hardware thread",
+         threads, max_reader_threads(), default_thread_count());
+  }
   size_t count = threads == 0 ? default_thread_count() : static_cast<size_t>(threads);
   auto pool = std::make_shared<ThreadPool>(count);
   std::shared_ptr<ThreadPool> old;
   {
     std::lock_guard<std::mutex> lock(g_pool_mutex);
     old = std::move(g_pool);
+    if (old && g_pool_pid != ::getpid()) {
+      (void)new std::shared_ptr<ThreadPool>(std::move(old));  // inherited from before fork()
+    }
     g_pool = std::move(pool);
+    g_pool_pid = ::getpid();
+    g_pool_threads = static_cast<size_t>(threads);
   }
   // `old` is destroyed here (joining its workers) unless a read still holds it.
 }
@@ -106,6 +141,15 @@ ArrayPtr open_path(const std::string& path) {
   return open_array(path);
 }
 
+/// A file-system name as str, the way os.fsdecode makes it: bytes that are not UTF-8 become
+/// surrogates (so os.fsencode gives the same bytes back) instead of failing the conversion.
+nb::str fs_str(const std::string& name) {
+  PyObject* text =
+      PyUnicode_DecodeFSDefaultAndSize(name.data(), static_cast<Py_ssize_t>(name.size()));
+  if (text == nullptr) throw nb::python_error();
+  return nb::steal<nb::str>(text);
+}
+
 nb::dict open_group_path(const std::string& path) {
   Group group;
   {
@@ -113,21 +157,33 @@ nb::dict open_group_path(const std::string& path) {
     group = open_group(path);
   }
   nb::dict arrays;
-  for (const auto& [member, array] : group.arrays) arrays[member.c_str()] = array;
+  for (const auto& [member, array] : group.arrays) arrays[fs_str(member)] = array;
+  nb::list groups;
+  for (const std::string& member : group.groups) groups.append(fs_str(member));
   nb::dict result;
-  result["name"] = group.name;
+  result["name"] = fs_str(group.name);
   result["zarr_format"] = group.zarr_format;
   result["attrs_json"] = group.attributes.dump();
   result["arrays"] = arrays;
-  result["groups"] = group.groups;
+  result["groups"] = groups;
   return result;
 }
 
 }  // namespace
 
 void bind_arrays(nb::module_& m) {
+  register_fork_handlers();
+  m.def(
+      "set_follow_symlinks",
+      [](bool follow) { set_default_file_store_options(FileStoreOptions{follow}); },
+      nb::arg("follow"),
+      "Whether arrays and loaders opened from now on follow symbolic links inside their folder "
+      "(default True, as zarr-python); False confines every read to the folder opened.");
+  m.def(
+      "get_follow_symlinks", [] { return default_file_store_options().follow_symlinks; },
+      "Whether stores opened now follow symbolic links (see set_follow_symlinks).");
   nb::class_<Array>(m, "_Array", "An opened array of the core; use chute.Array instead.")
-      .def_prop_ro("path", &Array::name)
+      .def_prop_ro("path", [](const Array& a) { return fs_str(a.name()); })
       .def_prop_ro("shape", [](const Array& a) { return a.metadata().shape; })
       .def_prop_ro("chunks", [](const Array& a) { return a.metadata().chunk_shape; })
       .def_prop_ro("read_chunks", &Array::read_chunk_shape)
@@ -144,9 +200,17 @@ void bind_arrays(nb::module_& m) {
       .def("read_into", &read_into, nb::arg("start"), nb::arg("out"),
            "Reads box [start, start + out.shape) into the NumPy array `out` (GIL released).");
 
-  m.def("_open_array", &open_path, nb::arg("path"));
-  m.def("_open_group", &open_group_path, nb::arg("path"));
-  m.def("_is_group", &is_group, nb::arg("path"));
+  // Paths come as bytes (os.fsencode): a file name need not be valid UTF-8 on Linux.
+  auto native = [](const nb::bytes& path) { return std::string(path.c_str(), path.size()); };
+  m.def(
+      "_open_array", [native](const nb::bytes& path) { return open_path(native(path)); },
+      nb::arg("path"));
+  m.def(
+      "_open_group", [native](const nb::bytes& path) { return open_group_path(native(path)); },
+      nb::arg("path"));
+  m.def(
+      "_is_group", [native](const nb::bytes& path) { return is_group(native(path)); },
+      nb::arg("path"));
   m.def("set_threads", &set_threads, nb::arg("threads"),
         "Sets the number of threads array reads use (0: one per CPU this process may run on).");
   m.def("get_threads", &get_threads, "The number of threads array reads use.");

@@ -5,6 +5,7 @@
 #include <Python.h>
 
 #include <array>
+#include <string_view>
 
 #include "bindings.h"
 #include "chute/util/error.h"
@@ -22,7 +23,7 @@ struct ErrorClass {
 };
 
 // The one table: error code -> Python class name and its built-in base. Indexed by ErrorCode.
-std::array<ErrorClass, 10> error_table() {
+std::array<ErrorClass, 11> error_table() {
   return {{
       {ErrorCode::kInvalidArgument, "InvalidArgumentError", PyExc_ValueError,
        "A bad request or option from the caller."},
@@ -42,12 +43,14 @@ std::array<ErrorClass, 10> error_table() {
        "An index or box outside the array."},
       {ErrorCode::kCancelled, "CancelledError", nullptr, "The pipeline was stopped."},
       {ErrorCode::kInternal, "InternalError", PyExc_RuntimeError, "A bug in chute."},
+      {ErrorCode::kTimeout, "ReadTimeoutError", PyExc_TimeoutError,
+       "No batch within the Loader's timeout (a read stuck on storage)."},
   }};
 }
 
 // Owned by the module for the life of the process (exception classes are never unloaded).
 PyObject* g_base_class = nullptr;
-std::array<PyObject*, 10> g_classes{};
+std::array<PyObject*, 11> g_classes{};
 
 PyObject* new_class(const char* name, PyObject* bases, const char* doc) {
   std::string qualified = std::string("chute.") + name;
@@ -62,7 +65,18 @@ void translate(const std::exception_ptr& p, void*) {
   } catch (const Error& e) {
     size_t index = static_cast<size_t>(e.code());
     PyObject* cls = index < g_classes.size() ? g_classes[index] : g_base_class;
-    PyErr_SetString(cls, e.what());
+    // Messages may quote bytes from files or paths that are not UTF-8: keep them visible
+    // (as \xNN) rather than losing the whole message to a decoding error.
+    const std::string_view message = e.what();
+    PyObject* text = PyUnicode_DecodeUTF8(message.data(), static_cast<Py_ssize_t>(message.size()),
+                                          "backslashreplace");
+    if (text == nullptr) {
+      PyErr_Clear();
+      PyErr_SetString(cls, "(unprintable message)");
+      return;
+    }
+    PyErr_SetObject(cls, text);
+    Py_DECREF(text);
   }
 }
 

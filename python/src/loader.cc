@@ -12,6 +12,7 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
+#include <chrono>
 #include <memory>
 #include <string>
 #include <utility>
@@ -158,7 +159,12 @@ void bind_loader(nb::module_& m) {
 
   m.def(
       "_open_packed",
-      [](const std::vector<std::pair<std::string, std::string>>& paths) -> DatasetPtr {
+      [](const std::vector<std::pair<std::string, nb::bytes>>& named) -> DatasetPtr {
+        // Paths come as bytes (os.fsencode): a file name need not be valid UTF-8 on Linux.
+        std::vector<std::pair<std::string, std::string>> paths;
+        for (const auto& [name, path] : named) {
+          paths.emplace_back(name, std::string(path.c_str(), path.size()));
+        }
         nb::gil_scoped_release release;
         return open_packed_dataset(paths);
       },
@@ -247,7 +253,8 @@ void bind_loader(nb::module_& m) {
       .def(
           "__init__",
           [](Loader* self, DatasetPtr dataset, int64_t batch_size, bool shuffle, uint64_t seed,
-             bool drop_last, size_t threads, size_t prefetch, int64_t rank, int64_t world_size) {
+             bool drop_last, size_t threads, size_t prefetch, int64_t rank, int64_t world_size,
+             bool pad_to_batch, double timeout_s) {
             LoaderOptions options;
             options.batch_size = batch_size;
             options.shuffle = shuffle;
@@ -257,11 +264,14 @@ void bind_loader(nb::module_& m) {
             options.prefetch = prefetch;
             options.rank = rank;
             options.world_size = world_size;
+            options.pad_to_batch = pad_to_batch;
+            options.timeout_s = timeout_s;
+            nb::gil_scoped_release release;  // reserving and faulting in the batch buffers
             new (self) Loader(std::move(dataset), options);
           },
           nb::arg("dataset"), nb::arg("batch_size"), nb::arg("shuffle"), nb::arg("seed"),
           nb::arg("drop_last"), nb::arg("threads"), nb::arg("prefetch"), nb::arg("rank"),
-          nb::arg("world_size"))
+          nb::arg("world_size"), nb::arg("pad_to_batch"), nb::arg("timeout_s"))
       .def_prop_ro("batches_per_epoch", &Loader::batches_per_epoch)
       .def_prop_ro("threads", &Loader::threads)
       .def_prop_ro("num_samples", [](const Loader& l) { return l.dataset().num_samples(); })
@@ -278,6 +288,31 @@ void bind_loader(nb::module_& m) {
           nb::arg("epoch") = nb::none(), nb::arg("start_batch") = 0)
       .def("next",
            [](Loader& l) -> nb::object {
+             // Wait in short slices with the GIL released, checking for signals between them,
+             // so Ctrl-C raises KeyboardInterrupt at once (the epoch is then stopped and its
+             // threads joined) instead of after the batch, or never when a read is stuck.
+             // With a timeout, next() below counts the time waited here and throws.
+             const auto slice = std::chrono::milliseconds(50);
+             const double timeout_s = l.options().timeout_s;
+             const auto start = std::chrono::steady_clock::now();
+             for (;;) {
+               bool ready;
+               {
+                 nb::gil_scoped_release release;
+                 ready = l.wait(slice);
+               }
+               if (ready) break;
+               if (PyErr_CheckSignals() != 0) {
+                 {
+                   nb::gil_scoped_release release;
+                   l.stop();
+                 }
+                 throw nb::python_error();
+               }
+               const std::chrono::duration<double> waited =
+                   std::chrono::steady_clock::now() - start;
+               if (timeout_s > 0 && waited.count() >= timeout_s) break;
+             }
              std::optional<Batch> batch;
              {
                nb::gil_scoped_release release;
@@ -294,15 +329,22 @@ void bind_loader(nb::module_& m) {
       .def("state",
            [](const Loader& l) {
              SamplerState s = l.state();
-             return nb::make_tuple(s.seed, s.epoch, s.next_batch);
+             return nb::make_tuple(s.seed, s.epoch, s.next_batch, s.batch_size, s.world_size,
+                                   s.dataset);
            })
       .def(
           "restore",
-          [](Loader& l, uint64_t seed, int64_t epoch, int64_t next_batch) {
+          [](Loader& l, uint64_t seed, int64_t epoch, int64_t next_batch, int64_t batch_size,
+             int64_t world_size, uint64_t dataset) {
             nb::gil_scoped_release release;
-            l.restore(SamplerState{seed, epoch, next_batch});
+            SamplerState state{seed, epoch, next_batch};
+            state.batch_size = batch_size;
+            state.world_size = world_size;
+            state.dataset = dataset;
+            l.restore(state);
           },
-          nb::arg("seed"), nb::arg("epoch"), nb::arg("next_batch"))
+          nb::arg("seed"), nb::arg("epoch"), nb::arg("next_batch"), nb::arg("batch_size") = 0,
+          nb::arg("world_size") = 0, nb::arg("dataset") = 0)
       .def("stats", [](const Loader& l) { return stats_to_python(l.stats()); })
       .def("reset_stats", &Loader::reset_stats);
 }

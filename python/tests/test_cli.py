@@ -52,6 +52,7 @@ ARRAY_KEYS = {
 CHUNK_KEYS = {
     "grid",
     "count",
+    "checked",
     "stored",
     "decoded_nbytes",
     "inner_decoded_nbytes",

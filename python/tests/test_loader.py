@@ -119,7 +119,12 @@ def test_resume_from_saved_state_continues_identically(packed):
     for _ in range(3):
         next(iterator)
     state = loader.state_dict()
-    assert state == {"seed": 9, "epoch": 1, "next_batch": 3}
+    assert {k: state[k] for k in ("seed", "epoch", "next_batch")} == {
+        "seed": 9,
+        "epoch": 1,
+        "next_batch": 3,
+    }
+    assert (state["batch_size"], state["world_size"]) == (4, 1) and state["dataset"] != 0
     del iterator, loader
 
     resumed = chute.Loader(paths, batch_size=4, seed=9, rank=0, world_size=1)

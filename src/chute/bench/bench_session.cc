@@ -142,6 +142,19 @@ json run_bench(const BenchOptions& o, const std::function<void(const std::string
     if (!has(o.modes, Mode::kIo)) {
       report["notes"].push_back("the io mode ran too: the step time, roofline and peers need it");
     }
+    // Missing chunks read as the fill value at no cost: a dataset whose files are gone would
+    // otherwise "measure" a fantastic rate.
+    const std::vector<ChunkRef> touched = chunks_of_batches(*data.dataset, io.batch_indices);
+    size_t missing = 0;
+    for (const ChunkRef& ref : touched) missing += !ref.array->store().size(ref.key).has_value();
+    if (!touched.empty() && missing * 2 > touched.size()) {
+      const std::string warning = fmt::format(
+          "warning: {} of the {} chunks the io batches touch are missing (read as the fill "
+          "value, nothing read): these rates do not measure storage; is the dataset complete?",
+          missing, touched.size());
+      report["notes"].push_back(warning);
+      log(warning);
+    }
   }
   run.step_ms = o.step_ms > 0 ? o.step_ms : 1.1 * io.s_per_batch.mean * 1e3;
   if (!o.model.empty()) {

@@ -42,8 +42,13 @@ std::string array_text(const json& info) {
   out += field_line("dimensions", join(info["dimension_names"]));
   out += field_line("codecs", info["codecs"].get<std::string>());
   out +=
-      field_line("chunk grid", fmt::format("{}: {} chunks, {} stored", shape_string(chunks["grid"]),
-                                           chunks["count"].dump(), chunks["stored"].dump()));
+      field_line("chunk grid",
+                 fmt::format("{}: {} chunks, {} stored{}", shape_string(chunks["grid"]),
+                             chunks["count"].dump(), chunks["stored"].dump(),
+                             chunks["checked"] == chunks["count"]
+                                 ? std::string()
+                                 : fmt::format(" (of the first {} checked; the rest not looked at)",
+                                               chunks["checked"].dump())));
   out += field_line("logical size",
                     fmt::format("{} ({} bytes)", human_bytes(info["logical_nbytes"].get<double>()),
                                 info["logical_nbytes"].dump()));

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <iostream>
 #include <memory>
+#include <optional>
 
 #include "chute/synth/manifest.h"
 #include "chute/synth/workloads.h"
@@ -24,15 +25,16 @@ struct MakeOptions {
   synth::CommonOptions common;
   bool force = false;
   bool quiet = false;
-  // -1: the workload's default.
-  int64_t samples = -1, lat = -1, lon = -1, input_channels = -1, target_channels = -1;
-  int64_t chunk_channels = -1, times = -1, levels = -1, size = -1, chunk = -1;
+  // Unset: the workload's default. A given value goes to the generator as it is, so a
+  // negative one is an error naming the flag, never silently the default.
+  std::optional<int64_t> samples, lat, lon, input_channels, target_channels;
+  std::optional<int64_t> chunk_channels, times, levels, size, chunk;
   bool npy = false;
 };
 
 /// Sets `field` when the flag was given.
-void take(int64_t given, int64_t& field) {
-  if (given >= 0) field = given;
+void take(const std::optional<int64_t>& given, int64_t& field) {
+  if (given) field = *given;
 }
 
 /// Refuses flags that belong to another workload (a usage error, exit code 2).
@@ -72,8 +74,7 @@ void prepare_output(const MakeOptions& o) {
          "{}: --force replaces only folders made by chute make-dataset (with {}), found none",
          o.out, synth::kManifestName);
   }
-  fs::remove_all(o.out, ec);
-  if (ec) fail_errno(ec.value(), "remove", o.out);
+  synth::remove_dataset(o.out);
 }
 
 void run(const CLI::App& command, MakeOptions& o) {
@@ -92,6 +93,7 @@ void run(const CLI::App& command, MakeOptions& o) {
     take(o.input_channels, p.input_channels);
     take(o.target_channels, p.target_channels);
     take(o.chunk_channels, p.chunk_channels);
+    synth::check_options(o.out, p);  // before --force deletes anything
     prepare_output(o);
     summary = synth::make_packed(o.out, p);
   } else if (o.kind == "variables") {
@@ -102,6 +104,7 @@ void run(const CLI::App& command, MakeOptions& o) {
     take(o.levels, v.levels);
     take(o.lat, v.lat);
     take(o.lon, v.lon);
+    synth::check_options(o.out, v);
     prepare_output(o);
     summary = synth::make_variables(o.out, v);
   } else {
@@ -115,6 +118,7 @@ void run(const CLI::App& command, MakeOptions& o) {
     take(o.input_channels, v.input_channels);
     take(o.target_channels, v.target_channels);
     v.npy = o.npy;
+    synth::check_options(o.out, v);
     prepare_output(o);
     summary = synth::make_volume(o.out, v);
   }

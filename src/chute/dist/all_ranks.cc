@@ -21,7 +21,7 @@ std::pair<ErrorCode, std::string> decode_failure(std::string_view text) {
     std::from_chars(text.data(), text.data() + newline, code);
     text.remove_prefix(newline + 1);
   }
-  if (code < 0 || code > static_cast<int>(ErrorCode::kInternal))
+  if (code < 0 || code > static_cast<int>(ErrorCode::kTimeout))
     code = static_cast<int>(ErrorCode::kInternal);
   return {static_cast<ErrorCode>(code), std::string(text)};
 }

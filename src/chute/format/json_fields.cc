@@ -1,12 +1,14 @@
 #include "chute/format/json_fields.h"
 
 #include "chute/util/error.h"
+#include "chute/util/json_limits.h"
 
 namespace chute {
 
 using nlohmann::json;
 
 json parse_json_document(std::string_view text, const std::string& context) {
+  check_json_limits(text, context);
   try {
     return json::parse(text.begin(), text.end());
   } catch (const json::exception& e) {

@@ -9,6 +9,7 @@
 #include "chute/format/zarr_parse.h"
 #include "chute/store/file_store.h"
 #include "chute/util/error.h"
+#include "chute/util/json_limits.h"
 
 namespace chute {
 
@@ -36,6 +37,7 @@ bool store_has_group(const Store& store, const std::string& prefix) {
   if (store.size(join_key(prefix, ".zgroup"))) return true;
   auto text = read_store_text(store, join_key(prefix, "zarr.json"));
   if (!text) return false;
+  check_json_limits(*text, fmt::format("'{}': zarr.json", store_location(store, prefix)));
   json doc = json::parse(*text, nullptr, /*allow_exceptions=*/false);
   return is_group_node(doc);
 }

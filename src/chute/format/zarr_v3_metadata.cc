@@ -3,6 +3,10 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
+#include <iterator>
+#include <string_view>
+
 #include "chute/format/fill_value.h"
 #include "chute/format/json_fields.h"
 #include "chute/format/zarr.h"
@@ -149,9 +153,39 @@ void check_array_sizes(const ArrayMetadata& md, const std::string& context) {
   }
 }
 
+namespace {
+
+// Fields of an array's zarr.json that chute reads. Any other top-level field is an extension
+// (Zarr v3 spec): a reader must refuse it unless it is an object with "must_understand": false,
+// as zarr-python does; reading on would risk returning data the writer meant differently.
+constexpr std::string_view kKnownArrayFields[] = {
+    "zarr_format",         "node_type",  "shape",  "data_type",  "chunk_grid",
+    "chunk_key_encoding",  "fill_value", "codecs", "attributes", "dimension_names",
+    "storage_transformers"};
+
+void check_extensions(const json& doc, const FieldReader& reader) {
+  for (const auto& [key, value] : doc.items()) {
+    if (std::find(std::begin(kKnownArrayFields), std::end(kKnownArrayFields), key) !=
+        std::end(kKnownArrayFields)) {
+      continue;
+    }
+    if (value.is_object()) {
+      auto must = value.find("must_understand");
+      if (must != value.end() && must->is_boolean() && !must->get<bool>()) continue;
+    }
+    fail(ErrorCode::kUnsupported,
+         "{} is an extension chute does not know, and it does not say \"must_understand\": "
+         "false: {}",
+         reader.where(key), describe_json(value));
+  }
+}
+
+}  // namespace
+
 ArrayMetadata parse_zarr_v3_array_json(const json& doc, const std::string& name) {
   const std::string context = fmt::format("array '{}': zarr.json", name);
   FieldReader reader(doc, context);
+  check_extensions(doc, reader);
   if (reader.require_integer("zarr_format") != 3) {
     reader.invalid("zarr_format",
                    "must be 3, found " + describe_json(reader.require("zarr_format")));

@@ -1,8 +1,12 @@
 #include "chute/pipeline/loader.h"
 
 #include <fmt/format.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
+#include <string>
+#include <system_error>
 #include <utility>
 
 #include "chute/pipeline/batch_assembler.h"
@@ -20,25 +24,122 @@ int64_t now_ns() {
       .count();
 }
 
-const DatasetPtr& checked(const DatasetPtr& dataset) {
+constexpr size_t kMaxOccupancySamples = size_t{1} << 16;
+constexpr size_t kMaxPrefetch = 4096;
+
+uint64_t physical_memory_bytes() {
+  const long pages = ::sysconf(_SC_PHYS_PAGES);
+  const long page_size = ::sysconf(_SC_PAGESIZE);
+  if (pages <= 0 || page_size <= 0) return UINT64_MAX;
+  return static_cast<uint64_t>(pages) * static_cast<uint64_t>(page_size);
+}
+
+// Every option checked before anything is allocated or started, each error naming the option,
+// the value and what is allowed.
+const DatasetPtr& checked(const DatasetPtr& dataset, const LoaderOptions& o) {
   if (!dataset) fail(ErrorCode::kInvalidArgument, "loader: dataset is null");
   if (dataset->outputs().empty())
     fail(ErrorCode::kInvalidArgument, "loader: dataset has no outputs");
+  if (o.batch_size < 1) {
+    fail(ErrorCode::kInvalidArgument, "batch_size must be >= 1, got {}", o.batch_size);
+  }
+  if (o.world_size < 1) {
+    fail(ErrorCode::kInvalidArgument, "world_size must be >= 1, got {}", o.world_size);
+  }
+  if (o.rank < 0 || o.rank >= o.world_size) {
+    fail(ErrorCode::kInvalidArgument, "rank must be in [0, world_size={}), got {}", o.world_size,
+         o.rank);
+  }
+  if (o.prefetch < 1 || o.prefetch > kMaxPrefetch) {
+    fail(ErrorCode::kInvalidArgument, "prefetch must be in [1, {}], got {}", kMaxPrefetch,
+         o.prefetch);
+  }
+  if (o.threads > max_reader_threads()) {
+    fail(ErrorCode::kInvalidArgument,
+         "threads={} is more than this machine can run: at most {} (16 per hardware thread, "
+         "{} here); threads=0 (Python: None) uses one per hardware thread",
+         o.threads, max_reader_threads(), default_thread_count());
+  }
+  if (!(o.timeout_s >= 0) || o.timeout_s > 1e9) {
+    fail(ErrorCode::kInvalidArgument, "timeout must be >= 0 seconds (0: none), got {}",
+         o.timeout_s);
+  }
+  const int64_t samples = dataset->num_samples();
+  const auto global = static_cast<unsigned __int128>(o.batch_size) * o.world_size;
+  if (global > static_cast<unsigned __int128>(samples)) {
+    const std::string what =
+        o.world_size == 1
+            ? fmt::format("batch_size={} is larger than the dataset's {} samples", o.batch_size,
+                          samples)
+            : fmt::format("batch_size={} × world_size={} is larger than the dataset's {} samples",
+                          o.batch_size, o.world_size, samples);
+    if (o.drop_last) {
+      fail(ErrorCode::kInvalidArgument, "{}: with drop_last no batch would ever be produced", what);
+    }
+    if (!o.pad_to_batch) {
+      fail(ErrorCode::kInvalidArgument,
+           "{}: each rank would get at most {} real samples per batch, the rest padding; use a "
+           "batch_size of at most {}, or pad_to_batch=true to pad on purpose",
+           what, samples / o.world_size + (samples % o.world_size != 0), samples / o.world_size);
+    }
+  }
+  unsigned __int128 sample_bytes = 0;
+  for (const OutputSpec& spec : dataset->outputs()) sample_bytes += spec.sample_nbytes();
+  const unsigned __int128 buffers = static_cast<unsigned __int128>(o.prefetch) + 2;
+  const unsigned __int128 needed = sample_bytes * o.batch_size * buffers;
+  const uint64_t memory = physical_memory_bytes();
+  if (needed > memory) {
+    fail(ErrorCode::kInvalidArgument,
+         "batch_size={} with prefetch={} needs {} batch buffers of {} bytes, more than this "
+         "machine's {} bytes of memory",
+         o.batch_size, o.prefetch, static_cast<uint64_t>(buffers),
+         sample_bytes * o.batch_size > UINT64_MAX
+             ? std::string("more than 2^64")
+             : std::to_string(static_cast<uint64_t>(sample_bytes * o.batch_size)),
+         memory);
+  }
   return dataset;
 }
 
-constexpr size_t kMaxOccupancySamples = size_t{1} << 20;
+// FNV-1a, enough to tell datasets apart in a saved state.
+class Fnv1a {
+ public:
+  void add(const void* data, size_t size) {
+    const auto* bytes = static_cast<const unsigned char*>(data);
+    for (size_t i = 0; i < size; ++i) hash_ = (hash_ ^ bytes[i]) * 0x100000001b3ULL;
+  }
+  void add(int64_t value) { add(&value, sizeof value); }
+  void add(const std::string& text) {
+    add(static_cast<int64_t>(text.size()));
+    add(text.data(), text.size());
+  }
+  uint64_t value() const { return hash_ == 0 ? 1 : hash_; }  // 0 means "not recorded"
+
+ private:
+  uint64_t hash_ = 0xcbf29ce484222325ULL;
+};
 
 }  // namespace
 
+uint64_t dataset_fingerprint(const Dataset& dataset) {
+  Fnv1a hash;
+  hash.add(dataset.num_samples());
+  for (const OutputSpec& spec : dataset.outputs()) {
+    hash.add(spec.name);
+    hash.add(spec.dtype.name());
+    hash.add(static_cast<int64_t>(spec.sample_shape.size()));
+    for (int64_t extent : spec.sample_shape) hash.add(extent);
+  }
+  return hash.value();
+}
+
 Loader::Loader(DatasetPtr dataset, LoaderOptions options)
-    : dataset_(checked(dataset)),
+    : dataset_(checked(dataset, options)),
       options_(options),
       sampler_(dataset_->num_samples(), options.batch_size, options.shuffle, options.seed,
-               options.drop_last, options.rank, options.world_size) {
-  if (options_.prefetch < 1) {
-    fail(ErrorCode::kInvalidArgument, "prefetch must be >= 1, got {}", options_.prefetch);
-  }
+               options.drop_last, options.rank, options.world_size),
+      pid_(::getpid()),
+      dataset_fingerprint_(dataset_fingerprint(*dataset_)) {
   assembler_ = std::make_unique<BatchAssembler>(dataset_, options_.batch_size, options_.threads);
   // Enough idle buffers for the queue, the batch being assembled and a few held by the consumer.
   pool_ = std::make_unique<BufferPool>(assembler_->layout().total_bytes, options_.prefetch + 8);
@@ -48,24 +149,62 @@ Loader::Loader(DatasetPtr dataset, LoaderOptions options)
   pool_->reserve(static_cast<size_t>(options_.prefetch) + 2, &assembler_->workers());
 }
 
-Loader::~Loader() { stop(); }
+Loader::~Loader() {
+  if (::getpid() != pid_) {
+    // A fork() child: the threads these objects would join do not exist here, and their locks
+    // may have been held at the fork. Leave them be (the memory goes with the process).
+    if (producer_.joinable()) new std::thread(std::move(producer_));
+    (void)assembler_.release();
+    (void)pool_.release();
+    (void)new std::shared_ptr<PrefetchQueue>(std::move(queue_));
+    return;
+  }
+  stop();
+}
+
+void Loader::check_process() const {
+  if (::getpid() != pid_) {
+    fail(ErrorCode::kUnsupported,
+         "this Loader was made in process {} and used after fork() in process {}: its threads "
+         "do not exist here; make the Loader in the child process (chute.Loader in Python does "
+         "this itself)",
+         pid_, ::getpid());
+  }
+}
 
 size_t Loader::threads() const { return assembler_->threads(); }
 
+std::shared_ptr<PrefetchQueue> Loader::current_queue() const {
+  std::lock_guard lock(control_mutex_);
+  return queue_;
+}
+
 void Loader::begin_epoch(int64_t epoch, int64_t start_batch) {
+  check_process();
   if (start_batch < 0 || start_batch > batches_per_epoch()) {
     fail(ErrorCode::kInvalidArgument, "start batch {} outside [0, {}]", start_batch,
          batches_per_epoch());
   }
   pending_restore_.reset();
-  const bool producer_is_there = queue_ && epoch_done_ && epoch == epoch_ + 1 && start_batch == 0;
+  const bool producer_is_there =
+      current_queue() && epoch_done_ && epoch == epoch_ + 1 && start_batch == 0;
   if (!producer_is_there) {
     stop();
-    queue_ = std::make_shared<PrefetchQueue>(options_.prefetch);
-    producer_ = std::thread(&Loader::produce, this, epoch, start_batch, queue_);
+    auto queue = std::make_shared<PrefetchQueue>(options_.prefetch);
+    std::lock_guard lock(control_mutex_);
+    try {
+      producer_ = std::thread(&Loader::produce, this, epoch, start_batch, queue);
+    } catch (const std::system_error& e) {
+      fail(ErrorCode::kIoError,
+           "cannot start the loader's producer thread: {} (the OS refused a thread: see ulimit "
+           "-u and the address-space limit)",
+           e.what());
+    }
+    queue_ = std::move(queue);
   }
   epoch_ = epoch;
   consumed_ = start_batch;
+  waited_ns_ = 0;
   epoch_done_ = false;
   epoch_begin_ns_ = now_ns();
   first_batch_seen_ = false;
@@ -81,20 +220,63 @@ void Loader::begin_epoch() {
 }
 
 void Loader::stop() {
-  if (queue_) queue_->close();
-  if (producer_.joinable()) producer_.join();
-  queue_.reset();
+  std::shared_ptr<PrefetchQueue> queue;
+  std::thread producer;
+  {
+    std::lock_guard lock(control_mutex_);
+    queue = std::move(queue_);
+    producer = std::move(producer_);
+  }
+  if (queue) queue->close();
+  if (producer.joinable()) producer.join();
   epoch_done_ = false;
 }
 
+bool Loader::wait(std::chrono::nanoseconds max_wait) {
+  check_process();
+  std::shared_ptr<PrefetchQueue> queue = current_queue();
+  if (!queue || epoch_done_) return true;
+  const int64_t start = now_ns();
+  const bool ready = queue->wait_ready(max_wait);
+  const int64_t waited = now_ns() - start;
+  if (!ready) waited_ns_ += waited;  // counts against options().timeout_s in next()
+  std::lock_guard lock(stats_mutex_);
+  stats_.wait_ns += waited;  // the consumer's blocked time, as next() counts it
+  return ready;
+}
+
 std::optional<Batch> Loader::next() {
-  if (!queue_ || epoch_done_) return std::nullopt;
-  const auto queued = static_cast<int64_t>(queue_->size());
+  check_process();
+  std::shared_ptr<PrefetchQueue> queue = current_queue();
+  if (!queue || epoch_done_) return std::nullopt;
+  const auto queued = static_cast<int64_t>(queue->size());
   last_queued_ = queued;
   int64_t wait_ns = 0;
   std::optional<Batch> batch;
   try {
-    batch = queue_->pop(&wait_ns);
+    if (options_.timeout_s > 0) {
+      // What wait() already spent on this batch counts too.
+      const auto limit = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                             std::chrono::duration<double>(options_.timeout_s)) -
+                         std::chrono::nanoseconds(waited_ns_);
+      if (!queue->wait_ready(std::max(limit, std::chrono::nanoseconds(0)))) {
+        fail(ErrorCode::kTimeout,
+             "no batch within timeout={}s (epoch {}, batch {}): a read is stuck or storage is "
+             "this slow; the epoch was cancelled",
+             options_.timeout_s, epoch_, consumed_);
+      }
+    }
+    batch = queue->pop(&wait_ns);
+    waited_ns_ = 0;
+  } catch (const Error& error) {
+    if (error.code() == ErrorCode::kTimeout) {
+      queue->close();  // the producer leaves as soon as its read returns; joined later
+    } else {
+      stop();
+    }
+    std::lock_guard lock(stats_mutex_);
+    stats_.wait_ns += wait_ns;
+    throw;
   } catch (...) {
     stop();
     std::lock_guard lock(stats_mutex_);
@@ -103,7 +285,7 @@ std::optional<Batch> Loader::next() {
   }
   if (!batch) {
     // The end of the epoch. The producer goes on with the next one unless production ended.
-    if (queue_->done()) {
+    if (queue->done()) {
       stop();
     } else {
       epoch_done_ = true;
@@ -116,7 +298,16 @@ std::optional<Batch> Loader::next() {
   stats_.wait_ns += wait_ns;
   stats_.batches += 1;
   stats_.samples += batch->size();
-  if (stats_.occupancy.size() < kMaxOccupancySamples) {
+  if (occupancy_calls_++ % occupancy_stride_ == 0) {
+    if (stats_.occupancy.size() >= kMaxOccupancySamples) {
+      // Full: keep every other sample and record half as often from now on.
+      size_t kept = 0;
+      for (size_t i = 0; i < stats_.occupancy.size(); i += 2) {
+        stats_.occupancy[kept++] = stats_.occupancy[i];
+      }
+      stats_.occupancy.resize(kept);
+      occupancy_stride_ *= 2;
+    }
     stats_.occupancy.push_back({now - epoch_begin_ns_, queued});
   }
   if (!first_batch_seen_) {
@@ -187,25 +378,60 @@ void Loader::add_read_stats(const ReadStats& stats, int64_t produce_ns, int64_t 
 }
 
 SamplerState Loader::state() const {
-  if (pending_restore_) return *pending_restore_;
-  if (epoch_ < 0) return {options_.seed, 0, 0};
-  // After an epoch's last batch the position is the next epoch's start, so restoring it never
-  // runs an empty epoch.
-  if (consumed_ >= batches_per_epoch()) return {options_.seed, epoch_ + 1, 0};
-  return {options_.seed, epoch_, consumed_};
+  SamplerState state{options_.seed, 0, 0};
+  if (pending_restore_) {
+    state = *pending_restore_;
+  } else if (epoch_ >= 0) {
+    state.epoch = epoch_;
+    state.next_batch = consumed_;
+  }
+  // At an epoch's end the next position is the following epoch's first batch: a resumed
+  // `for epoch in range(start, E)` loop must not get an empty epoch.
+  if (batches_per_epoch() > 0 && state.next_batch >= batches_per_epoch()) {
+    state.epoch += 1;
+    state.next_batch = 0;
+  }
+  state.batch_size = options_.batch_size;
+  state.world_size = options_.world_size;
+  state.dataset = dataset_fingerprint_;
+  return state;
 }
 
 void Loader::restore(const SamplerState& state) {
+  check_process();
   stop();
   if (state.seed != options_.seed) {
     fail(ErrorCode::kInvalidArgument, "saved state has seed {}, this loader seed {}", state.seed,
          options_.seed);
   }
+  if (state.batch_size != 0 && state.batch_size != options_.batch_size) {
+    fail(ErrorCode::kInvalidArgument,
+         "saved state is for batch_size {}, this loader has batch_size {}: its batch numbers "
+         "would point at other samples",
+         state.batch_size, options_.batch_size);
+  }
+  if (state.world_size != 0 && state.world_size != options_.world_size) {
+    fail(ErrorCode::kInvalidArgument,
+         "saved state is for world_size {}, this loader has world_size {}: its batch numbers "
+         "would point at other samples",
+         state.world_size, options_.world_size);
+  }
+  if (state.dataset != 0 && state.dataset != dataset_fingerprint_) {
+    fail(ErrorCode::kInvalidArgument,
+         "saved state is for another dataset (fingerprint {:016x}, this loader's {:016x}: the "
+         "sample count, output names, dtypes or shapes differ)",
+         state.dataset, dataset_fingerprint_);
+  }
   if (state.next_batch < 0 || state.next_batch > batches_per_epoch()) {
     fail(ErrorCode::kInvalidArgument, "saved state's next batch {} outside [0, {}]",
          state.next_batch, batches_per_epoch());
   }
-  pending_restore_ = state;
+  SamplerState resume = state;
+  if (batches_per_epoch() > 0 && resume.next_batch == batches_per_epoch()) {
+    resume.epoch += 1;  // a state saved at an epoch's end (by older code) resumes the next one
+    resume.next_batch = 0;
+  }
+  pending_restore_ = resume;
 }
 
 LoaderStats Loader::stats() const {
@@ -218,6 +444,8 @@ LoaderStats Loader::stats() const {
 void Loader::reset_stats() {
   std::lock_guard lock(stats_mutex_);
   stats_ = LoaderStats{};
+  occupancy_stride_ = 1;
+  occupancy_calls_ = 0;
 }
 
 Loader::Iterator::Iterator(Loader* loader) : loader_(loader), current_(loader->next()) {}

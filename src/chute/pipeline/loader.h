@@ -41,6 +41,7 @@
 // for one consumer thread; stats() may be called from any thread.
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <iterator>
 #include <memory>
@@ -69,7 +70,17 @@ struct LoaderOptions {
   size_t prefetch = 2;     // batches queued ahead of the consumer, >= 1
   int64_t rank = 0;
   int64_t world_size = 1;
+  // batch_size × world_size larger than the dataset is an error (a typo, not a wish for batches
+  // of mostly padding) unless this is set: then the one batch wraps around (drop_last = false).
+  bool pad_to_batch = false;
+  // > 0: next() waiting longer than this for a batch (a read stuck on storage) throws kTimeout
+  // and cancels the epoch, instead of waiting forever. 0: no limit.
+  double timeout_s = 0;
 };
+
+/// A hash of what a sample is (sample count, output names, dtypes and shapes), stored in saved
+/// states so that a state is not restored into a loader over different data.
+uint64_t dataset_fingerprint(const Dataset& dataset);
 
 /// The consumer's view of the queue at one next() call.
 struct OccupancySample {
@@ -94,13 +105,19 @@ struct LoaderStats {
   int64_t chunks = 0;
   int64_t missing_chunks = 0;
   int64_t buffers_allocated = 0;  // batch buffers the pool has allocated (flat in steady state)
-  std::vector<OccupancySample> occupancy;  // one per next() call since reset (capped at 1<<20)
+  // The consumer's queue view at next() calls since reset: every call while fewer than 65,536
+  // are kept, then every 2nd, 4th, ... (the list is halved when full), so it spans the whole run
+  // in bounded memory (1 MiB).
+  std::vector<OccupancySample> occupancy;
 };
 
 class Loader {
  public:
-  /// Throws kInvalidArgument for bad options (batch_size < 1, prefetch < 1, rank outside
-  /// [0, world_size)) or a dataset without outputs.
+  /// Throws kInvalidArgument, naming the option, its value and the allowed range, for bad
+  /// options (batch_size < 1, batch_size × world_size above the sample count without
+  /// pad_to_batch, prefetch outside [1, 4096], threads above max_reader_threads(), rank outside
+  /// [0, world_size), batch buffers larger than the machine's memory) or a dataset without
+  /// outputs; kIoError when the OS refuses a thread.
   Loader(DatasetPtr dataset, LoaderOptions options);
   ~Loader();
   Loader(const Loader&) = delete;
@@ -121,16 +138,23 @@ class Loader {
   /// last one begun (0 at first), from its first batch.
   void begin_epoch();
   /// The next batch of the running epoch; nullopt at its end, after stop(), or when no epoch
-  /// was begun. Rethrows a producer error once (then the epoch is over).
+  /// was begun. Rethrows a producer error once (then the epoch is over). With
+  /// options().timeout_s, throws kTimeout after waiting that long (the epoch is cancelled).
   std::optional<Batch> next();
-  /// Cancels the running epoch and joins its producer. Idempotent.
+  /// Waits up to `max_wait` for next() to have something to return (a batch, the end or an
+  /// error) without taking it; true when next() will not block. For consumers that must stay
+  /// responsive (the Python binding polls for Ctrl-C this way).
+  bool wait(std::chrono::nanoseconds max_wait);
+  /// Cancels the running epoch and joins its producer. Idempotent. May be called from another
+  /// thread while the consumer waits in next()/wait(): that call then returns the end.
   void stop();
 
-  /// {seed, epoch, batches of that epoch consumed (counting start_batch)}.
+  /// {seed, epoch, batches of that epoch consumed (counting start_batch)}, with batch_size,
+  /// world_size and dataset filled in. After an epoch's last batch, the next epoch at batch 0.
   SamplerState state() const;
   /// Makes the next begin_epoch() (no arguments) resume at `state`. Stops a running epoch.
-  /// Throws kInvalidArgument when the seed differs from options().seed or next_batch is out of
-  /// range.
+  /// Throws kInvalidArgument when the seed, batch size, world size or dataset differ from this
+  /// loader's (fields recorded as 0 are not checked) or next_batch is out of range.
   void restore(const SamplerState& state);
 
   LoaderStats stats() const;
@@ -165,6 +189,9 @@ class Loader {
 
  private:
   void produce(int64_t epoch, int64_t start_batch, std::shared_ptr<PrefetchQueue> queue);
+  /// kUnsupported when this process is a fork() child of the one that made the loader.
+  void check_process() const;
+  std::shared_ptr<PrefetchQueue> current_queue() const;
   void add_read_stats(const ReadStats& stats, int64_t produce_ns, int64_t finish_ns);
 
   DatasetPtr dataset_;
@@ -173,11 +200,17 @@ class Loader {
   std::unique_ptr<BatchAssembler> assembler_;
   std::unique_ptr<BufferPool> pool_;
 
+  const int pid_;  // the process that owns the threads
+  uint64_t dataset_fingerprint_ = 0;
+  mutable std::mutex control_mutex_;  // guards producer_ and queue_ (stop() from any thread)
   std::thread producer_;
   std::shared_ptr<PrefetchQueue> queue_;  // set while a producer runs
   int64_t epoch_ = -1;                    // last epoch begun
   int64_t consumed_ = 0;                  // next batch of epoch_ for the consumer
-  bool epoch_done_ = false;   // epoch_ ended; the producer is running ahead into epoch_ + 1
+  std::atomic<bool> epoch_done_{false};   // epoch_ ended; the producer runs ahead into epoch_ + 1
+  int64_t waited_ns_ = 0;         // wait() time on the batch next() will return (for timeout_s)
+  int64_t occupancy_stride_ = 1;  // stats keep every stride-th next() (bounded)
+  int64_t occupancy_calls_ = 0;
   int64_t last_queued_ = -1;  // batches queued at the latest next()
   std::optional<SamplerState> pending_restore_;
   int64_t epoch_begin_ns_ = 0;  // steady clock at begin_epoch

@@ -70,6 +70,12 @@ std::optional<Batch> PrefetchQueue::pop(int64_t* wait_ns) {
   return std::nullopt;
 }
 
+bool PrefetchQueue::wait_ready(std::chrono::nanoseconds max_wait) {
+  std::unique_lock lock(mutex_);
+  return not_empty_.wait_for(lock, max_wait,
+                             [&] { return closed_ || finished_ || !items_.empty(); });
+}
+
 void PrefetchQueue::close() {
   std::deque<std::optional<Batch>> dropped;
   {

@@ -6,6 +6,7 @@
 // (after the batches queued before it), then the queue reports the end. close() is the consumer
 // leaving: the producer's blocked push() returns false at once.
 
+#include <chrono>
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
@@ -33,6 +34,8 @@ class PrefetchQueue {
   /// Blocks until a batch, an epoch mark or the end (nullopt), or the stored error (rethrown
   /// once; later calls return nullopt). `wait_ns`, when given, receives the time spent blocked.
   std::optional<Batch> pop(int64_t* wait_ns = nullptr);
+  /// Waits up to `max_wait` until pop() would not block; true when it would not.
+  bool wait_ready(std::chrono::nanoseconds max_wait);
   /// True once production ended (finish()) and everything queued was popped, or after close().
   bool done() const;
   /// Drops queued batches, wakes everyone; push() returns false from now on, pop() nullopt.

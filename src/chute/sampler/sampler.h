@@ -29,6 +29,11 @@ struct SamplerState {
   uint64_t seed = 0;
   int64_t epoch = 0;
   int64_t next_batch = 0;  // the first batch of `epoch` not yet consumed
+  // What the position is a position in, so a state is not restored into another run (the
+  // Loader fills and checks them; 0 means "not recorded" and is not checked).
+  int64_t batch_size = 0;
+  int64_t world_size = 0;
+  uint64_t dataset = 0;  // dataset_fingerprint(): sample count, output names, dtypes, shapes
 
   bool operator==(const SamplerState&) const = default;
 };

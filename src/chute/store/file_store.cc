@@ -2,11 +2,15 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <linux/openat2.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
+#include <utility>
 
 #include "chute/util/error.h"
 
@@ -19,20 +23,49 @@ class Fd {
   ~Fd() {
     if (fd_ >= 0) ::close(fd_);
   }
+  Fd(const Fd&) = delete;
+  Fd& operator=(const Fd&) = delete;
   int get() const { return fd_; }
+  int release() { return std::exchange(fd_, -1); }
 
  private:
   int fd_;
 };
 
-// Opens for reading; returns -1 for a missing file, throws for other errors.
-int open_or_missing(const std::string& path) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    if (errno == ENOENT || errno == ENOTDIR) return -1;
-    fail_errno(errno, "open", path);
+std::atomic<bool> g_follow_symlinks{true};
+
+const char* file_kind(mode_t mode) {
+  if (S_ISDIR(mode)) return "a directory";
+  if (S_ISFIFO(mode)) return "a FIFO (named pipe)";
+  if (S_ISSOCK(mode)) return "a socket";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  if (S_ISLNK(mode)) return "a symbolic link";
+  return "not a regular file";
+}
+
+// A path for a message: a NUL would end the message there (what() is a C string).
+std::string printable(std::string_view path) {
+  std::string out;
+  for (char c : path) {
+    if (c == '\0') {
+      out += "\\0";
+    } else {
+      out += c;
+    }
   }
-  return fd;
+  return out;
+}
+
+[[noreturn]] void fail_not_regular(mode_t mode, const std::string& path) {
+  fail(ErrorCode::kIoError, "'{}' is {}, expected a regular file", path, file_kind(mode));
+}
+
+[[noreturn]] void fail_symlink(const std::string& path) {
+  fail(ErrorCode::kPermissionDenied,
+       "'{}' passes through a symbolic link and follow_symlinks is off (the store is confined "
+       "to its folder)",
+       path);
 }
 
 // Reads exactly out.size() bytes at offset; returns the count actually read (short at EOF).
@@ -53,30 +86,90 @@ size_t pread_full(int fd, std::span<std::byte> out, uint64_t offset, const std::
 
 }  // namespace
 
-FileStore::FileStore(std::string root) : root_(std::move(root)) {
-  while (root_.size() > 1 && root_.back() == '/') root_.pop_back();
+FileStoreOptions default_file_store_options() {
+  return FileStoreOptions{g_follow_symlinks.load(std::memory_order_relaxed)};
 }
 
-std::string FileStore::path_of(std::string_view key) const { return join_key(root_, key); }
+void set_default_file_store_options(const FileStoreOptions& options) {
+  g_follow_symlinks.store(options.follow_symlinks, std::memory_order_relaxed);
+}
+
+FileStore::FileStore(std::string root) : FileStore(std::move(root), default_file_store_options()) {}
+
+FileStore::FileStore(std::string root, FileStoreOptions options)
+    : root_(std::move(root)), options_(options) {
+  while (root_.size() > 1 && root_.back() == '/') root_.pop_back();
+  if (root_.find('\0') != std::string::npos) {
+    fail(ErrorCode::kInvalidArgument, "path '{}' holds a NUL byte", printable(root_));
+  }
+}
+
+std::string FileStore::path_of(std::string_view key) const {
+  // The kernel would read a path only up to a NUL: "a\0b" must not silently become "a".
+  if (key.find('\0') != std::string_view::npos) {
+    fail(ErrorCode::kInvalidArgument, "key '{}' of '{}' holds a NUL byte", printable(key), root_);
+  }
+  return join_key(root_, key);
+}
+
+int FileStore::open_regular(std::string_view key, const std::string& path) const {
+  // O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer forever.
+  constexpr int kFlags = O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY;
+  int fd = -1;
+  if (options_.follow_symlinks) {
+    fd = ::open(path.c_str(), kFlags);
+  } else {
+    Fd root(::open(root_.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+    if (root.get() < 0) {
+      if (errno == ENOENT || errno == ENOTDIR) return -1;
+      fail_errno(errno, "open", root_);
+    }
+    open_how how{};
+    how.flags = kFlags;
+    how.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_BENEATH;
+    const std::string relative = key.empty() ? std::string(".") : std::string(key);
+    fd = static_cast<int>(::syscall(SYS_openat2, root.get(), relative.c_str(), &how, sizeof how));
+    if (fd < 0 && errno == ENOSYS) {  // kernels before 5.6: refuse a link at the last step only
+      fd = ::open(path.c_str(), kFlags | O_NOFOLLOW);
+    }
+    if (fd < 0 && (errno == ELOOP || errno == EXDEV)) fail_symlink(path);
+  }
+  if (fd < 0) {
+    if (errno == ENOENT || errno == ENOTDIR) return -1;
+    fail_errno(errno, "open", path);
+  }
+  Fd owned(fd);
+  struct stat st;
+  if (::fstat(fd, &st) != 0) fail_errno(errno, "stat", path);
+  if (!S_ISREG(st.st_mode)) fail_not_regular(st.st_mode, path);
+  // O_NONBLOCK has no effect on reads of regular files (open(2)): nothing to undo.
+  return owned.release();
+}
 
 std::optional<uint64_t> FileStore::size(std::string_view key) const {
-  std::string path = path_of(key);
-  struct stat st;
-  if (::stat(path.c_str(), &st) != 0) {
-    if (errno == ENOENT || errno == ENOTDIR) return std::nullopt;
-    fail_errno(errno, "stat", path);
+  const std::string path = path_of(key);
+  if (options_.follow_symlinks) {  // stat() never blocks, whatever the file is
+    struct stat st;
+    if (::stat(path.c_str(), &st) != 0) {
+      if (errno == ENOENT || errno == ENOTDIR) return std::nullopt;
+      fail_errno(errno, "stat", path);
+    }
+    if (!S_ISREG(st.st_mode)) fail_not_regular(st.st_mode, path);
+    return static_cast<uint64_t>(st.st_size);
   }
-  if (!S_ISREG(st.st_mode)) return std::nullopt;
+  Fd fd(open_regular(key, path));
+  if (fd.get() < 0) return std::nullopt;
+  struct stat st;
+  if (::fstat(fd.get(), &st) != 0) fail_errno(errno, "stat", path);
   return static_cast<uint64_t>(st.st_size);
 }
 
 bool FileStore::read(std::string_view key, ByteBuffer& out) const {
-  std::string path = path_of(key);
-  Fd fd(open_or_missing(path));
+  const std::string path = path_of(key);
+  Fd fd(open_regular(key, path));
   if (fd.get() < 0) return false;
   struct stat st;
   if (::fstat(fd.get(), &st) != 0) fail_errno(errno, "stat", path);
-  if (S_ISDIR(st.st_mode)) return false;
   out.resize(static_cast<size_t>(st.st_size));
   size_t got = pread_full(fd.get(), out.span(), 0, path);
   out.resize(got);
@@ -84,8 +177,8 @@ bool FileStore::read(std::string_view key, ByteBuffer& out) const {
 }
 
 bool FileStore::read_range(std::string_view key, uint64_t offset, std::span<std::byte> out) const {
-  std::string path = path_of(key);
-  Fd fd(open_or_missing(path));
+  const std::string path = path_of(key);
+  Fd fd(open_regular(key, path));
   if (fd.get() < 0) return false;
   size_t got = pread_full(fd.get(), out, offset, path);
   if (got != out.size()) {
@@ -96,7 +189,8 @@ bool FileStore::read_range(std::string_view key, uint64_t offset, std::span<std:
 }
 
 std::vector<std::string> FileStore::list(std::string_view prefix) const {
-  std::string path = path_of(prefix);
+  // opendir() opens with O_DIRECTORY: a FIFO at `prefix` fails with ENOTDIR instead of blocking.
+  const std::string path = path_of(prefix);
   std::vector<std::string> names;
   DIR* dir = ::opendir(path.c_str());
   if (dir == nullptr) {

@@ -1,5 +1,12 @@
 #pragma once
 // Local files under a root folder, read with pread() straight into caller-provided memory.
+//
+// Only regular files are values: a key is opened without blocking (O_NONBLOCK, so a FIFO or a
+// device cannot hang the open) and then checked with fstat(); a FIFO, socket, device or
+// directory at a key is a kIoError naming the path, never "missing" and never a hang.
+// Symbolic links are followed by default, as zarr-python does; with follow_symlinks = false a
+// key whose path inside the root passes through a symlink is refused (openat2 with
+// RESOLVE_NO_SYMLINKS | RESOLVE_BENEATH), so a store cannot read outside its folder.
 
 #include <string>
 
@@ -7,9 +14,15 @@
 
 namespace chute {
 
+struct FileStoreOptions {
+  bool follow_symlinks = true;
+};
+
 class FileStore final : public Store {
  public:
+  /// Options default to default_file_store_options().
   explicit FileStore(std::string root);
+  FileStore(std::string root, FileStoreOptions options);
 
   std::optional<uint64_t> size(std::string_view key) const override;
   bool read(std::string_view key, ByteBuffer& out) const override;
@@ -18,10 +31,20 @@ class FileStore final : public Store {
   std::string describe() const override { return root_; }
 
   const std::string& root() const { return root_; }
+  const FileStoreOptions& options() const { return options_; }
 
  private:
   std::string path_of(std::string_view key) const;
+  /// An fd open for reading on the regular file at `key`, or -1 when it does not exist.
+  int open_regular(std::string_view key, const std::string& path) const;
+
   std::string root_;
+  FileStoreOptions options_;
 };
+
+/// The options every FileStore made without explicit options gets (process-wide; chute's
+/// openers create their stores this way). Thread-safe.
+FileStoreOptions default_file_store_options();
+void set_default_file_store_options(const FileStoreOptions& options);
 
 }  // namespace chute

@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -138,11 +139,94 @@ TEST(StoreFile, UnreadableFileIsPermissionDenied) {
   }
 }
 
-TEST(StoreFile, DirectoryIsNotAValue) {
+// What the store finds at a key that is not a regular file: an error naming the path and what
+// is there, at once (a FIFO opened for reading without O_NONBLOCK waits for a writer forever).
+void expect_not_regular(const std::function<void()>& call, const std::string& path,
+                        const std::string& kind) {
+  try {
+    call();
+    FAIL() << "expected an error for " << path;
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kIoError);
+    EXPECT_NE(std::string(e.what()).find("'" + path + "' is " + kind), std::string::npos)
+        << e.what();
+  }
+}
+
+TEST(StoreFile, DirectoryAtAKeyIsAnError) {
+  auto store = std::dynamic_pointer_cast<const FileStore>(make_file_store());
+  ByteBuffer buffer;
+  std::byte out[1];
+  const std::string path = store->root() + "/dir";
+  expect_not_regular([&] { store->read("dir", buffer); }, path, "a directory");
+  expect_not_regular([&] { store->size("dir"); }, path, "a directory");
+  expect_not_regular([&] { store->read_range("dir", 0, out); }, path, "a directory");
+}
+
+TEST(StoreFile, FifoAtAKeyIsAnErrorNotAHang) {
+  auto store = std::dynamic_pointer_cast<const FileStore>(make_file_store());
+  const std::string path = store->root() + "/fifo";
+  ASSERT_EQ(::mkfifo(path.c_str(), 0600), 0) << std::strerror(errno);
+  ByteBuffer buffer;
+  std::byte out[1];
+  expect_not_regular([&] { store->read("fifo", buffer); }, path, "a FIFO");
+  expect_not_regular([&] { store->size("fifo"); }, path, "a FIFO");
+  expect_not_regular([&] { store->read_range("fifo", 0, out); }, path, "a FIFO");
+  // Listing names it without opening it; a key below it is simply missing.
+  EXPECT_EQ(store->list(""), (std::vector<std::string>{"a", "dir", "fifo"}));
+  EXPECT_TRUE(store->list("fifo").empty());
+  EXPECT_FALSE(store->read("fifo/zarr.json", buffer));
+}
+
+TEST(StoreFile, DeviceAtAKeyIsAnError) {
+  FileStore store("/dev");
+  ByteBuffer buffer;
+  expect_not_regular([&] { store.read("zero", buffer); }, "/dev/zero", "a character device");
+}
+
+TEST(StoreFile, NulInAKeyIsAnError) {
   StorePtr store = make_file_store();
   ByteBuffer buffer;
-  EXPECT_FALSE(store->read("dir", buffer));
-  EXPECT_FALSE(store->size("dir").has_value());
+  try {
+    store->read(std::string_view("a\0b", 3), buffer);
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument);
+    EXPECT_NE(std::string(e.what()).find("NUL"), std::string::npos) << e.what();
+  }
+}
+
+TEST(StoreFile, SymlinksFollowedByDefaultRefusedWhenConfined) {
+  auto store = std::dynamic_pointer_cast<const FileStore>(make_file_store());
+  const fs::path root = store->root();
+  const fs::path outside = root.string() + "_outside";
+  fs::create_directories(outside);
+  std::ofstream(outside / "secret") << "outside";
+  fs::create_symlink(outside / "secret", root / "link");
+  fs::create_directory_symlink(outside, root / "linkdir");
+
+  ByteBuffer buffer;
+  ASSERT_TRUE(store->read("link", buffer));
+  EXPECT_EQ(as_string(buffer), "outside");
+  ASSERT_TRUE(store->read("linkdir/secret", buffer));
+
+  FileStore confined(root.string(), FileStoreOptions{.follow_symlinks = false});
+  for (std::string key : {"link", "linkdir/secret"}) {
+    try {
+      confined.read(key, buffer);
+      FAIL() << "expected an error for " << key;
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ErrorCode::kPermissionDenied);
+      EXPECT_NE(std::string(e.what()).find("follow_symlinks is off"), std::string::npos)
+          << e.what();
+    }
+  }
+  EXPECT_THROW(confined.size("link"), Error);
+  // Plain files still read, and a missing key is still missing.
+  ASSERT_TRUE(confined.read("dir/b", buffer));
+  EXPECT_EQ(as_string(buffer), "xyz");
+  EXPECT_FALSE(confined.read("nope", buffer));
+  fs::remove_all(outside);
 }
 
 TEST(StoreKeys, JoinKey) {

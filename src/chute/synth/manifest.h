@@ -11,6 +11,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 namespace chute::synth {
 
@@ -24,6 +25,9 @@ struct Manifest {
   nlohmann::json options = nlohmann::json::object();
   int64_t logical_bytes = 0;
   int64_t stored_bytes = 0;
+  // The top-level names chute wrote into the folder (chute.json included): what
+  // `make-dataset --force` may delete. Empty in manifests of older versions.
+  std::vector<std::string> entries;
 
   nlohmann::json to_json() const;
   /// Throws kInvalidMetadata naming the missing or mistyped field.
@@ -36,5 +40,10 @@ void write_manifest(const std::string& folder, const Manifest& manifest);
 Manifest read_manifest(const std::string& folder);
 /// True when `folder` holds a chute.json.
 bool has_manifest(const std::string& folder);
+
+/// Deletes what chute wrote into `folder` (the manifest's entries), leaving it empty. Throws
+/// kInvalidArgument, deleting nothing, when the folder holds anything else, when the manifest
+/// lists no entries (an older chute) or an entry that is not a plain name inside the folder.
+void remove_dataset(const std::string& folder);
 
 }  // namespace chute::synth

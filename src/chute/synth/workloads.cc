@@ -1,12 +1,18 @@
 #include "chute/synth/workloads.h"
 
+#include <sys/statvfs.h>
+#include <unistd.h>
+
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <filesystem>
+#include <string>
 
 #include "chute/synth/generate.h"
 #include "chute/synth/hdf5_writer.h"
 #include "chute/util/error.h"
+#include "chute/util/thread_pool.h"
 
 namespace chute::synth {
 namespace fs = std::filesystem;
@@ -26,6 +32,51 @@ void check_common(const CommonOptions& o) {
   codec_preset(o.codec);  // throws for an unknown name
   if (!(o.noise >= 0.0) || !std::isfinite(o.noise)) {
     fail(ErrorCode::kInvalidArgument, "--noise: expected a finite value >= 0, got {}", o.noise);
+  }
+}
+
+uint64_t physical_memory_bytes() {
+  const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGESIZE);
+  return pages > 0 && page > 0 ? uint64_t(pages) * uint64_t(page) : UINT64_MAX;
+}
+
+/// Free bytes on the file system that will hold `out` (its nearest existing ancestor).
+uint64_t free_disk_bytes(const std::string& out) {
+  fs::path path = fs::absolute(out);
+  std::error_code ec;
+  while (!fs::exists(path, ec) && path.has_parent_path() && path != path.parent_path()) {
+    path = path.parent_path();
+  }
+  struct statvfs st;
+  if (::statvfs(path.c_str(), &st) != 0) return UINT64_MAX;
+  return uint64_t(st.f_bavail) * uint64_t(st.f_frsize);
+}
+
+/// Refuses sizes the machine cannot hold, before any work: every worker thread holds a chunk
+/// (generated, then compressed), and the output's file system must hold the dataset (at most
+/// 4:1 smaller compressed; this noise never compresses that well).
+void check_size(const std::string& out, const CommonOptions& o, const std::string& flags,
+                __int128 chunk_bytes, __int128 total_bytes) {
+  auto text = [](__int128 bytes) {
+    return bytes > __int128(UINT64_MAX) ? std::string("more than 2^64")
+                                        : std::to_string(uint64_t(bytes));
+  };
+  const __int128 threads = o.threads == 0 ? default_thread_count() : o.threads;
+  const __int128 memory = physical_memory_bytes();
+  if (chunk_bytes * 3 * threads > memory) {
+    fail(ErrorCode::kInvalidArgument,
+         "{} make chunks of {} bytes; generating and compressing them on {} threads needs "
+         "about {} bytes, more than this machine's {} bytes of memory",
+         flags, text(chunk_bytes), uint64_t(threads), text(chunk_bytes * 3 * threads),
+         uint64_t(memory));
+  }
+  const __int128 free_bytes = free_disk_bytes(out);
+  const __int128 ratio = o.codec == "none" ? 1 : 4;
+  if (total_bytes > free_bytes * ratio) {
+    fail(ErrorCode::kInvalidArgument,
+         "{} make {} bytes of data, more than the {} bytes free on the file system of '{}'{}",
+         flags, text(total_bytes), uint64_t(free_bytes), out,
+         ratio > 1 ? " could hold even compressed 4:1" : "");
   }
 }
 
@@ -91,6 +142,12 @@ DatasetSummary finish(const std::string& out, Manifest manifest, const GenerateR
   consolidate_metadata(out, manifest.zarr_format);
   manifest.logical_bytes = result.logical_bytes;
   manifest.stored_bytes = result.stored_bytes;
+  // The folder was new or empty: everything in it now is chute's (see remove_dataset).
+  manifest.entries = {kManifestName};
+  for (const auto& item : fs::directory_iterator(out)) {
+    manifest.entries.push_back(item.path().filename().string());
+  }
+  std::sort(manifest.entries.begin(), manifest.entries.end());
   write_manifest(out, manifest);
   DatasetSummary summary;
   summary.manifest = std::move(manifest);
@@ -119,7 +176,7 @@ std::vector<int64_t> pressure_levels(int64_t count) {
   return levels;
 }
 
-DatasetSummary make_packed(const std::string& out, const PackedOptions& o) {
+void check_options(const std::string& out, const PackedOptions& o) {
   check_common(o);
   require(o.samples >= 1, "--samples", o.samples, ">= 1");
   require(o.lat >= 1, "--lat", o.lat, ">= 1");
@@ -127,6 +184,17 @@ DatasetSummary make_packed(const std::string& out, const PackedOptions& o) {
   require(o.input_channels >= 1, "--input-channels", o.input_channels, ">= 1");
   require(o.target_channels >= 1, "--target-channels", o.target_channels, ">= 1");
   require(o.chunk_channels >= 0, "--chunk-channels", o.chunk_channels, ">= 0");
+  const __int128 widest = std::max(o.input_channels, o.target_channels);
+  const __int128 chunk_channels =
+      o.chunk_channels == 0 ? widest : std::min<__int128>(o.chunk_channels, widest);
+  const __int128 pixels = __int128(o.lat) * o.lon;
+  check_size(out, o, "--samples/--lat/--lon/--input-channels/--target-channels",
+             pixels * chunk_channels * 4,
+             pixels * o.samples * (__int128(o.input_channels) + o.target_channels) * 4);
+}
+
+DatasetSummary make_packed(const std::string& out, const PackedOptions& o) {
+  check_options(out, o);
   prepare_output(out);
   Timer timer;
   write_group(out, o.zarr_format, {{"chute_workload", "packed"}});
@@ -213,12 +281,18 @@ const Variable kVariables[] = {
 
 }  // namespace
 
-DatasetSummary make_variables(const std::string& out, const VariablesOptions& o) {
+void check_options(const std::string& out, const VariablesOptions& o) {
   check_common(o);
   require(o.times >= 1, "--times", o.times, ">= 1");
   require(o.levels >= 1, "--levels", o.levels, ">= 1");
   require(o.lat >= 1, "--lat", o.lat, ">= 1");
   require(o.lon >= 1, "--lon", o.lon, ">= 1");
+  const __int128 field = __int128(o.levels) * o.lat * o.lon * 4;
+  check_size(out, o, "--times/--levels/--lat/--lon", field, field * 6 * o.times);
+}
+
+DatasetSummary make_variables(const std::string& out, const VariablesOptions& o) {
+  check_options(out, o);
   prepare_output(out);
   Timer timer;
   const int fmt = o.zarr_format;
@@ -344,12 +418,20 @@ DatasetSummary make_variables(const std::string& out, const VariablesOptions& o)
   return finish(out, std::move(manifest), result, timer);
 }
 
-DatasetSummary make_volume(const std::string& out, const VolumeOptions& o) {
+void check_options(const std::string& out, const VolumeOptions& o) {
   check_common(o);
   require(o.size >= 1, "--size", o.size, ">= 1");
   require(o.input_channels >= 1, "--input-channels", o.input_channels, ">= 1");
   require(o.target_channels >= 1, "--target-channels", o.target_channels, ">= 1");
   require(o.chunk >= 1, "--chunk", o.chunk, ">= 1");
+  const __int128 edge = std::min(o.chunk, o.size);
+  const __int128 voxels = __int128(o.size) * o.size * o.size;
+  check_size(out, o, "--size/--chunk/--input-channels/--target-channels", edge * edge * edge * 4,
+             voxels * (__int128(o.input_channels) + o.target_channels) * 4 * (o.npy ? 2 : 1));
+}
+
+DatasetSummary make_volume(const std::string& out, const VolumeOptions& o) {
+  check_options(out, o);
   prepare_output(out);
   Timer timer;
   write_group(out, o.zarr_format, {{"chute_workload", "volume"}});

@@ -77,6 +77,13 @@ DatasetSummary make_packed(const std::string& out, const PackedOptions& options)
 DatasetSummary make_variables(const std::string& out, const VariablesOptions& options);
 DatasetSummary make_volume(const std::string& out, const VolumeOptions& options);
 
+/// The checks make_*() run first, without touching `out`: kInvalidArgument naming the flag for
+/// values out of range, and for sizes this machine cannot generate (a chunk per worker thread
+/// must fit in memory) or store (the dataset on the file system of `out`).
+void check_options(const std::string& out, const PackedOptions& options);
+void check_options(const std::string& out, const VariablesOptions& options);
+void check_options(const std::string& out, const VolumeOptions& options);
+
 /// The 13 WeatherBench2 pressure levels in hPa, or `count` levels evenly spaced in 50..1000.
 std::vector<int64_t> pressure_levels(int64_t count);
 

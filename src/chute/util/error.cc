@@ -27,6 +27,8 @@ const char* error_code_name(ErrorCode code) {
       return "cancelled";
     case ErrorCode::kInternal:
       return "internal error";
+    case ErrorCode::kTimeout:
+      return "timeout";
   }
   return "error";
 }

@@ -22,6 +22,7 @@ enum class ErrorCode {
   kOutOfRange,        // index outside the array (IndexError)
   kCancelled,         // the pipeline was stopped
   kInternal,          // a bug in chute
+  kTimeout,           // waited longer than the caller's timeout (TimeoutError)
 };
 
 const char* error_code_name(ErrorCode code);

@@ -1,11 +1,16 @@
 #include "chute/util/thread_pool.h"
 
 #include <sched.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <exception>
 #include <memory>
+#include <system_error>
 #include <thread>
+
+#include "chute/util/error.h"
 
 namespace chute {
 
@@ -22,13 +27,29 @@ size_t default_thread_count() {
   return n == 0 ? 1 : n;
 }
 
-ThreadPool::ThreadPool(size_t threads) {
+size_t max_reader_threads() { return std::max<size_t>(64, 16 * default_thread_count()); }
+
+ThreadPool::ThreadPool(size_t threads) : pid_(::getpid()) {
   if (threads == 0) threads = default_thread_count();
   workers_.reserve(threads);
-  for (size_t w = 0; w < threads; ++w) workers_.emplace_back([this, w] { worker_loop(w); });
+  for (size_t w = 0; w < threads; ++w) {
+    try {
+      workers_.emplace_back([this, w] { worker_loop(w); });
+    } catch (const std::system_error& e) {
+      // The OS refused a thread (ulimit -u, RLIMIT_AS too small for another stack): stop the
+      // ones already started and say so, instead of leaving them waiting forever.
+      stop_workers();
+      fail(ErrorCode::kIoError,
+           "cannot start thread {} of {}: {} (the OS refused a thread: see ulimit -u and the "
+           "address-space limit); ask for fewer threads",
+           w + 1, threads, e.what());
+    }
+  }
 }
 
-ThreadPool::~ThreadPool() {
+ThreadPool::~ThreadPool() { stop_workers(); }
+
+void ThreadPool::stop_workers() {
   {
     std::lock_guard lock(mutex_);
     stopping_ = true;
@@ -66,6 +87,12 @@ struct Job {
 void ThreadPool::parallel_for(size_t n,
                               const std::function<void(size_t index, size_t worker)>& task) {
   if (n == 0) return;
+  if (::getpid() != pid_) {
+    fail(ErrorCode::kUnsupported,
+         "a thread pool made in process {} was used after fork() in process {}: its threads do "
+         "not exist here",
+         pid_, ::getpid());
+  }
   auto job = std::make_shared<Job>();
   job->n = n;
   size_t runners = std::min(n, workers_.size());

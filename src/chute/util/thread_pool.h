@@ -14,9 +14,13 @@
 
 namespace chute {
 
+/// After fork(), the child has none of the workers: parallel_for() there throws, and the pool
+/// must not be destroyed there either (its condition variable still counts the parent's
+/// waiting workers, so destroying it would block): owners leak it in a fork child.
 class ThreadPool {
  public:
-  /// threads == 0 means default_thread_count() (the process's CPU affinity).
+  /// threads == 0 means default_thread_count() (the process's CPU affinity). Throws kIoError
+  /// when the OS refuses a thread (the ones started are joined first).
   explicit ThreadPool(size_t threads = 0);
   ~ThreadPool();
   ThreadPool(const ThreadPool&) = delete;
@@ -26,11 +30,14 @@ class ThreadPool {
 
   /// Runs task(i, worker) for i in [0, n) and waits. worker is in [0, size()).
   /// Safe to call from several threads at once; not from inside a task of the same pool.
+  /// Throws kUnsupported in a fork() child of the process that made the pool.
   void parallel_for(size_t n, const std::function<void(size_t index, size_t worker)>& task);
 
  private:
   void worker_loop(size_t worker);
+  void stop_workers();
 
+  const int pid_;  // the process the workers run in
   std::vector<std::thread> workers_;
   std::mutex mutex_;
   std::condition_variable wake_;
@@ -41,5 +48,9 @@ class ThreadPool {
 /// The default worker count: the CPUs in the calling thread's affinity mask (sched_getaffinity),
 /// else the hardware threads; at least 1.
 size_t default_thread_count();
+
+/// The most reader threads chute accepts for a Loader or set_threads(): 16 per hardware
+/// thread, at least 64 (more only adds stacks and contention).
+size_t max_reader_threads();
 
 }  // namespace chute
