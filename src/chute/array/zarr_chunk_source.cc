@@ -18,7 +18,11 @@ ZarrChunkSource::ZarrChunkSource(StorePtr store, std::string prefix, ChunkKeyEnc
 ChunkLocation ZarrChunkSource::locate(std::span<const int64_t> coords, ReadScratch& scratch,
                                       ReadStats* stats) const {
   append_chunk_key(scratch.key, prefix_, encoding_, coords);
-  return {.found = true, .store = store_.get(), .chain = chain_.get()};
+  return {.found = true,
+          .store = store_.get(),
+          .offset = 0,
+          .nbytes = std::nullopt,
+          .chain = chain_.get()};
 }
 
 std::string ZarrChunkSource::storage_key(std::span<const int64_t> coords) const {
