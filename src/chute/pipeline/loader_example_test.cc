@@ -70,7 +70,7 @@ TEST(LoaderExample, ReadmeExampleRuns) {
   }
   EXPECT_EQ(batches, 4);
   const chute::SamplerState saved = loader.state();
-  EXPECT_EQ(saved, (chute::SamplerState{0, 1, 2}));
+  EXPECT_EQ(saved, (chute::SamplerState{0, 2, 0}));  // after epoch 1's last batch: epoch 2
   fs::remove_all(root);
 }
 
