@@ -97,7 +97,9 @@ TEST(Sampler, RankShardsAreDisjointAndCover) {
                 for (int64_t k = 0; k < batches; ++k) {
                   auto batch = s.batch(epoch, k);
                   const int64_t pad = s.batch_padding(k);
-                  if (drop_last) ASSERT_EQ(pad, 0);
+                  if (drop_last) {
+                    ASSERT_EQ(pad, 0);
+                  }
                   for (int64_t i = 0; i < b - pad; ++i) ++seen[batch[i]];
                 }
               }
