@@ -114,7 +114,7 @@ void run(const CLI::App& command, MakeOptions& o) {
     static_cast<synth::CommonOptions&>(v) = o.common;
     take(o.size, v.size);
     take(o.chunk, v.chunk);
-    if (o.chunk >= 0) v.hdf5_chunk = o.chunk;  // volume.h5 is chunked only when asked
+    if (o.chunk) v.hdf5_chunk = *o.chunk;  // volume.h5 is chunked only when asked
     take(o.input_channels, v.input_channels);
     take(o.target_channels, v.target_channels);
     v.npy = o.npy;

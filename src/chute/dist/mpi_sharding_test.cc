@@ -157,7 +157,9 @@ TEST(MpiSharding, GlobalBatchSizesNotDivisibleByTheRankCountRoundUpPerRank) {
     const int64_t per_rank = per_rank_batch(global, world_size);
     EXPECT_GE(per_rank * world_size, global);
     EXPECT_LT((per_rank - 1) * world_size, global);
-    if (global % world_size == 0) EXPECT_EQ(per_rank * world_size, global);
+    if (global % world_size == 0) {
+      EXPECT_EQ(per_rank * world_size, global);
+    }
     const Sampler sampler(global * 3 + 1, per_rank, true, 3, false, world().rank(), world_size);
     std::vector<std::string> gathered = world().gather_to_root(pack(rank_epoch(sampler, 2)));
     if (world().rank() == 0) {
