@@ -34,6 +34,7 @@ from ._chute import (
     set_threads,
 )
 from .loader import Batch, Dataset, Loader, packed, windows
+from .weather_stats import compute_statistics, statistics
 
 try:
     __version__ = _metadata.version("chute")
@@ -57,11 +58,13 @@ __all__ = [
     "PermissionDeniedError",
     "StorageError",
     "UnsupportedError",
+    "compute_statistics",
     "get_threads",
     "open",
     "open_group",
     "packed",
     "set_threads",
+    "statistics",
     "windows",
 ]
 

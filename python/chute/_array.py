@@ -115,15 +115,29 @@ def plan_basic_index(
 
 
 class Array:
-    """A Zarr array opened by chute. Index it like a NumPy array to read."""
+    """A Zarr array opened by chute. Index it like a NumPy array to read.
 
-    __slots__ = ("_attrs", "_core", "_dtype", "_shape")
+    With `decode_cf=True` reads are decoded as xarray decodes them (see chute._cf): fill values
+    become NaN, scale_factor/add_offset are applied, times become numpy.datetime64[ns]; `dtype`
+    is then the decoded dtype and `raw_dtype` the stored one.
+    """
 
-    def __init__(self, core: Any):
+    __slots__ = ("_attrs", "_core", "_decoder", "_dtype", "_raw_dtype", "_shape")
+
+    def __init__(self, core: Any, decode_cf: bool = False):
         self._core = core
-        self._dtype = _numpy_dtype(core)
+        self._raw_dtype = _numpy_dtype(core)
+        self._dtype = self._raw_dtype
         self._shape = tuple(core.shape)
         self._attrs: dict | None = None
+        self._decoder = None
+        if decode_cf:
+            from ._cf import CfDecoder
+
+            decoder = CfDecoder(self)
+            if decoder.active:
+                self._decoder = decoder
+                self._dtype = decoder.dtype
 
     @property
     def path(self) -> str:
@@ -136,8 +150,19 @@ class Array:
 
     @property
     def dtype(self) -> np.dtype:
-        """The element type in native byte order (whatever order the chunks are stored in)."""
+        """The element type of reads in native byte order (decoded when opened with decode_cf)."""
         return self._dtype
+
+    @property
+    def raw_dtype(self) -> np.dtype:
+        """The stored element type (native byte order)."""
+        return self._raw_dtype
+
+    @property
+    def dims(self) -> tuple[str, ...]:
+        """The dimension names (`_ARRAY_DIMENSIONS` / `dimension_names`), "dim_<i>" if unnamed."""
+        names = self.dimension_names or ("",) * self.ndim
+        return tuple(name or f"dim_{i}" for i, name in enumerate(names))
 
     @property
     def chunks(self) -> tuple[int, ...]:
@@ -153,7 +178,7 @@ class Array:
     def fill_value(self) -> Any:
         """The fill value as a NumPy scalar of the array's dtype (a null fill value reads as 0)."""
         raw = self._core.fill_value_bytes
-        return np.frombuffer(raw, dtype=self._dtype, count=1)[0]
+        return np.frombuffer(raw, dtype=self._raw_dtype, count=1)[0]
 
     @property
     def attrs(self) -> dict:
@@ -202,14 +227,17 @@ class Array:
 
     def read(self, start: Sequence[int], shape: Sequence[int]) -> np.ndarray:
         """Reads the box [start, start + shape) into a new C-contiguous NumPy array."""
-        out = np.empty(tuple(shape), dtype=self._dtype)
+        out = np.empty(tuple(shape), dtype=self._raw_dtype)
         self._core.read_into(list(start), out)
-        return out
+        return out if self._decoder is None else self._decoder.decode(out)
 
     def read_into(self, start: Sequence[int], out: np.ndarray) -> np.ndarray:
         """Reads the box [start, start + out.shape) into `out` (any non-negative strides)."""
         if out.dtype != self._dtype:
             raise TypeError(f"expected an output array of dtype {self._dtype}, got {out.dtype}")
+        if self._decoder is not None:
+            out[...] = self.read(start, out.shape)
+            return out
         self._core.read_into(list(start), out)
         return out
 
@@ -233,12 +261,14 @@ class Group(Mapping):
     Arrays of nested groups appear under their relative path ("sub/x").
     """
 
-    def __init__(self, info: dict):
+    def __init__(self, info: dict, decode_cf: bool = False):
         self._path = info["name"]
         self._zarr_format = info["zarr_format"]
         self._attrs = json.loads(info["attrs_json"])
         self._groups = tuple(info["groups"])
-        self._arrays = {name: Array(core) for name, core in sorted(info["arrays"].items())}
+        self._arrays = {
+            name: Array(core, decode_cf) for name, core in sorted(info["arrays"].items())
+        }
 
     @property
     def path(self) -> str:
@@ -273,11 +303,18 @@ class Group(Mapping):
         return f"<chute.Group {self._path!r} arrays={list(self._arrays)}>"
 
 
-def open(path: str | os.PathLike[str]) -> Array:
-    """Opens the Zarr v2 or v3 array at `path` (an array folder, or "group/member")."""
-    return Array(_chute._open_array(os.fspath(path)))
+def open(path: str | os.PathLike[str], decode_cf: bool = False) -> Array:
+    """Opens the Zarr v2 or v3 array at `path` (an array folder, or "group/member").
+
+    decode_cf=True decodes reads as xarray does (fill values -> NaN, scale_factor/add_offset,
+    times -> datetime64); off by default, as in zarr-python.
+    """
+    return Array(_chute._open_array(os.fspath(path)), bool(decode_cf))
 
 
-def open_group(path: str | os.PathLike[str]) -> Group:
-    """Opens the Zarr v2 or v3 group at `path` with all its arrays (consolidated if available)."""
-    return Group(_chute._open_group(os.fspath(path)))
+def open_group(path: str | os.PathLike[str], decode_cf: bool = False) -> Group:
+    """Opens the Zarr v2 or v3 group at `path` with all its arrays (consolidated if available).
+
+    decode_cf=True opens every array with CF decoding (see `open`).
+    """
+    return Group(_chute._open_group(os.fspath(path)), bool(decode_cf))
