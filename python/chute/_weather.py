@@ -19,7 +19,7 @@ LAT_NAMES = ("lat", "latitude")
 LON_NAMES = ("lon", "longitude")
 
 
-def find_coordinate(group: Group, names: Sequence[str]) -> str | None:
+def find_coordinate(group: Group | dict, names: Sequence[str]) -> str | None:
     for name in names:
         if name in group and group[name].ndim == 1:
             return name

@@ -17,6 +17,7 @@ W2 windows over a Zarr group in xarray layout:
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
@@ -66,12 +67,13 @@ def packed(arrays: Mapping[str, str]) -> Dataset:
 
 
 def windows(
-    path: str,
+    path: str | os.PathLike[str] | Sequence[str | os.PathLike[str]],
     variables: Sequence[str] | None = None,
     *,
     input_variables: Sequence[str] | None = None,
     target_variables: Sequence[str] | None = None,
     forcings: Sequence[str] = (),
+    computed_forcings: Sequence[str] = (),
     statics: Sequence[str] = (),
     levels: Sequence[float] | None = None,
     level_indices: Sequence[int] | None = None,
@@ -98,12 +100,19 @@ def windows(
 ) -> Dataset:
     """W2: windows over the time axis of a Zarr group as xarray writes it (ERA5, WeatherBench2).
 
+    `path` may be a list of stores sharing the time/lat/lon coordinates (e.g. pressure levels
+    and single levels): their variables are joined; a coordinate that differs is an error
+    naming both stores and the coordinate.
+
     Axes are found by dimension name in any stored order (time/valid_time, level/pressure_level/
     isobaricInhPa, lat/latitude, lon/longitude); values are CF-decoded (fill values -> NaN,
     scale_factor/add_offset) unless decode_cf=False, in the same pass that places them.
 
     A sample is a time t: "inputs" stacks `input_variables` (or `variables`) at the input steps,
-    then `forcings` at the target steps, then `statics` (2-D fields, one channel each);
+    then `forcings` at the target steps, then `computed_forcings` at the target steps
+    (cos_local_time, sin_local_time, cos_day_of_year, sin_day_of_year, toa_radiation: see
+    src/chute/dataset/computed_forcings.h for the formulas; not normalised), then `statics`
+    (2-D fields, one channel each);
     "targets" stacks `target_variables` (default: the input variables) at the target steps.
     Channel order: for each step, for each variable (in the order given), for each level
     (variables without levels give one channel); `channel_names()` lists them.
@@ -132,11 +141,18 @@ def windows(
     inputs = input_variables if input_variables is not None else variables
     if not inputs:
         raise _chute.InvalidArgumentError("windows() needs variables (or input_variables)")
-    path = str(path)
+    paths = [str(path)] if isinstance(path, (str, os.PathLike)) else [str(p) for p in path]
+    if not paths:
+        raise _chute.InvalidArgumentError("windows() needs a store path (or a list of them)")
+    path = paths[0]
     dated = start is not None or end is not None or frequency is not None
-    stepped = input_steps is not None or target_steps is not None
+    stepped = input_steps is not None or target_steps is not None or bool(computed_forcings)
     needs_coords = dated or stepped or area is not None or grid_shard is not None
-    group = open_group(path, decode_cf=True) if needs_coords else None
+    group = None
+    if needs_coords:  # the arrays of every store by name (the core checks shared coordinates)
+        group = {}
+        for store in reversed(paths):
+            group.update(open_group(store, decode_cf=True).items())
     sample_times: list[int] = []
     time_start, time_stop = time_range if time_range is not None else (0, -1)
     in_offsets = [int(o) for o in input_offsets]
@@ -159,6 +175,21 @@ def windows(
                     "give start/end/frequency or time_range, not both"
                 )
             sample_times = axis.sample_times(start, end, unit, in_offsets + tg_offsets, gaps)
+    time_seconds: list[int] = []
+    lat_values: list[float] = []
+    lon_values: list[float] = []
+    if computed_forcings:
+        from ._weather import LAT_NAMES, LON_NAMES, find_coordinate
+
+        axis = TimeAxis(group, path)
+        time_seconds = (axis.values.astype("datetime64[s]").astype(np.int64)).tolist()
+        names = (find_coordinate(group, LAT_NAMES), find_coordinate(group, LON_NAMES))
+        if None in names:
+            raise _chute.InvalidArgumentError(
+                f"computed forcings need 1-D latitude and longitude coordinates in {path!r}"
+            )
+        lat_values = np.asarray(group[names[0]][:], dtype=np.float64).tolist()
+        lon_values = np.asarray(group[names[1]][:], dtype=np.float64).tolist()
     lat, lon = (0, -1), (0, -1)
     if area is not None or grid_shard is not None:
         lat, lon = area_ranges(group, area, path)
@@ -173,7 +204,7 @@ def windows(
             lat = shard_rows(lat, height, grid_shard)
     return Dataset(
         _chute._open_windows(
-            path,
+            paths,
             [str(v) for v in inputs],
             [str(v) for v in (target_variables or [])],
             [str(v) for v in forcings],
@@ -196,6 +227,10 @@ def windows(
             sample_times,
             [int(lat[0]), int(lat[1]), int(lon[0]), int(lon[1])],
             "" if statistics is None else str(statistics),
+            [str(f) for f in computed_forcings],
+            time_seconds,
+            lat_values,
+            lon_values,
         )
     )
 

@@ -3,7 +3,7 @@
 For each variable (per level for variables with levels) over the chosen dates: mean, standard
 deviation (population, ddof=0), minimum and maximum of the CF-decoded values, and the mean and
 standard deviation of the differences between consecutive time steps (for residual targets),
-all NaN-aware (NaNs are left out of every statistic) and accumulated in float64.
+all NaN-aware; static (lat, lon) fields get the first four over the grid (NaN differences) (NaNs are left out of every statistic) and accumulated in float64.
 
 One pass: the time range is cut into blocks read by chute (decoded, the GIL released while
 reading) on a thread pool; each block gives (count, mean, M2, min, max) per channel, merged with
@@ -82,6 +82,10 @@ class _Moments:
             return np.where(self.count > 0, np.sqrt(self.m2 / np.maximum(self.count, 1)), np.nan)
 
 
+def _is_static(array: Array) -> bool:
+    return array.ndim == 2 and all(n in _SPACE_NAMES for n in array.dims)
+
+
 def _layout(array: Array, name: str) -> tuple[int, int | None]:
     dims = array.dims
     time = next((d for d, n in enumerate(dims) if n in TIME_NAMES), None)
@@ -137,7 +141,8 @@ def compute_statistics(
         coords = {axis.name, find_coordinate(group, _LEVEL_NAMES)}
         variables = [
             n for n in group
-            if "/" not in n and n not in coords and any(d in TIME_NAMES for d in group[n].dims)
+            if "/" not in n and n not in coords
+            and (any(d in TIME_NAMES for d in group[n].dims) or _is_static(group[n]))
         ]  # fmt: skip
     results: dict[str, dict[str, np.ndarray]] = {}
     pool = ThreadPoolExecutor(threads or os.cpu_count() or 1)
@@ -146,6 +151,14 @@ def compute_statistics(
             if name not in group:
                 raise _chute.InvalidArgumentError(f"variable {name!r} is not in {path!r}")
             array = group[name]
+            if _is_static(array):  # a (lat, lon) field: its statistics over the grid
+                m = _Moments.of(np.asarray(array[...], dtype=np.float64).reshape(1, -1))
+                nan = np.float64(np.nan)
+                results[name] = {
+                    "mean": m.mean[0], "std": m.std()[0], "min": m.min[0], "max": m.max[0],
+                    "diff_mean": nan, "diff_std": nan,
+                }  # fmt: skip
+                continue
             time, level = _layout(array, name)
 
             def one_block(b0: int, array=array, time=time, level=level) -> tuple:

@@ -147,7 +147,7 @@ void bind_loader(nb::module_& m) {
 
   m.def(
       "_open_windows",
-      [](const std::string& path, std::vector<std::string> variables,
+      [](const std::vector<std::string>& paths, std::vector<std::string> variables,
          std::vector<std::string> target_variables, std::vector<std::string> forcings,
          std::vector<std::string> statics, std::vector<int64_t> level_indices,
          std::vector<double> level_values, std::vector<int64_t> input_offsets,
@@ -155,8 +155,10 @@ void bind_loader(nb::module_& m) {
          const std::string& dtype, std::vector<float> mean, std::vector<float> std,
          std::string mean_suffix, std::string std_suffix, std::string level_coordinate,
          int64_t time_start, int64_t time_stop, int64_t sample_stride,
-         std::vector<int64_t> sample_times, std::vector<int64_t> grid,
-         std::string statistics) -> std::shared_ptr<WindowDataset> {
+         std::vector<int64_t> sample_times, std::vector<int64_t> grid, std::string statistics,
+         std::vector<std::string> computed_forcings, std::vector<int64_t> time_seconds,
+         std::vector<double> lat_values,
+         std::vector<double> lon_values) -> std::shared_ptr<WindowDataset> {
         WindowOptions options;
         options.variables = std::move(variables);
         options.target_variables = std::move(target_variables);
@@ -179,20 +181,25 @@ void bind_loader(nb::module_& m) {
         options.sample_stride = sample_stride;
         options.sample_times = std::move(sample_times);
         options.statistics = std::move(statistics);
+        options.computed_forcings = std::move(computed_forcings);
+        options.time_seconds = std::move(time_seconds);
+        options.lat_values = std::move(lat_values);
+        options.lon_values = std::move(lon_values);
         if (grid.size() == 4) {
           options.lat_start = grid[0], options.lat_stop = grid[1];
           options.lon_start = grid[2], options.lon_stop = grid[3];
         }
         nb::gil_scoped_release release;
-        return open_window_dataset(path, std::move(options));
+        return open_window_dataset(paths, std::move(options));
       },
-      nb::arg("path"), nb::arg("variables"), nb::arg("target_variables"), nb::arg("forcings"),
+      nb::arg("paths"), nb::arg("variables"), nb::arg("target_variables"), nb::arg("forcings"),
       nb::arg("statics"), nb::arg("level_indices"), nb::arg("level_values"),
       nb::arg("input_offsets"), nb::arg("target_offsets"), nb::arg("channels_last"),
       nb::arg("decode_cf"), nb::arg("dtype"), nb::arg("mean"), nb::arg("std"),
       nb::arg("mean_suffix"), nb::arg("std_suffix"), nb::arg("level_coordinate"),
       nb::arg("time_start"), nb::arg("time_stop"), nb::arg("sample_stride"),
-      nb::arg("sample_times"), nb::arg("grid"), nb::arg("statistics"));
+      nb::arg("sample_times"), nb::arg("grid"), nb::arg("statistics"), nb::arg("computed_forcings"),
+      nb::arg("time_seconds"), nb::arg("lat_values"), nb::arg("lon_values"));
 
   nb::class_<Loader>(m, "_Loader", "The core loader; use chute.Loader instead.")
       .def(

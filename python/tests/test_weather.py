@@ -50,7 +50,8 @@ ENCODING = {
 
 def _write(path, ds, zarr_format):
     chunks = {"time": 1}
-    ds.chunk(chunks).to_zarr(path, zarr_format=zarr_format, encoding=ENCODING, consolidated=True)
+    encoding = {k: v for k, v in ENCODING.items() if k in ds}
+    ds.chunk(chunks).to_zarr(path, zarr_format=zarr_format, encoding=encoding, consolidated=True)
     return path
 
 
@@ -238,9 +239,12 @@ def test_statistics_equal_numpy_and_feed_windows(era5, tmp_path):
             np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12, err_msg=f"{name} {kind}")
             stored = np.atleast_1d(chute.open_group(out)[f"{kind}/{name}"][...])
             np.testing.assert_array_equal(stored, got)
+    lsm = ds["land_sea_mask"].values.astype(np.float64)
+    np.testing.assert_allclose(results["land_sea_mask"]["std"], np.std(lsm), rtol=1e-12)
     # the group feeds windows: normalised with its mean and std
     data = chute.windows(path, ["temperature", "2m_temperature"], levels=[700],
-                         input_offsets=(0,), target_offsets=(), statistics=out)  # fmt: skip
+                         statics=["land_sea_mask"], input_offsets=(0,), target_offsets=(),
+                         statistics=out)  # fmt: skip
     batch = next(iter(chute.Loader(data, batch_size=2, shuffle=False, rank=0, world_size=1)))
     t = data.time_indices()[batch.indices[0]]
     mean_t, std_t = results["temperature"]["mean"][1], results["temperature"]["std"][1]
@@ -261,3 +265,79 @@ def test_stats_cli(era5, tmp_path):
     assert chute.open_group(out)["std/temperature"].shape == (3,)
     bad = run_cli("stats", path, "--start", "1990-01-01", "--out", out, check=False)
     assert bad.returncode != 0 and "start" in bad.stderr
+
+
+def test_two_stores_as_one(tmp_path):
+    ds = _dataset(HOURLY[:12])
+    pressure = _write(str(tmp_path / "pl.zarr"), ds[["temperature"]], 2)
+    single = _write(str(tmp_path / "sl.zarr"), ds[["2m_temperature", "land_sea_mask"]], 3)
+    data = chute.windows(
+        [pressure, single], ["temperature", "2m_temperature"], levels=[500],
+        statics=["land_sea_mask"], start="2016-01-01T01", end="2016-01-01T10",
+        input_steps=["-1h", 0], target_steps=["1h"],
+    )  # fmt: skip
+    ref = xr.merge([xr.open_zarr(pressure), xr.open_zarr(single)]).load()
+    batch = next(iter(chute.Loader(data, batch_size=3, shuffle=False, rank=0, world_size=1)))
+    for slot, sample in enumerate(batch.indices):
+        t = data.time_indices()[sample]
+        expected = _stack(ref, t, ["temperature", "2m_temperature"], (-1, 0), [500])
+        expected.append(ref["land_sea_mask"].values)
+        np.testing.assert_allclose(
+            batch["inputs"][slot], np.stack(expected, -1).astype("float32"), rtol=1e-6,
+            equal_nan=True,
+        )  # fmt: skip
+    # a store on another grid: the error names both stores and the coordinate
+    shifted = ds[["2m_temperature"]].assign_coords(latitude=LAT + 0.5)
+    other = _write(str(tmp_path / "other.zarr"), shifted, 2)
+    with pytest.raises(chute.InvalidArgumentError, match="pl.zarr.*other.zarr.*'latitude'"):
+        chute.windows([pressure, other], ["temperature", "2m_temperature"])
+    with pytest.raises(chute.InvalidArgumentError, match="'temperature' is in both"):
+        chute.windows([pressure, pressure], ["temperature"])
+
+
+def _toa_reference(date: np.datetime64, lat: np.ndarray, lon: np.ndarray) -> np.ndarray:
+    """Top-of-atmosphere flux written independently of chute: NumPy dates, Spencer (1971)."""
+    year = date.astype("datetime64[Y]")
+    days_in_year = (year + 1).astype("datetime64[D]") - year.astype("datetime64[D]")
+    day = (date - year.astype(date.dtype)) / np.timedelta64(1, "D")
+    angle = 2 * np.pi * day / (days_in_year / np.timedelta64(1, "D"))
+    k = np.arange(4)
+    cos_k, sin_k = np.cos(k * angle), np.sin(k * angle)
+    e0 = np.dot([1.000110, 0.034221, 0.000719], cos_k[:3]) + np.dot(
+        [0.001280, 0.000077], sin_k[1:3]
+    )
+    decl = np.dot([0.006918, -0.399912, -0.006758, -0.002697], cos_k) + np.dot(
+        [0.070257, 0.000907, 0.00148], sin_k[1:]
+    )
+    eot = 229.18 * (0.000075 + 0.001868 * cos_k[1] - 0.032077 * sin_k[1] - 0.014615 * cos_k[2]
+                    - 0.040849 * sin_k[2])  # fmt: skip
+    utc_hours = (date - date.astype("datetime64[D]")) / np.timedelta64(1, "h")
+    hour_angle = np.radians(15 * (utc_hours + lon[None, :] / 15 + eot / 60 - 12))
+    phi = np.radians(lat)[:, None]
+    cos_zenith = np.sin(phi) * np.sin(decl) + np.cos(phi) * np.cos(decl) * np.cos(hour_angle)
+    return 1361 * e0 * np.maximum(cos_zenith, 0)
+
+
+def test_computed_forcings_against_independent_formulas(era5):
+    path, ds = era5
+    names = ["cos_local_time", "sin_local_time", "cos_day_of_year", "sin_day_of_year",
+             "toa_radiation"]  # fmt: skip
+    data = chute.windows(path, ["2m_temperature"], input_steps=[0], target_steps=["2h"],
+                         computed_forcings=names, channels_last=False)  # fmt: skip
+    assert data.channel_names("inputs")[1:] == [f"{n}/t+2" for n in names]
+    batch = next(iter(chute.Loader(data, batch_size=4, shuffle=True, seed=3, rank=0,
+                                   world_size=1)))  # fmt: skip
+    for slot, sample in enumerate(batch.indices):
+        date = ds["time"].values[data.time_indices()[sample] + 2]
+        hours = (date - date.astype("datetime64[D]")) / np.timedelta64(1, "h")
+        local = 2 * np.pi * (hours + LON[None, :] / 15) / 24 + 0 * LAT[:, None]
+        day = (date - date.astype("datetime64[Y]").astype(date.dtype)) / np.timedelta64(1, "D")
+        year = 2 * np.pi * day / 366  # 2016 is a leap year
+        expected = [np.cos(local), np.sin(local), np.full_like(local, np.cos(year)),
+                    np.full_like(local, np.sin(year)), _toa_reference(date, LAT, LON)]  # fmt: skip
+        for c, want in enumerate(expected):
+            np.testing.assert_allclose(batch["inputs"][slot, 1 + c], want, rtol=1e-5, atol=1e-3,
+                                       err_msg=names[c])  # fmt: skip
+    assert batch["inputs"][:, 5].max() > 1000  # daylight somewhere
+    with pytest.raises(chute.InvalidArgumentError, match="moon_phase"):
+        chute.windows(path, ["2m_temperature"], computed_forcings=["moon_phase"])

@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "chute/bench/bench_dataset.h"
 #include "chute/bench/bench_run.h"
 #include "chute/bench/sweep.h"
 
@@ -39,6 +40,7 @@ struct BenchOptions {
   std::string json_path;  // --json
   std::string out_dir;    // --out: plots (and results.json when --json is not given)
   std::string command;    // the command line, for the record
+  WindowsFlags windows;   // W2 windows: layout, dtype, variables, offsets (bench_dataset.h)
 };
 
 /// Parses "io", "compute", "full" or "all" (comma-separated lists allowed).

@@ -8,7 +8,10 @@
 #include <cstring>
 #include <functional>
 
+#include "chute/dataset/computed_forcings.h"
+#include "chute/dataset/store_join.h"
 #include "chute/dataset/window_axes.h"
+#include "chute/pipeline/transforms.h"
 #include "chute/util/error.h"
 
 namespace chute {
@@ -33,6 +36,13 @@ const ArrayPtr& find_array(const Group& group, const std::string& name, const ch
 }
 
 std::string offset_name(int64_t offset) { return fmt::format("t{:+d}", offset); }
+
+/// The time index plan() wrote at the start of a staged slot.
+int64_t slot_time(const std::byte* slot) {
+  int64_t time;
+  std::memcpy(&time, slot, sizeof(time));
+  return time;
+}
 
 }  // namespace
 
@@ -169,14 +179,15 @@ WindowDataset::WindowDataset(const Group& group, WindowOptions options)
   add_channels(layout_[0], o.variables, o.input_offsets);
   step_channels_ = static_cast<int64_t>(layout_[0].channels.size() / o.input_offsets.size());
   add_channels(layout_[0], o.forcings, o.target_offsets);
+  add_computed_channels(layout_[0]);
   add_channels(layout_[0], o.statics, {0});
   if (!o.target_offsets.empty()) add_channels(layout_[1], targets, o.target_offsets);
   if (layout_[1].channels.empty()) layout_.pop_back();
 
-  bool direct = !o.channels_last && o.output_dtype == kFloat32;
+  bool direct = (!o.channels_last || !o.stage_channels_last) && o.output_dtype == kFloat32;
   for (const Output& output : layout_) {
     for (const Channel& c : output.channels) {
-      direct = direct && c.decode.stored == kFloat32 && !c.decode.cf.any();
+      direct = direct && c.computed < 0 && c.decode.stored == kFloat32 && !c.decode.cf.any();
     }
   }
   const int64_t plane = height_ * width_;
@@ -184,11 +195,12 @@ WindowDataset::WindowDataset(const Group& group, WindowOptions options)
   for (size_t k = 0; k < layout_.size(); ++k) {
     Output& output = layout_[k];
     const auto channels = static_cast<int64_t>(output.channels.size());
-    int64_t bytes = 0;
+    int64_t bytes = direct ? 0 : kSlotHeader;
     for (Channel& c : output.channels) {
       c.plane_offset = bytes;
-      bytes += plane * (direct ? 4 : c.decode.stored.size);
+      if (c.computed < 0) bytes += plane * (direct ? 4 : c.decode.stored.size);
     }
+    bytes = (bytes + 7) / 8 * 8;  // the next slot's header stays aligned
     output.slot_bytes = bytes;
     std::vector<int64_t> shape = o.channels_last ? std::vector<int64_t>{height_, width_, channels}
                                                  : std::vector<int64_t>{channels, height_, width_};
@@ -371,6 +383,50 @@ void WindowDataset::add_channels(Output& output, const std::vector<std::string>&
   }
 }
 
+void WindowDataset::add_computed_channels(Output& output) {
+  const WindowOptions& o = options_;
+  if (o.computed_forcings.empty()) return;
+  if (o.time_seconds.size() != static_cast<size_t>(time_length_) ||
+      o.lat_values.size() != static_cast<size_t>(full_height_) ||
+      o.lon_values.size() != static_cast<size_t>(full_width_)) {
+    fail(ErrorCode::kInvalidArgument,
+         "computed forcings need the time of each of the {} steps and the {} latitudes and {} "
+         "longitudes of the grid (got {}, {}, {}; chute.windows() passes them from the store's "
+         "coordinates)",
+         time_length_, full_height_, full_width_, o.time_seconds.size(), o.lat_values.size(),
+         o.lon_values.size());
+  }
+  if (o.target_offsets.empty()) {
+    fail(ErrorCode::kInvalidArgument, "window dataset: computed forcings need target_offsets");
+  }
+  for (int64_t offset : o.target_offsets) {
+    for (const std::string& name : o.computed_forcings) {
+      Channel c;
+      c.computed = static_cast<int>(parse_computed_forcing(name));
+      c.computed_index = static_cast<int>(&name - o.computed_forcings.data());
+      c.offset = offset;
+      c.decode.stored = kFloat32;
+      output.channels.push_back(std::move(c));
+    }
+  }
+}
+
+void WindowDataset::place_computed(const Channel& c, int64_t time, int64_t p0, int64_t n,
+                                   std::byte* dst, int64_t stride) const {
+  const auto kind = static_cast<ComputedForcing>(c.computed);
+  const int64_t seconds = options_.time_seconds[static_cast<size_t>(time + c.offset)];
+  thread_local std::vector<float> values;
+  values.resize(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) {
+    const int64_t y = (p0 + i) / width_, x = (p0 + i) % width_;
+    values[static_cast<size_t>(i)] = static_cast<float>(computed_forcing(
+        kind, seconds, options_.lat_values[static_cast<size_t>(options_.lat_start + y)],
+        options_.lon_values[static_cast<size_t>(options_.lon_start + x)]));
+  }
+  decode_run(reinterpret_cast<const std::byte*>(values.data()), n, c.decode, dst, stride,
+             options_.output_dtype);
+}
+
 int64_t WindowDataset::sample_time(int64_t sample) const {
   if (!options_.sample_times.empty()) return options_.sample_times[static_cast<size_t>(sample)];
   return first_time_ + sample * options_.sample_stride;
@@ -388,11 +444,13 @@ void WindowDataset::plan(int64_t sample, int64_t slot, const BatchMemory& memory
 void WindowDataset::plan_output(const Output& output, int64_t time, std::byte* base, int64_t slot,
                                 ReadPlan& plan, int64_t sample) const {
   std::byte* slot_base = base + slot * output.slot_bytes;
+  if (staged()) std::memcpy(slot_base, &time, sizeof(time));
   std::string context;
   int64_t context_time = -1;
   int64_t start[kMaxCopyRank];
   StridedView dst;
   for (const Channel& c : output.channels) {
+    if (c.computed >= 0) continue;  // made in finish()
     const Variable& v = *c.variable;
     const int64_t t = c.timeless ? 0 : time + c.offset;
     if (t != context_time) {
@@ -401,7 +459,11 @@ void WindowDataset::plan_output(const Output& output, int64_t time, std::byte* b
     }
     const size_t rank = v.array->rank();
     const int64_t item = staged() ? c.decode.stored.size : 4;
-    dst.data = slot_base + c.plane_offset;
+    // A plane of (lat, lon) values; direct channels-last: channel c of every pixel instead.
+    const bool interleaved = !staged() && options_.channels_last;
+    const int64_t channel = &c - output.channels.data();
+    const int64_t pixel = interleaved ? item * static_cast<int64_t>(output.channels.size()) : item;
+    dst.data = slot_base + (interleaved ? channel * item : c.plane_offset);
     dst.shape.assign(rank, 1);
     dst.byte_strides.assign(rank, item);
     for (size_t d = 0; d < rank; ++d) start[d] = 0;
@@ -411,7 +473,8 @@ void WindowDataset::plan_output(const Output& output, int64_t time, std::byte* b
     start[v.lon_axis] = options_.lon_start;
     dst.shape[static_cast<size_t>(v.lat_axis)] = height_;
     dst.shape[static_cast<size_t>(v.lon_axis)] = width_;
-    dst.byte_strides[static_cast<size_t>(v.lat_axis)] = width_ * item;
+    dst.byte_strides[static_cast<size_t>(v.lat_axis)] = width_ * pixel;
+    dst.byte_strides[static_cast<size_t>(v.lon_axis)] = pixel;
     plan.add(*v.array, {start, rank}, dst, context);
   }
 }
@@ -434,14 +497,32 @@ void WindowDataset::finish(const BatchMemory& memory, ThreadPool* pool) const {
     const auto channels = static_cast<int64_t>(output.channels.size());
     const std::byte* in = staged() ? memory.staging[k] : memory.outputs[k];
     std::byte* out = memory.outputs[k];
+    if (!staged() && options_.channels_last) {  // direct: normalise in place, as placed
+      std::vector<float> mean, inv_std;
+      for (const Channel& c : output.channels) {
+        mean.push_back(c.decode.mean), inv_std.push_back(c.decode.inv_std);
+      }
+      run(static_cast<size_t>(batch), [&](size_t slot) {
+        auto* values =
+            reinterpret_cast<float*>(out) + static_cast<int64_t>(slot) * plane * channels;
+        normalize_cast(values, reinterpret_cast<std::byte*>(values), out_type,
+                       ChannelLayout{plane, channels, 1}, mean.data(), inv_std.data(), channels);
+      });
+      continue;
+    }
     if (!options_.channels_last) {
       // One plane per item: decode, normalise and cast it into its place (in place when direct).
       run(static_cast<size_t>(batch * channels), [&](size_t i) {
         const int64_t slot = static_cast<int64_t>(i) / channels;
         const int64_t ci = static_cast<int64_t>(i) % channels;
         const Channel& c = output.channels[static_cast<size_t>(ci)];
-        decode_run(in + slot * output.slot_bytes + c.plane_offset, plane, c.decode,
-                   out + (slot * channels + ci) * plane * osize, 1, out_type);
+        const std::byte* slot_in = in + slot * output.slot_bytes;
+        std::byte* dst = out + (slot * channels + ci) * plane * osize;
+        if (c.computed >= 0) {
+          place_computed(c, slot_time(slot_in), 0, plane, dst, 1);
+        } else {
+          decode_run(slot_in + c.plane_offset, plane, c.decode, dst, 1, out_type);
+        }
       });
       continue;
     }
@@ -461,8 +542,13 @@ void WindowDataset::finish(const BatchMemory& memory, ThreadPool* pool) const {
         const int64_t p0 = tl * tile, n = std::min(tile, plane - p0);
         for (int64_t ci = 0; ci < channels; ++ci) {
           const Channel& c = output.channels[static_cast<size_t>(ci)];
-          decode_run(slot_in + c.plane_offset + p0 * c.decode.stored.size, n, c.decode,
-                     slot_out + (p0 * channels + ci) * osize, channels, out_type);
+          std::byte* dst = slot_out + (p0 * channels + ci) * osize;
+          if (c.computed >= 0) {
+            place_computed(c, slot_time(slot_in), p0, n, dst, channels);
+          } else {
+            decode_run(slot_in + c.plane_offset + p0 * c.decode.stored.size, n, c.decode, dst,
+                       channels, out_type);
+          }
         }
       }
     });
@@ -473,6 +559,11 @@ std::vector<std::string> WindowDataset::channel_names(size_t output) const {
   std::vector<std::string> names;
   if (output >= layout_.size()) return names;
   for (const Channel& c : layout_[output].channels) {
+    if (c.computed >= 0) {
+      const std::string& name = options_.computed_forcings[static_cast<size_t>(c.computed_index)];
+      names.push_back(fmt::format("{}/{}", name, offset_name(c.offset)));
+      continue;
+    }
     const std::string& name = c.variable->name;
     std::string level;
     if (c.level >= 0) {
@@ -500,6 +591,14 @@ std::string WindowDataset::describe() const {
 
 std::shared_ptr<WindowDataset> open_window_dataset(const std::string& path, WindowOptions options) {
   return std::make_shared<WindowDataset>(open_group(path), std::move(options));
+}
+
+std::shared_ptr<WindowDataset> open_window_dataset(const std::vector<std::string>& paths,
+                                                   WindowOptions options) {
+  if (paths.size() == 1) return open_window_dataset(paths[0], std::move(options));
+  std::vector<Group> groups;
+  for (const std::string& path : paths) groups.push_back(open_group(path));
+  return std::make_shared<WindowDataset>(join_stores(groups), std::move(options));
 }
 
 }  // namespace chute

@@ -12,8 +12,8 @@
 //
 // Channel order (fixed; channel_names() spells it out, e.g. "temperature/level=850/t-1"):
 //   inputs:  for each input offset, for each input variable, for each chosen level;
-//            then for each target offset, for each forcing variable, for each level;
-//            then for each static field (one channel each);
+//            then for each target offset, for each forcing variable, for each level, then
+//            each computed forcing; then for each static field (one channel each);
 //   targets: for each target offset, for each target variable, for each chosen level.
 // A variable without a level axis contributes one channel per time step.
 //
@@ -44,14 +44,23 @@ struct WindowOptions {
   std::vector<std::string> target_variables;  // empty: the same as `variables`
   std::vector<std::string> forcings;          // read at the target offsets, appended to the inputs
   std::vector<std::string> statics;           // (lat, lon) fields appended to the inputs once
-  std::vector<int64_t> level_indices;         // chosen levels by position along the level axis, or
-  std::vector<double> level_values;           // by value of the level coordinate array (named like
-                                              // the level dimension, else `level_coordinate`)
-                                              // (both empty: every level)
+  /// Forcings computed from date and grid (computed_forcings.h), at the target offsets, after
+  /// the stored forcings; not normalised. They need the three vectors below.
+  std::vector<std::string> computed_forcings;
+  std::vector<int64_t> time_seconds;   // seconds since 1970-01-01 UTC of every time index
+  std::vector<double> lat_values;      // degrees, every row of the grid
+  std::vector<double> lon_values;      // degrees, every column
+  std::vector<int64_t> level_indices;  // chosen levels by position along the level axis, or
+  std::vector<double> level_values;    // by value of the level coordinate array (named like
+                                       // the level dimension, else `level_coordinate`)
+                                       // (both empty: every level)
   std::vector<int64_t> input_offsets = {-1, 0};
   std::vector<int64_t> target_offsets = {1};
   bool channels_last = true;
-  bool decode_cf = true;                        // scale_factor/add_offset, fill values -> NaN
+  bool decode_cf = true;  // scale_factor/add_offset, fill values -> NaN
+  /// false: plain float32 channels-last windows are placed straight into the output with strides
+  /// (the placement before staging; kept so `chute bench --direct-placement` can compare).
+  bool stage_channels_last = true;
   DataType output_dtype{DTypeKind::kFloat, 4};  // float32, float16 or bfloat16
   std::string level_coordinate = "level";
   int64_t time_start = 0;                // windows stay inside [time_start, time_stop)
@@ -122,13 +131,20 @@ class WindowDataset final : public Dataset {
     int64_t level = -1;        // position along the level axis, -1 without
     int64_t offset = 0;        // time offset
     bool timeless = false;     // a static field
+    int computed = -1;         // a ComputedForcing (no read), -1 for stored variables
+    int computed_index = -1;   // its position in options.computed_forcings
     int64_t plane_offset = 0;  // bytes from the start of the slot's planes
     ChannelDecode decode;
   };
   struct Output {
     std::vector<Channel> channels;
-    int64_t slot_bytes = 0;  // planes of one sample
+    int64_t slot_bytes = 0;  // planes of one sample (staged: after an int64 header, the time)
   };
+  /// Staged slots start with the sample's time index (written by plan(), read by finish()).
+  static constexpr int64_t kSlotHeader = 8;
+  void add_computed_channels(Output& output);
+  void place_computed(const Channel& c, int64_t time, int64_t p0, int64_t n, std::byte* dst,
+                      int64_t stride) const;
   const Variable& add_variable(const Group& group, const std::string& name, bool is_static);
   Variable* find_variable(const std::string& name);
   void load_statistics(const Group& group, const std::vector<std::string>& targets);
@@ -157,5 +173,8 @@ class WindowDataset final : public Dataset {
 
 /// Opens the group at local `path` with open_group() and builds a WindowDataset.
 std::shared_ptr<WindowDataset> open_window_dataset(const std::string& path, WindowOptions options);
+/// Several stores joined into one group (store_join.h): coordinates checked, arrays by name.
+std::shared_ptr<WindowDataset> open_window_dataset(const std::vector<std::string>& paths,
+                                                   WindowOptions options);
 
 }  // namespace chute
