@@ -135,6 +135,10 @@ void run_typed(const std::byte* src, int64_t count, const ChannelDecode& d, Out*
   if constexpr (std::is_same_v<In, float>) {
     if (!d.cf.any()) {  // the common case: plain float32, normalise and cast only
       const auto* in = reinterpret_cast<const float*>(src);
+      if (stride == 1) {  // contiguous: let the compiler vectorise
+        for (int64_t i = 0; i < count; ++i) dst[i] = cast((in[i] - mean) * inv_std);
+        return;
+      }
       for (int64_t i = 0; i < count; ++i) dst[i * stride] = cast((in[i] - mean) * inv_std);
       return;
     }
@@ -234,6 +238,48 @@ void decode_run(const std::byte* src, int64_t count, const ChannelDecode& decode
     run_out(src, count, decode, reinterpret_cast<uint16_t*>(dst), dst_stride, float_to_half);
   } else if (out_type == DataType{DTypeKind::kBFloat, 2}) {
     run_out(src, count, decode, reinterpret_cast<uint16_t*>(dst), dst_stride, float_to_bfloat16);
+  } else {
+    fail(ErrorCode::kUnsupported, "output dtype {} (float32, float16, bfloat16 are supported)",
+         out_type.name());
+  }
+}
+
+namespace {
+
+template <int64_t kGroup, typename Out, typename Cast>
+void interleave_fixed(const float* tile, int64_t stride, int64_t n, Out* dst, int64_t channels,
+                      Cast cast) {
+  for (int64_t p = 0; p < n; ++p) {
+    Out* pixel = dst + p * channels;
+    for (int64_t j = 0; j < kGroup; ++j) pixel[j] = cast(tile[j * stride + p]);
+  }
+}
+
+template <typename Out, typename Cast>
+void interleave_typed(const float* tile, int64_t stride, int64_t group, int64_t n, Out* dst,
+                      int64_t channels, Cast cast) {
+  if (group == kInterleaveGroup) {
+    interleave_fixed<kInterleaveGroup>(tile, stride, n, dst, channels, cast);
+    return;
+  }
+  for (int64_t p = 0; p < n; ++p) {
+    for (int64_t j = 0; j < group; ++j) dst[p * channels + j] = cast(tile[j * stride + p]);
+  }
+}
+
+}  // namespace
+
+void interleave_channels(const float* tile, int64_t tile_stride, int64_t group, int64_t n,
+                         std::byte* dst, int64_t channels, DataType out_type) {
+  if (out_type == DataType{DTypeKind::kFloat, 4}) {
+    interleave_typed(tile, tile_stride, group, n, reinterpret_cast<float*>(dst), channels,
+                     [](float v) { return v; });
+  } else if (out_type == DataType{DTypeKind::kFloat, 2}) {
+    interleave_typed(tile, tile_stride, group, n, reinterpret_cast<uint16_t*>(dst), channels,
+                     float_to_half);
+  } else if (out_type == DataType{DTypeKind::kBFloat, 2}) {
+    interleave_typed(tile, tile_stride, group, n, reinterpret_cast<uint16_t*>(dst), channels,
+                     float_to_bfloat16);
   } else {
     fail(ErrorCode::kUnsupported, "output dtype {} (float32, float16, bfloat16 are supported)",
          out_type.name());

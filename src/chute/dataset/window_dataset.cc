@@ -412,7 +412,7 @@ void WindowDataset::add_computed_channels(Output& output) {
 }
 
 void WindowDataset::place_computed(const Channel& c, int64_t time, int64_t p0, int64_t n,
-                                   std::byte* dst, int64_t stride) const {
+                                   std::byte* dst, int64_t stride, DataType out_type) const {
   const auto kind = static_cast<ComputedForcing>(c.computed);
   const int64_t seconds = options_.time_seconds[static_cast<size_t>(time + c.offset)];
   thread_local std::vector<float> values;
@@ -423,8 +423,7 @@ void WindowDataset::place_computed(const Channel& c, int64_t time, int64_t p0, i
         kind, seconds, options_.lat_values[static_cast<size_t>(options_.lat_start + y)],
         options_.lon_values[static_cast<size_t>(options_.lon_start + x)]));
   }
-  decode_run(reinterpret_cast<const std::byte*>(values.data()), n, c.decode, dst, stride,
-             options_.output_dtype);
+  decode_run(reinterpret_cast<const std::byte*>(values.data()), n, c.decode, dst, stride, out_type);
 }
 
 int64_t WindowDataset::sample_time(int64_t sample) const {
@@ -449,26 +448,47 @@ void WindowDataset::plan_output(const Output& output, int64_t time, std::byte* b
   int64_t context_time = -1;
   int64_t start[kMaxCopyRank];
   StridedView dst;
-  for (const Channel& c : output.channels) {
-    if (c.computed >= 0) continue;  // made in finish()
+  const bool interleaved = !staged() && options_.channels_last;  // the former direct path
+  const int64_t plane = height_ * width_;
+  const size_t count = output.channels.size();
+  for (size_t i = 0; i < count;) {
+    const Channel& c = output.channels[i];
+    if (c.computed >= 0) {  // made in finish()
+      ++i;
+      continue;
+    }
     const Variable& v = *c.variable;
+    const int64_t item = staged() ? c.decode.stored.size : 4;
+    // Consecutive levels of one variable at one time are one box into consecutive planes, so a
+    // chunk holding them all decodes straight into place (no copy) when the box is the chunk.
+    size_t run = 1;
+    while (!interleaved && c.level >= 0 && i + run < count) {
+      const Channel& next = output.channels[i + run];
+      if (next.variable != c.variable || next.offset != c.offset || next.computed >= 0 ||
+          next.level != c.level + static_cast<int64_t>(run) ||
+          next.plane_offset != c.plane_offset + static_cast<int64_t>(run) * plane * item) {
+        break;
+      }
+      ++run;
+    }
     const int64_t t = c.timeless ? 0 : time + c.offset;
     if (t != context_time) {
       context = fmt::format("sample {} (time {})", sample, t);
       context_time = t;
     }
     const size_t rank = v.array->rank();
-    const int64_t item = staged() ? c.decode.stored.size : 4;
-    // A plane of (lat, lon) values; direct channels-last: channel c of every pixel instead.
-    const bool interleaved = !staged() && options_.channels_last;
-    const int64_t channel = &c - output.channels.data();
-    const int64_t pixel = interleaved ? item * static_cast<int64_t>(output.channels.size()) : item;
-    dst.data = slot_base + (interleaved ? channel * item : c.plane_offset);
+    // Planes of (lat, lon) values; direct channels-last: channel c of every pixel instead.
+    const int64_t pixel = interleaved ? item * static_cast<int64_t>(count) : item;
+    dst.data = slot_base + (interleaved ? static_cast<int64_t>(i) * item : c.plane_offset);
     dst.shape.assign(rank, 1);
     dst.byte_strides.assign(rank, item);
     for (size_t d = 0; d < rank; ++d) start[d] = 0;
     if (v.time_axis >= 0) start[v.time_axis] = t;
-    if (v.level_axis >= 0) start[v.level_axis] = c.level;
+    if (v.level_axis >= 0) {
+      start[v.level_axis] = c.level;
+      dst.shape[static_cast<size_t>(v.level_axis)] = static_cast<int64_t>(run);
+      dst.byte_strides[static_cast<size_t>(v.level_axis)] = plane * item;
+    }
     start[v.lat_axis] = options_.lat_start;
     start[v.lon_axis] = options_.lon_start;
     dst.shape[static_cast<size_t>(v.lat_axis)] = height_;
@@ -476,6 +496,7 @@ void WindowDataset::plan_output(const Output& output, int64_t time, std::byte* b
     dst.byte_strides[static_cast<size_t>(v.lat_axis)] = width_ * pixel;
     dst.byte_strides[static_cast<size_t>(v.lon_axis)] = pixel;
     plan.add(*v.array, {start, rank}, dst, context);
+    i += run;
   }
 }
 
@@ -519,36 +540,44 @@ void WindowDataset::finish(const BatchMemory& memory, ThreadPool* pool) const {
         const std::byte* slot_in = in + slot * output.slot_bytes;
         std::byte* dst = out + (slot * channels + ci) * plane * osize;
         if (c.computed >= 0) {
-          place_computed(c, slot_time(slot_in), 0, plane, dst, 1);
+          place_computed(c, slot_time(slot_in), 0, plane, dst, 1, out_type);
         } else {
           decode_run(slot_in + c.plane_offset, plane, c.decode, dst, 1, out_type);
         }
       });
       continue;
     }
-    // Channels-last: tiles of pixels whose (pixel, channel) block of the output stays in cache
-    // while every channel's run is written into it; the output is written front to back.
-    constexpr int64_t kTileBytes = 128 << 10;
-    const int64_t tile = std::clamp<int64_t>(kTileBytes / (channels * osize), 8, plane);
-    const int64_t tiles = (plane + tile - 1) / tile;
-    constexpr int64_t kTilesPerItem = 8;
+    // Channels-last: tiles of pixels; each group of 8 channels is decoded, normalised and
+    // made float32 into a small contiguous tile (SIMD-friendly), then interleaved into the
+    // output with the cast, 8 consecutive channels (32 bytes of float32) per pixel at a time,
+    // so the output is written front to back in runs rather than one element per line.
+    constexpr int64_t kPixels = 512, kTilesPerItem = 4;
+    const int64_t tiles = (plane + kPixels - 1) / kPixels;
     const int64_t items_per_slot = (tiles + kTilesPerItem - 1) / kTilesPerItem;
     run(static_cast<size_t>(batch * items_per_slot), [&](size_t i) {
       const int64_t slot = static_cast<int64_t>(i) / items_per_slot;
       const int64_t first_tile = (static_cast<int64_t>(i) % items_per_slot) * kTilesPerItem;
       const std::byte* slot_in = in + slot * output.slot_bytes;
       std::byte* slot_out = out + slot * plane * channels * osize;
+      thread_local std::vector<float> tile;
+      tile.resize(static_cast<size_t>(kInterleaveGroup * kPixels));
+      auto* tile_bytes = reinterpret_cast<std::byte*>(tile.data());
       for (int64_t tl = first_tile; tl < std::min(tiles, first_tile + kTilesPerItem); ++tl) {
-        const int64_t p0 = tl * tile, n = std::min(tile, plane - p0);
-        for (int64_t ci = 0; ci < channels; ++ci) {
-          const Channel& c = output.channels[static_cast<size_t>(ci)];
-          std::byte* dst = slot_out + (p0 * channels + ci) * osize;
-          if (c.computed >= 0) {
-            place_computed(c, slot_time(slot_in), p0, n, dst, channels);
-          } else {
-            decode_run(slot_in + c.plane_offset + p0 * c.decode.stored.size, n, c.decode, dst,
-                       channels, out_type);
+        const int64_t p0 = tl * kPixels, n = std::min(kPixels, plane - p0);
+        for (int64_t c0 = 0; c0 < channels; c0 += kInterleaveGroup) {
+          const int64_t group = std::min(kInterleaveGroup, channels - c0);
+          for (int64_t j = 0; j < group; ++j) {
+            const Channel& c = output.channels[static_cast<size_t>(c0 + j)];
+            std::byte* row = tile_bytes + j * kPixels * 4;
+            if (c.computed >= 0) {
+              place_computed(c, slot_time(slot_in), p0, n, row, 1, kFloat32);
+            } else {
+              decode_run(slot_in + c.plane_offset + p0 * c.decode.stored.size, n, c.decode, row, 1,
+                         kFloat32);
+            }
           }
+          interleave_channels(tile.data(), kPixels, group, n,
+                              slot_out + (p0 * channels + c0) * osize, channels, out_type);
         }
       }
     });

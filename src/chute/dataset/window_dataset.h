@@ -144,7 +144,7 @@ class WindowDataset final : public Dataset {
   static constexpr int64_t kSlotHeader = 8;
   void add_computed_channels(Output& output);
   void place_computed(const Channel& c, int64_t time, int64_t p0, int64_t n, std::byte* dst,
-                      int64_t stride) const;
+                      int64_t stride, DataType out_type) const;
   const Variable& add_variable(const Group& group, const std::string& name, bool is_static);
   Variable* find_variable(const std::string& name);
   void load_statistics(const Group& group, const std::vector<std::string>& targets);
