@@ -60,4 +60,8 @@ inline constexpr int64_t kInterleaveGroup = 8;
 void interleave_channels(const float* tile, int64_t tile_stride, int64_t group, int64_t n,
                          std::byte* dst, int64_t channels, DataType out_type);
 
+/// Copies n bytes to dst with non-temporal stores where the target allows (x86 SSE2), then
+/// fences them.
+void stream_out(std::byte* dst, const std::byte* src, size_t n);
+
 }  // namespace chute

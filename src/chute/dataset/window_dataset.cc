@@ -548,11 +548,14 @@ void WindowDataset::finish(const BatchMemory& memory, ThreadPool* pool) const {
       continue;
     }
     // Channels-last: tiles of pixels; each group of 8 channels is decoded, normalised and
-    // made float32 into a small contiguous tile (SIMD-friendly), then interleaved into the
-    // output with the cast, 8 consecutive channels (32 bytes of float32) per pixel at a time,
-    // so the output is written front to back in runs rather than one element per line.
-    constexpr int64_t kPixels = 512, kTilesPerItem = 4;
-    const int64_t tiles = (plane + kPixels - 1) / kPixels;
+    // made float32 into a small contiguous tile (SIMD-friendly), then interleaved with the cast
+    // into a cache-resident bounce buffer holding the tile's pixels × channels, which is then
+    // streamed out (non-temporal stores): the batch is written once, front to back, without
+    // reading its lines first.
+    constexpr int64_t kBounceBytes = 64 << 10;
+    const int64_t pixels = std::clamp<int64_t>(kBounceBytes / (channels * osize), 16, 1024);
+    constexpr int64_t kTilesPerItem = 8;
+    const int64_t tiles = (plane + pixels - 1) / pixels;
     const int64_t items_per_slot = (tiles + kTilesPerItem - 1) / kTilesPerItem;
     run(static_cast<size_t>(batch * items_per_slot), [&](size_t i) {
       const int64_t slot = static_cast<int64_t>(i) / items_per_slot;
@@ -560,15 +563,17 @@ void WindowDataset::finish(const BatchMemory& memory, ThreadPool* pool) const {
       const std::byte* slot_in = in + slot * output.slot_bytes;
       std::byte* slot_out = out + slot * plane * channels * osize;
       thread_local std::vector<float> tile;
-      tile.resize(static_cast<size_t>(kInterleaveGroup * kPixels));
+      thread_local std::vector<std::byte> bounce;
+      tile.resize(static_cast<size_t>(kInterleaveGroup * pixels));
+      bounce.resize(static_cast<size_t>(pixels * channels * osize));
       auto* tile_bytes = reinterpret_cast<std::byte*>(tile.data());
       for (int64_t tl = first_tile; tl < std::min(tiles, first_tile + kTilesPerItem); ++tl) {
-        const int64_t p0 = tl * kPixels, n = std::min(kPixels, plane - p0);
+        const int64_t p0 = tl * pixels, n = std::min(pixels, plane - p0);
         for (int64_t c0 = 0; c0 < channels; c0 += kInterleaveGroup) {
           const int64_t group = std::min(kInterleaveGroup, channels - c0);
           for (int64_t j = 0; j < group; ++j) {
             const Channel& c = output.channels[static_cast<size_t>(c0 + j)];
-            std::byte* row = tile_bytes + j * kPixels * 4;
+            std::byte* row = tile_bytes + j * pixels * 4;
             if (c.computed >= 0) {
               place_computed(c, slot_time(slot_in), p0, n, row, 1, kFloat32);
             } else {
@@ -576,9 +581,11 @@ void WindowDataset::finish(const BatchMemory& memory, ThreadPool* pool) const {
                          kFloat32);
             }
           }
-          interleave_channels(tile.data(), kPixels, group, n,
-                              slot_out + (p0 * channels + c0) * osize, channels, out_type);
+          interleave_channels(tile.data(), pixels, group, n, bounce.data() + c0 * osize, channels,
+                              out_type);
         }
+        stream_out(slot_out + p0 * channels * osize, bounce.data(),
+                   static_cast<size_t>(n * channels * osize));
       }
     });
   }
