@@ -90,6 +90,7 @@ def windows(
     channels_last: bool = True,
     dtype: str = "float32",
     decode_cf: bool = True,
+    nan: str | float = "keep",
     mean: Sequence[float] | None = None,
     std: Sequence[float] | None = None,
     mean_suffix: str = "",
@@ -124,6 +125,10 @@ def windows(
     start + k·frequency whose whole window lies in [start, end]; a time axis missing dates
     inside is refused (gaps="error") or its windows touching a gap are dropped (gaps="skip").
     Without dates, `time_range=(i, j)` limits windows to time indices [i, j).
+
+    Missing values (NaN after decoding): `nan="keep"` passes them on, `nan="error"` raises
+    naming the variable, level and time, a number replaces them (physical units, before
+    normalisation).
 
     Space: `levels` are values of the level coordinate, `level_indices` positions (neither:
     every level); `area=(north, west, south, east)` in degrees reads the box only;
@@ -190,6 +195,14 @@ def windows(
             )
         lat_values = np.asarray(group[names[0]][:], dtype=np.float64).tolist()
         lon_values = np.asarray(group[names[1]][:], dtype=np.float64).tolist()
+    if isinstance(nan, str):
+        if nan not in ("keep", "error"):
+            raise _chute.InvalidArgumentError(
+                f"nan must be 'keep', 'error' or a number, got {nan!r}"
+            )
+        nan_mode, nan_value = nan, 0.0
+    else:
+        nan_mode, nan_value = "fill", float(nan)
     lat, lon = (0, -1), (0, -1)
     if area is not None or grid_shard is not None:
         lat, lon = area_ranges(group, area, path)
@@ -231,6 +244,8 @@ def windows(
             time_seconds,
             lat_values,
             lon_values,
+            nan_mode,
+            nan_value,
         )
     )
 

@@ -157,8 +157,8 @@ void bind_loader(nb::module_& m) {
          int64_t time_start, int64_t time_stop, int64_t sample_stride,
          std::vector<int64_t> sample_times, std::vector<int64_t> grid, std::string statistics,
          std::vector<std::string> computed_forcings, std::vector<int64_t> time_seconds,
-         std::vector<double> lat_values,
-         std::vector<double> lon_values) -> std::shared_ptr<WindowDataset> {
+         std::vector<double> lat_values, std::vector<double> lon_values, const std::string& nan,
+         float nan_value) -> std::shared_ptr<WindowDataset> {
         WindowOptions options;
         options.variables = std::move(variables);
         options.target_variables = std::move(target_variables);
@@ -185,6 +185,10 @@ void bind_loader(nb::module_& m) {
         options.time_seconds = std::move(time_seconds);
         options.lat_values = std::move(lat_values);
         options.lon_values = std::move(lon_values);
+        options.nan = nan == "error"  ? WindowOptions::NanPolicy::kError
+                      : nan == "fill" ? WindowOptions::NanPolicy::kFill
+                                      : WindowOptions::NanPolicy::kKeep;
+        options.nan_value = nan_value;
         if (grid.size() == 4) {
           options.lat_start = grid[0], options.lat_stop = grid[1];
           options.lon_start = grid[2], options.lon_stop = grid[3];
@@ -199,7 +203,8 @@ void bind_loader(nb::module_& m) {
       nb::arg("mean_suffix"), nb::arg("std_suffix"), nb::arg("level_coordinate"),
       nb::arg("time_start"), nb::arg("time_stop"), nb::arg("sample_stride"),
       nb::arg("sample_times"), nb::arg("grid"), nb::arg("statistics"), nb::arg("computed_forcings"),
-      nb::arg("time_seconds"), nb::arg("lat_values"), nb::arg("lon_values"));
+      nb::arg("time_seconds"), nb::arg("lat_values"), nb::arg("lon_values"), nb::arg("nan"),
+      nb::arg("nan_value"));
 
   nb::class_<Loader>(m, "_Loader", "The core loader; use chute.Loader instead.")
       .def(

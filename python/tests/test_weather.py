@@ -341,3 +341,23 @@ def test_computed_forcings_against_independent_formulas(era5):
     assert batch["inputs"][:, 5].max() > 1000  # daylight somewhere
     with pytest.raises(chute.InvalidArgumentError, match="moon_phase"):
         chute.windows(path, ["2m_temperature"], computed_forcings=["moon_phase"])
+
+
+def test_nan_policies(era5):
+    path, ds = era5
+    kwargs = {"input_offsets": (0,), "target_offsets": (), "levels": [700]}
+    loader = chute.Loader(chute.windows(path, ["2m_temperature"], nan="error", **kwargs),
+                          batch_size=2, shuffle=False, rank=0, world_size=1)  # fmt: skip
+    with pytest.raises(chute.InvalidArgumentError, match="'2m_temperature' holds a missing value"):
+        next(iter(loader))
+    for channels_last in (True, False):
+        data = chute.windows(path, ["temperature", "2m_temperature"], nan=-1.5,
+                             channels_last=channels_last, **kwargs)  # fmt: skip
+        batch = next(iter(chute.Loader(data, batch_size=3, shuffle=False, rank=0, world_size=1)))
+        got = batch["inputs"] if channels_last else np.moveaxis(batch["inputs"], 1, -1)
+        for slot, sample in enumerate(batch.indices):
+            t = data.time_indices()[sample]
+            want = np.stack(_stack(ds, t, ["temperature", "2m_temperature"], (0,), [700]), -1)
+            want = np.where(np.isnan(want), -1.5, want).astype("float32")
+            np.testing.assert_allclose(got[slot], want, rtol=1e-6)
+        assert not np.isnan(got).any()

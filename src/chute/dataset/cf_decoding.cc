@@ -138,7 +138,7 @@ void run_typed(const std::byte* src, int64_t count, const ChannelDecode& d, Out*
                int64_t stride, Cast cast) {
   const float mean = d.mean, inv_std = d.inv_std;
   if constexpr (std::is_same_v<In, float>) {
-    if (!d.cf.any()) {  // the common case: plain float32, normalise and cast only
+    if (!d.cf.any() && !d.replace_nan) {  // the common case: normalise and cast only
       const auto* in = reinterpret_cast<const float*>(src);
       if (stride == 1) {  // contiguous: let the compiler vectorise
         for (int64_t i = 0; i < count; ++i) dst[i] = cast((in[i] - mean) * inv_std);
@@ -155,7 +155,8 @@ void run_typed(const std::byte* src, int64_t count, const ChannelDecode& d, Out*
     const double raw = widen(load_at<In>(src, i));
     bool is_missing = false;
     for (double m : missing) is_missing = is_missing || raw == m;
-    const float value = is_missing ? kNaN : static_cast<float>(raw * scale + offset);
+    float value = is_missing ? kNaN : static_cast<float>(raw * scale + offset);
+    if (d.replace_nan && std::isnan(value)) value = d.nan_value;
     dst[i * stride] = cast((value - mean) * inv_std);
   }
 }

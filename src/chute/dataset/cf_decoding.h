@@ -38,6 +38,8 @@ struct ChannelDecode {
   CfEncoding cf;
   float mean = 0.0f;
   float inv_std = 1.0f;
+  bool replace_nan = false;  // a decoded NaN becomes nan_value (before normalisation)
+  float nan_value = 0.0f;
 };
 
 /// True when `stored` is a type decode_run reads: int8..int64, uint8..uint64, float16/32/64,

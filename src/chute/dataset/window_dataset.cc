@@ -187,7 +187,8 @@ WindowDataset::WindowDataset(const Group& group, WindowOptions options)
   bool direct = (!o.channels_last || !o.stage_channels_last) && o.output_dtype == kFloat32;
   for (const Output& output : layout_) {
     for (const Channel& c : output.channels) {
-      direct = direct && c.computed < 0 && c.decode.stored == kFloat32 && !c.decode.cf.any();
+      direct = direct && c.computed < 0 && c.decode.stored == kFloat32 && !c.decode.cf.any() &&
+               o.nan == WindowOptions::NanPolicy::kKeep;
     }
   }
   const int64_t plane = height_ * width_;
@@ -373,6 +374,8 @@ void WindowDataset::add_channels(Output& output, const std::vector<std::string>&
         c.timeless = timeless;
         c.decode.stored = v->array->metadata().data_type;
         c.decode.cf = v->cf;
+        c.decode.replace_nan = options_.nan == WindowOptions::NanPolicy::kFill;
+        c.decode.nan_value = options_.nan_value;
         if (normalise_) {
           c.decode.mean = static_cast<float>(v->mean[static_cast<size_t>(li)]);
           c.decode.inv_std = static_cast<float>(1.0 / v->stddev[static_cast<size_t>(li)]);
@@ -424,6 +427,22 @@ void WindowDataset::place_computed(const Channel& c, int64_t time, int64_t p0, i
         options_.lon_values[static_cast<size_t>(options_.lon_start + x)]));
   }
   decode_run(reinterpret_cast<const std::byte*>(values.data()), n, c.decode, dst, stride, out_type);
+}
+
+void WindowDataset::check_no_nan(const Channel& c, int64_t time, const float* values,
+                                 int64_t n) const {
+  for (int64_t i = 0; i < n; ++i) {
+    if (!std::isnan(values[i])) continue;
+    const std::string level =
+        c.level < 0 ? std::string()
+                    : fmt::format(" level {}", level_values_.empty()
+                                                   ? static_cast<double>(c.level)
+                                                   : level_values_[static_cast<size_t>(c.level)]);
+    fail(ErrorCode::kInvalidArgument,
+         "variable '{}'{} holds a missing value (NaN) at time index {} (nan='error'; pass "
+         "nan='keep' or a fill value)",
+         c.variable->name, level, c.timeless ? 0 : time + c.offset);
+  }
 }
 
 int64_t WindowDataset::sample_time(int64_t sample) const {
@@ -541,8 +560,17 @@ void WindowDataset::finish(const BatchMemory& memory, ThreadPool* pool) const {
         std::byte* dst = out + (slot * channels + ci) * plane * osize;
         if (c.computed >= 0) {
           place_computed(c, slot_time(slot_in), 0, plane, dst, 1, out_type);
-        } else {
-          decode_run(slot_in + c.plane_offset, plane, c.decode, dst, 1, out_type);
+          return;
+        }
+        decode_run(slot_in + c.plane_offset, plane, c.decode, dst, 1, out_type);
+        if (options_.nan == WindowOptions::NanPolicy::kError) {
+          thread_local std::vector<float> values;
+          values.resize(static_cast<size_t>(plane));
+          ChannelDecode plain = c.decode;
+          plain.mean = 0, plain.inv_std = 1;
+          decode_run(slot_in + c.plane_offset, plane, plain,
+                     reinterpret_cast<std::byte*>(values.data()), 1, kFloat32);
+          check_no_nan(c, slot_time(slot_in), values.data(), plane);
         }
       });
       continue;
@@ -577,8 +605,19 @@ void WindowDataset::finish(const BatchMemory& memory, ThreadPool* pool) const {
             if (c.computed >= 0) {
               place_computed(c, slot_time(slot_in), p0, n, row, 1, kFloat32);
             } else {
-              decode_run(slot_in + c.plane_offset + p0 * c.decode.stored.size, n, c.decode, row, 1,
+              ChannelDecode decode = c.decode;
+              if (options_.nan == WindowOptions::NanPolicy::kError) {
+                decode.mean = 0, decode.inv_std = 1;  // check the values, then normalise
+              }
+              decode_run(slot_in + c.plane_offset + p0 * c.decode.stored.size, n, decode, row, 1,
                          kFloat32);
+              if (options_.nan == WindowOptions::NanPolicy::kError) {
+                auto* values = reinterpret_cast<float*>(row);
+                check_no_nan(c, slot_time(slot_in), values, n);
+                for (int64_t k = 0; k < n; ++k) {
+                  values[k] = (values[k] - c.decode.mean) * c.decode.inv_std;
+                }
+              }
             }
           }
           interleave_channels(tile.data(), pixels, group, n, bounce.data() + c0 * osize, channels,

@@ -58,6 +58,10 @@ struct WindowOptions {
   std::vector<int64_t> target_offsets = {1};
   bool channels_last = true;
   bool decode_cf = true;  // scale_factor/add_offset, fill values -> NaN
+  /// Missing values (NaN after decoding): kept, an error naming variable and time, or
+  /// replaced by nan_value (in physical units, before normalisation).
+  enum class NanPolicy { kKeep, kError, kFill } nan = NanPolicy::kKeep;
+  float nan_value = 0.0f;
   /// false: plain float32 channels-last windows are placed straight into the output with strides
   /// (the placement before staging; kept so `chute bench --direct-placement` can compare).
   bool stage_channels_last = true;
@@ -143,6 +147,9 @@ class WindowDataset final : public Dataset {
   /// Staged slots start with the sample's time index (written by plan(), read by finish()).
   static constexpr int64_t kSlotHeader = 8;
   void add_computed_channels(Output& output);
+  /// Throws kInvalidArgument naming the channel's variable, level and time when the decoded
+  /// values of `c` at `time` hold a NaN (nan = kError).
+  void check_no_nan(const Channel& c, int64_t time, const float* values, int64_t n) const;
   void place_computed(const Channel& c, int64_t time, int64_t p0, int64_t n, std::byte* dst,
                       int64_t stride, DataType out_type) const;
   const Variable& add_variable(const Group& group, const std::string& name, bool is_static);
