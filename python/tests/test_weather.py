@@ -361,3 +361,24 @@ def test_nan_policies(era5):
             want = np.where(np.isnan(want), -1.5, want).astype("float32")
             np.testing.assert_allclose(got[slot], want, rtol=1e-6)
         assert not np.isnan(got).any()
+
+
+def test_make_dataset_xarray_then_stats_windows_and_bench(tmp_path):
+    from cli_support import run_cli
+
+    store = str(tmp_path / "era5.zarr")
+    run_cli("make-dataset", "variables", store, "--xarray", "--times", "12", "--levels", "4",
+            "--lat", "19", "--lon", "36", "--format", "3")  # fmt: skip
+    ds = xr.open_zarr(store)
+    assert ds["time"].dtype == np.dtype("datetime64[ns]")
+    assert chute.open_group(store)["temperature"].dtype == np.int16  # packed, as written
+    stats = str(tmp_path / "stats.zarr")
+    run_cli("stats", store, "--out", stats)
+    data = chute.windows(store, ["temperature", "2m_temperature"], statics=["land_sea_mask"],
+                         input_steps=["-1h", 0], target_steps=["1h"], statistics=stats)  # fmt: skip
+    batch = next(iter(chute.Loader(data, batch_size=4, rank=0, world_size=1)))
+    assert batch["inputs"].shape == (4, 19, 36, 2 * (4 + 1) + 1)
+    report = run_cli("bench", store, "--windows", "--variables", "temperature", "2m_temperature",
+                     "--statistics", stats, "--mode", "io", "--batches", "2", "--trials", "1",
+                     "--warmup", "0", "--batch-size", "4", "--no-roofline", "-q")  # fmt: skip
+    assert "samples/s" in report.stdout

@@ -1,11 +1,14 @@
 // `chute make-dataset KIND OUT`: synthetic packed / variables / volume datasets (WORKLOADS.md),
 // generated, compressed and written in parallel, with a progress bar on stderr.
 #include <fmt/format.h>
+#include <sys/wait.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <iostream>
 #include <memory>
 
+#include "chute/bench/python_tools.h"
 #include "chute/synth/manifest.h"
 #include "chute/synth/workloads.h"
 #include "chute/synth/zarr_writer.h"
@@ -28,6 +31,7 @@ struct MakeOptions {
   int64_t samples = -1, lat = -1, lon = -1, input_channels = -1, target_channels = -1;
   int64_t chunk_channels = -1, times = -1, levels = -1, size = -1, chunk = -1;
   bool npy = false;
+  bool xarray = false;  // variables: written by xarray itself (chute.weather_store)
 };
 
 /// Sets `field` when the flag was given.
@@ -94,6 +98,24 @@ void run(const CLI::App& command, MakeOptions& o) {
     take(o.chunk_channels, p.chunk_channels);
     prepare_output(o);
     summary = synth::make_packed(o.out, p);
+  } else if (o.kind == "variables" && o.xarray) {
+    // The store as users have it: xarray writes it (CF encodings, datetime coordinates), so
+    // the Python package does the writing; the flags map onto chute.weather_store's.
+    std::string line = bench::shell_quote(bench::find_python()) +
+                       " -c 'import sys; from chute.weather_store import main; sys.exit(main())' " +
+                       bench::shell_quote(o.out) + " --format " +
+                       std::to_string(o.common.zarr_format) + " --seed " +
+                       std::to_string(o.common.seed);
+    if (o.times >= 0) line += " --times " + std::to_string(o.times);
+    if (o.levels >= 0) line += " --levels " + std::to_string(o.levels);
+    if (o.lat >= 0) line += " --lat " + std::to_string(o.lat);
+    if (o.lon >= 0) line += " --lon " + std::to_string(o.lon);
+    prepare_output(o);
+    const int status = std::system(line.c_str());
+    if (status == -1 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+      fail(ErrorCode::kIoError, "make-dataset --xarray: the Python writer failed ({})", line);
+    }
+    return;
   } else if (o.kind == "variables") {
     reject_foreign(command, o.kind, {"--times", "--levels", "--lat", "--lon"});
     synth::VariablesOptions v;
@@ -177,6 +199,9 @@ void register_make_dataset(CLI::App& app) {
   volume->add_option("--size", o->size, "Edge N of the N³ volumes [256: 604 MB in all]");
   volume->add_option("--chunk", o->chunk, "Chunk edge, chunks (1, c, c, c) [64]");
   volume->add_flag("--npy", o->npy, "Also write input.npy and target.npy");
+  variables->add_flag("--xarray", o->xarray,
+                      "Write with xarray itself (ERA5 names, int16-packed temperature, fill "
+                      "values, datetime coordinates, statics); needs Python with xarray");
 
   cmd->callback([cmd, o] { run(*cmd, *o); });
 }
