@@ -91,6 +91,7 @@ def windows(
     dtype: str = "float32",
     decode_cf: bool = True,
     nan: str | float = "keep",
+    nan_mask: bool = False,
     mean: Sequence[float] | None = None,
     std: Sequence[float] | None = None,
     mean_suffix: str = "",
@@ -128,7 +129,8 @@ def windows(
 
     Missing values (NaN after decoding): `nan="keep"` passes them on, `nan="error"` raises
     naming the variable, level and time, a number replaces them (physical units, before
-    normalisation).
+    normalisation). `nan_mask=True` appends, for each input channel of a stored variable, a
+    channel that is 1 where it was missing and 0 elsewhere ("<channel>/mask").
 
     Space: `levels` are values of the level coordinate, `level_indices` positions (neither:
     every level); `area=(north, west, south, east)` in degrees reads the box only;
@@ -246,6 +248,7 @@ def windows(
             lon_values,
             nan_mode,
             nan_value,
+            bool(nan_mask),
         )
     )
 

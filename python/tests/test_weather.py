@@ -382,3 +382,20 @@ def test_make_dataset_xarray_then_stats_windows_and_bench(tmp_path):
                      "--statistics", stats, "--mode", "io", "--batches", "2", "--trials", "1",
                      "--warmup", "0", "--batch-size", "4", "--no-roofline", "-q")  # fmt: skip
     assert "samples/s" in report.stdout
+
+
+def test_nan_mask_channels(era5):
+    path, ds = era5
+    kwargs = {"input_offsets": (0,), "target_offsets": ()}
+    # the mask channels: 1 where the value was missing, whatever replaced it
+    data = chute.windows(path, ["2m_temperature"], nan=0.0, nan_mask=True, **kwargs)
+    assert data.channel_names("inputs") == ["2m_temperature/t+0", "2m_temperature/t+0/mask"]
+    for channels_last in (True, False):
+        data = chute.windows(path, ["2m_temperature"], nan=0.0, nan_mask=True,
+                             channels_last=channels_last, **kwargs)  # fmt: skip
+        batch = next(iter(chute.Loader(data, batch_size=2, shuffle=False, rank=0, world_size=1)))
+        got = batch["inputs"] if channels_last else np.moveaxis(batch["inputs"], 1, -1)
+        t = data.time_indices()[batch.indices[0]]
+        missing = np.isnan(ds["2m_temperature"].values[t])
+        np.testing.assert_array_equal(got[0, :, :, 1], missing.astype("float32"))
+        assert (got[0, :, :, 0][missing] == 0).all()

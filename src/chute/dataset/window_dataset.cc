@@ -181,13 +181,24 @@ WindowDataset::WindowDataset(const Group& group, WindowOptions options)
   add_channels(layout_[0], o.forcings, o.target_offsets);
   add_computed_channels(layout_[0]);
   add_channels(layout_[0], o.statics, {0});
+  if (o.nan_mask) {
+    const size_t inputs = layout_[0].channels.size();
+    for (size_t k = 0; k < inputs; ++k) {
+      if (layout_[0].channels[k].computed >= 0) continue;
+      Channel mask = layout_[0].channels[k];
+      mask.mask_of = static_cast<int64_t>(k);
+      mask.decode.mean = 0, mask.decode.inv_std = 1, mask.decode.replace_nan = false;
+      layout_[0].channels.push_back(std::move(mask));
+    }
+  }
   if (!o.target_offsets.empty()) add_channels(layout_[1], targets, o.target_offsets);
   if (layout_[1].channels.empty()) layout_.pop_back();
 
   bool direct = (!o.channels_last || !o.stage_channels_last) && o.output_dtype == kFloat32;
   for (const Output& output : layout_) {
     for (const Channel& c : output.channels) {
-      direct = direct && c.computed < 0 && c.decode.stored == kFloat32 && !c.decode.cf.any() &&
+      direct = direct && c.computed < 0 && c.mask_of < 0 && c.decode.stored == kFloat32 &&
+               !c.decode.cf.any() &&
                o.nan == WindowOptions::NanPolicy::kKeep;
     }
   }
@@ -199,7 +210,10 @@ WindowDataset::WindowDataset(const Group& group, WindowOptions options)
     int64_t bytes = direct ? 0 : kSlotHeader;
     for (Channel& c : output.channels) {
       c.plane_offset = bytes;
-      if (c.computed < 0) bytes += plane * (direct ? 4 : c.decode.stored.size);
+      if (c.computed < 0 && c.mask_of < 0) bytes += plane * (direct ? 4 : c.decode.stored.size);
+    }
+    for (Channel& c : output.channels) {  // a mask reads its channel's plane
+      if (c.mask_of >= 0) c.plane_offset = output.channels[static_cast<size_t>(c.mask_of)].plane_offset;
     }
     bytes = (bytes + 7) / 8 * 8;  // the next slot's header stays aligned
     output.slot_bytes = bytes;
@@ -472,7 +486,7 @@ void WindowDataset::plan_output(const Output& output, int64_t time, std::byte* b
   const size_t count = output.channels.size();
   for (size_t i = 0; i < count;) {
     const Channel& c = output.channels[i];
-    if (c.computed >= 0) {  // made in finish()
+    if (c.computed >= 0 || c.mask_of >= 0) {  // made in finish()
       ++i;
       continue;
     }
@@ -484,6 +498,7 @@ void WindowDataset::plan_output(const Output& output, int64_t time, std::byte* b
     while (!interleaved && c.level >= 0 && i + run < count) {
       const Channel& next = output.channels[i + run];
       if (next.variable != c.variable || next.offset != c.offset || next.computed >= 0 ||
+          next.mask_of >= 0 ||
           next.level != c.level + static_cast<int64_t>(run) ||
           next.plane_offset != c.plane_offset + static_cast<int64_t>(run) * plane * item) {
         break;
@@ -562,6 +577,16 @@ void WindowDataset::finish(const BatchMemory& memory, ThreadPool* pool) const {
           place_computed(c, slot_time(slot_in), 0, plane, dst, 1, out_type);
           return;
         }
+        if (c.mask_of >= 0) {
+          thread_local std::vector<float> values;
+          values.resize(static_cast<size_t>(plane));
+          decode_run(slot_in + c.plane_offset, plane, c.decode,
+                     reinterpret_cast<std::byte*>(values.data()), 1, kFloat32);
+          for (float& v : values) v = std::isnan(v) ? 1.0f : 0.0f;
+          decode_run(reinterpret_cast<const std::byte*>(values.data()), plane, ChannelDecode{},
+                     dst, 1, out_type);
+          return;
+        }
         decode_run(slot_in + c.plane_offset, plane, c.decode, dst, 1, out_type);
         if (options_.nan == WindowOptions::NanPolicy::kError) {
           thread_local std::vector<float> values;
@@ -604,6 +629,11 @@ void WindowDataset::finish(const BatchMemory& memory, ThreadPool* pool) const {
             std::byte* row = tile_bytes + j * pixels * 4;
             if (c.computed >= 0) {
               place_computed(c, slot_time(slot_in), p0, n, row, 1, kFloat32);
+            } else if (c.mask_of >= 0) {
+              decode_run(slot_in + c.plane_offset + p0 * c.decode.stored.size, n, c.decode, row, 1,
+                         kFloat32);
+              auto* values = reinterpret_cast<float*>(row);
+              for (int64_t k = 0; k < n; ++k) values[k] = std::isnan(values[k]) ? 1.0f : 0.0f;
             } else {
               ChannelDecode decode = c.decode;
               if (options_.nan == WindowOptions::NanPolicy::kError) {
@@ -634,6 +664,10 @@ std::vector<std::string> WindowDataset::channel_names(size_t output) const {
   std::vector<std::string> names;
   if (output >= layout_.size()) return names;
   for (const Channel& c : layout_[output].channels) {
+    if (c.mask_of >= 0) {
+      names.push_back(names[static_cast<size_t>(c.mask_of)] + "/mask");
+      continue;
+    }
     if (c.computed >= 0) {
       const std::string& name = options_.computed_forcings[static_cast<size_t>(c.computed_index)];
       names.push_back(fmt::format("{}/{}", name, offset_name(c.offset)));

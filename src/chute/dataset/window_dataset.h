@@ -62,6 +62,10 @@ struct WindowOptions {
   /// replaced by nan_value (in physical units, before normalisation).
   enum class NanPolicy { kKeep, kError, kFill } nan = NanPolicy::kKeep;
   float nan_value = 0.0f;
+  /// Appends to the inputs, for every input channel of a stored variable (in order), a mask
+  /// channel: 1 where that channel's value is missing (NaN after decoding, before any
+  /// nan_value replacement), else 0. Named "<channel>/mask"; not normalised.
+  bool nan_mask = false;
   /// false: plain float32 channels-last windows are placed straight into the output with strides
   /// (the placement before staging; kept so `chute bench --direct-placement` can compare).
   bool stage_channels_last = true;
@@ -137,6 +141,7 @@ class WindowDataset final : public Dataset {
     bool timeless = false;     // a static field
     int computed = -1;         // a ComputedForcing (no read), -1 for stored variables
     int computed_index = -1;   // its position in options.computed_forcings
+    int64_t mask_of = -1;      // a NaN mask: 1 where input channel mask_of is missing
     int64_t plane_offset = 0;  // bytes from the start of the slot's planes
     ChannelDecode decode;
   };
