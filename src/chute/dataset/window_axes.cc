@@ -77,6 +77,25 @@ AxisPositions find_weather_axes(const Array& array, const std::string& name) {
   return p;
 }
 
+namespace {
+
+std::string member_names(const Group& group) {
+  std::vector<std::string> names;
+  for (const auto& [name, array] : group.arrays) names.push_back(name);
+  return fmt::format("{}", fmt::join(names, ", "));
+}
+
+}  // namespace
+
+const ArrayPtr& find_group_array(const Group& group, const std::string& name, const char* what) {
+  auto it = group.arrays.find(name);
+  if (it == group.arrays.end()) {
+    fail(ErrorCode::kInvalidArgument, "{} '{}' is not an array of group '{}' (it has: {})", what,
+         name, group.name, member_names(group));
+  }
+  return it->second;
+}
+
 std::vector<double> read_as_doubles(const Array& array) {
   const ArrayMetadata& meta = array.metadata();
   if (!is_decodable(meta.data_type)) {

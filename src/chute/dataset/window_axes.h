@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "chute/array/array.h"
+#include "chute/format/zarr.h"
 
 namespace chute {
 
@@ -30,6 +31,10 @@ struct AxisPositions {
 /// the dimension when a name is not one of the aliases, an axis appears twice, lat or lon is
 /// missing, or an unnamed array is not of rank 2, 3 or 4.
 AxisPositions find_weather_axes(const Array& array, const std::string& name);
+
+/// The array `name` of `group`; throws kInvalidArgument naming it (as `what`), the group and
+/// the group's arrays when it is missing.
+const ArrayPtr& find_group_array(const Group& group, const std::string& name, const char* what);
 
 /// Reads a small array whole (any integer or float dtype) and converts its values to double.
 std::vector<double> read_as_doubles(const Array& array);

@@ -20,29 +20,7 @@ namespace {
 
 constexpr DataType kFloat32{DTypeKind::kFloat, 4};
 
-std::string member_names(const Group& group) {
-  std::vector<std::string> names;
-  for (const auto& [name, array] : group.arrays) names.push_back(name);
-  return fmt::format("{}", fmt::join(names, ", "));
-}
-
-const ArrayPtr& find_array(const Group& group, const std::string& name, const char* what) {
-  auto it = group.arrays.find(name);
-  if (it == group.arrays.end()) {
-    fail(ErrorCode::kInvalidArgument, "{} '{}' is not an array of group '{}' (it has: {})", what,
-         name, group.name, member_names(group));
-  }
-  return it->second;
-}
-
 std::string offset_name(int64_t offset) { return fmt::format("t{:+d}", offset); }
-
-/// The time index plan() wrote at the start of a staged slot.
-int64_t slot_time(const std::byte* slot) {
-  int64_t time;
-  std::memcpy(&time, slot, sizeof(time));
-  return time;
-}
 
 }  // namespace
 
@@ -198,8 +176,7 @@ WindowDataset::WindowDataset(const Group& group, WindowOptions options)
   for (const Output& output : layout_) {
     for (const Channel& c : output.channels) {
       direct = direct && c.computed < 0 && c.mask_of < 0 && c.decode.stored == kFloat32 &&
-               !c.decode.cf.any() &&
-               o.nan == WindowOptions::NanPolicy::kKeep;
+               !c.decode.cf.any() && o.nan == WindowOptions::NanPolicy::kKeep;
     }
   }
   const int64_t plane = height_ * width_;
@@ -213,7 +190,8 @@ WindowDataset::WindowDataset(const Group& group, WindowOptions options)
       if (c.computed < 0 && c.mask_of < 0) bytes += plane * (direct ? 4 : c.decode.stored.size);
     }
     for (Channel& c : output.channels) {  // a mask reads its channel's plane
-      if (c.mask_of >= 0) c.plane_offset = output.channels[static_cast<size_t>(c.mask_of)].plane_offset;
+      if (c.mask_of >= 0)
+        c.plane_offset = output.channels[static_cast<size_t>(c.mask_of)].plane_offset;
     }
     bytes = (bytes + 7) / 8 * 8;  // the next slot's header stays aligned
     output.slot_bytes = bytes;
@@ -234,7 +212,7 @@ const WindowDataset::Variable& WindowDataset::add_variable(const Group& group,
   }
   auto v = std::make_shared<Variable>();
   v->name = name;
-  v->array = find_array(group, name, is_static ? "static field" : "variable");
+  v->array = find_group_array(group, name, is_static ? "static field" : "variable");
   const ArrayMetadata& meta = v->array->metadata();
   const AxisPositions axes = find_weather_axes(*v->array, name);
   v->time_axis = axes.time, v->level_axis = axes.level, v->lat_axis = axes.lat,
@@ -283,87 +261,6 @@ const WindowDataset::Variable& WindowDataset::add_variable(const Group& group,
   }
   variables_.push_back(std::move(v));
   return *variables_.back();
-}
-
-void WindowDataset::load_statistics(const Group& group, const std::vector<std::string>& targets) {
-  const WindowOptions& o = options_;
-  const bool by_values = !o.mean.empty() || !o.std.empty();
-  const bool by_group = !o.statistics.empty();
-  const bool by_arrays = !o.mean_suffix.empty() || !o.std_suffix.empty() || by_group;
-  if ((by_values && by_arrays) || (by_group && (!o.mean_suffix.empty() || !o.std_suffix.empty()))) {
-    fail(ErrorCode::kInvalidArgument,
-         "give one of mean/std values, mean/std array suffixes or a statistics group");
-  }
-  normalise_ = by_values || by_arrays;
-  auto chosen = [&](const Variable& v) { return v.level_axis >= 0 ? levels_.size() : size_t{1}; };
-  auto check = [](const Variable& v) {
-    for (size_t i = 0; i < v.mean.size(); ++i) {
-      if (!(v.stddev[i] > 0) || !std::isfinite(v.stddev[i]) || !std::isfinite(v.mean[i])) {
-        fail(ErrorCode::kInvalidArgument,
-             "variable '{}' channel {}: mean {} and std {} must be finite, std > 0", v.name, i,
-             v.mean[i], v.stddev[i]);
-      }
-    }
-  };
-  if (by_values) {
-    if (!o.forcings.empty() || !o.statics.empty() || targets != o.variables) {
-      fail(ErrorCode::kInvalidArgument,
-           "mean/std values cover the input variables only; with other target variables, "
-           "forcings or statics give mean_suffix/std_suffix statistics arrays");
-    }
-    size_t expected = 0;
-    for (const std::string& name : o.variables) expected += chosen(*find_variable(name));
-    if (o.mean.size() != expected || o.std.size() != expected) {
-      fail(ErrorCode::kInvalidArgument,
-           "expected {} mean and std values (one per channel of a time step), got {} and {}",
-           expected, o.mean.size(), o.std.size());
-    }
-    size_t at = 0;
-    for (const std::string& name : o.variables) {
-      Variable& v = *find_variable(name);
-      v.mean.clear(), v.stddev.clear();
-      for (size_t i = 0; i < chosen(v); ++i, ++at) {
-        v.mean.push_back(o.mean[at]);
-        v.stddev.push_back(o.std[at]);
-      }
-      check(v);
-    }
-    return;
-  }
-  if (!by_arrays) return;
-  if (!by_group && (o.mean_suffix.empty() || o.std_suffix.empty())) {
-    fail(ErrorCode::kInvalidArgument, "give both mean_suffix and std_suffix");
-  }
-  const Group stats_group = by_group ? open_group(o.statistics) : Group{};
-  const Group& source = by_group ? stats_group : group;
-  const std::string mean_pattern = by_group ? "mean/{}" : o.mean_suffix;
-  const std::string std_pattern = by_group ? "std/{}" : o.std_suffix;
-  for (const auto& vp : variables_) {
-    Variable& v = *vp;
-    for (const auto& [suffix, out] :
-         {std::pair{&mean_pattern, &v.mean}, {&std_pattern, &v.stddev}}) {
-      // "_mean" names "temperature_mean"; a pattern with {} ("mean/{}") names "mean/temperature".
-      const size_t slot = suffix->find("{}");
-      const std::string name = slot == std::string::npos
-                                   ? v.name + *suffix
-                                   : std::string(*suffix).replace(slot, 2, v.name);
-      std::vector<double> values = read_as_doubles(*find_array(source, name, "statistics array"));
-      if (v.level_axis >= 0) {
-        if (values.size() != static_cast<size_t>(num_levels_)) {
-          fail(ErrorCode::kInvalidArgument, "statistics array '{}' has {} values, expected {}",
-               name, values.size(), num_levels_);
-        }
-        for (int64_t level : levels_) out->push_back(values[static_cast<size_t>(level)]);
-      } else {
-        if (values.size() != 1) {
-          fail(ErrorCode::kInvalidArgument, "statistics array '{}' has {} values, expected 1", name,
-               values.size());
-        }
-        out->push_back(values[0]);
-      }
-    }
-    check(v);
-  }
 }
 
 WindowDataset::Variable* WindowDataset::find_variable(const std::string& name) {
@@ -428,37 +325,6 @@ void WindowDataset::add_computed_channels(Output& output) {
   }
 }
 
-void WindowDataset::place_computed(const Channel& c, int64_t time, int64_t p0, int64_t n,
-                                   std::byte* dst, int64_t stride, DataType out_type) const {
-  const auto kind = static_cast<ComputedForcing>(c.computed);
-  const int64_t seconds = options_.time_seconds[static_cast<size_t>(time + c.offset)];
-  thread_local std::vector<float> values;
-  values.resize(static_cast<size_t>(n));
-  for (int64_t i = 0; i < n; ++i) {
-    const int64_t y = (p0 + i) / width_, x = (p0 + i) % width_;
-    values[static_cast<size_t>(i)] = static_cast<float>(computed_forcing(
-        kind, seconds, options_.lat_values[static_cast<size_t>(options_.lat_start + y)],
-        options_.lon_values[static_cast<size_t>(options_.lon_start + x)]));
-  }
-  decode_run(reinterpret_cast<const std::byte*>(values.data()), n, c.decode, dst, stride, out_type);
-}
-
-void WindowDataset::check_no_nan(const Channel& c, int64_t time, const float* values,
-                                 int64_t n) const {
-  for (int64_t i = 0; i < n; ++i) {
-    if (!std::isnan(values[i])) continue;
-    const std::string level =
-        c.level < 0 ? std::string()
-                    : fmt::format(" level {}", level_values_.empty()
-                                                   ? static_cast<double>(c.level)
-                                                   : level_values_[static_cast<size_t>(c.level)]);
-    fail(ErrorCode::kInvalidArgument,
-         "variable '{}'{} holds a missing value (NaN) at time index {} (nan='error'; pass "
-         "nan='keep' or a fill value)",
-         c.variable->name, level, c.timeless ? 0 : time + c.offset);
-  }
-}
-
 int64_t WindowDataset::sample_time(int64_t sample) const {
   if (!options_.sample_times.empty()) return options_.sample_times[static_cast<size_t>(sample)];
   return first_time_ + sample * options_.sample_stride;
@@ -498,8 +364,7 @@ void WindowDataset::plan_output(const Output& output, int64_t time, std::byte* b
     while (!interleaved && c.level >= 0 && i + run < count) {
       const Channel& next = output.channels[i + run];
       if (next.variable != c.variable || next.offset != c.offset || next.computed >= 0 ||
-          next.mask_of >= 0 ||
-          next.level != c.level + static_cast<int64_t>(run) ||
+          next.mask_of >= 0 || next.level != c.level + static_cast<int64_t>(run) ||
           next.plane_offset != c.plane_offset + static_cast<int64_t>(run) * plane * item) {
         break;
       }
@@ -531,132 +396,6 @@ void WindowDataset::plan_output(const Output& output, int64_t time, std::byte* b
     dst.byte_strides[static_cast<size_t>(v.lon_axis)] = pixel;
     plan.add(*v.array, {start, rank}, dst, context);
     i += run;
-  }
-}
-
-void WindowDataset::finish(const BatchMemory& memory, ThreadPool* pool) const {
-  if (!staged() && !normalise_) return;
-  const int64_t plane = height_ * width_;
-  const DataType out_type = options_.output_dtype;
-  const auto osize = static_cast<int64_t>(out_type.size);
-  const int64_t batch = memory.batch_size;
-  auto run = [&](size_t n, const std::function<void(size_t)>& item) {
-    if (pool) {
-      pool->parallel_for(n, [&](size_t i, size_t) { item(i); });
-    } else {
-      for (size_t i = 0; i < n; ++i) item(i);
-    }
-  };
-  for (size_t k = 0; k < layout_.size(); ++k) {
-    const Output& output = layout_[k];
-    const auto channels = static_cast<int64_t>(output.channels.size());
-    const std::byte* in = staged() ? memory.staging[k] : memory.outputs[k];
-    std::byte* out = memory.outputs[k];
-    if (!staged() && options_.channels_last) {  // direct: normalise in place, as placed
-      std::vector<float> mean, inv_std;
-      for (const Channel& c : output.channels) {
-        mean.push_back(c.decode.mean), inv_std.push_back(c.decode.inv_std);
-      }
-      run(static_cast<size_t>(batch), [&](size_t slot) {
-        auto* values =
-            reinterpret_cast<float*>(out) + static_cast<int64_t>(slot) * plane * channels;
-        normalize_cast(values, reinterpret_cast<std::byte*>(values), out_type,
-                       ChannelLayout{plane, channels, 1}, mean.data(), inv_std.data(), channels);
-      });
-      continue;
-    }
-    if (!options_.channels_last) {
-      // One plane per item: decode, normalise and cast it into its place (in place when direct).
-      run(static_cast<size_t>(batch * channels), [&](size_t i) {
-        const int64_t slot = static_cast<int64_t>(i) / channels;
-        const int64_t ci = static_cast<int64_t>(i) % channels;
-        const Channel& c = output.channels[static_cast<size_t>(ci)];
-        const std::byte* slot_in = in + slot * output.slot_bytes;
-        std::byte* dst = out + (slot * channels + ci) * plane * osize;
-        if (c.computed >= 0) {
-          place_computed(c, slot_time(slot_in), 0, plane, dst, 1, out_type);
-          return;
-        }
-        if (c.mask_of >= 0) {
-          thread_local std::vector<float> values;
-          values.resize(static_cast<size_t>(plane));
-          decode_run(slot_in + c.plane_offset, plane, c.decode,
-                     reinterpret_cast<std::byte*>(values.data()), 1, kFloat32);
-          for (float& v : values) v = std::isnan(v) ? 1.0f : 0.0f;
-          decode_run(reinterpret_cast<const std::byte*>(values.data()), plane, ChannelDecode{},
-                     dst, 1, out_type);
-          return;
-        }
-        decode_run(slot_in + c.plane_offset, plane, c.decode, dst, 1, out_type);
-        if (options_.nan == WindowOptions::NanPolicy::kError) {
-          thread_local std::vector<float> values;
-          values.resize(static_cast<size_t>(plane));
-          ChannelDecode plain = c.decode;
-          plain.mean = 0, plain.inv_std = 1;
-          decode_run(slot_in + c.plane_offset, plane, plain,
-                     reinterpret_cast<std::byte*>(values.data()), 1, kFloat32);
-          check_no_nan(c, slot_time(slot_in), values.data(), plane);
-        }
-      });
-      continue;
-    }
-    // Channels-last: tiles of pixels; each group of 8 channels is decoded, normalised and
-    // made float32 into a small contiguous tile (SIMD-friendly), then interleaved with the cast
-    // into a cache-resident bounce buffer holding the tile's pixels × channels, which is then
-    // streamed out (non-temporal stores): the batch is written once, front to back, without
-    // reading its lines first.
-    constexpr int64_t kBounceBytes = 64 << 10;
-    const int64_t pixels = std::clamp<int64_t>(kBounceBytes / (channels * osize), 16, 1024);
-    constexpr int64_t kTilesPerItem = 8;
-    const int64_t tiles = (plane + pixels - 1) / pixels;
-    const int64_t items_per_slot = (tiles + kTilesPerItem - 1) / kTilesPerItem;
-    run(static_cast<size_t>(batch * items_per_slot), [&](size_t i) {
-      const int64_t slot = static_cast<int64_t>(i) / items_per_slot;
-      const int64_t first_tile = (static_cast<int64_t>(i) % items_per_slot) * kTilesPerItem;
-      const std::byte* slot_in = in + slot * output.slot_bytes;
-      std::byte* slot_out = out + slot * plane * channels * osize;
-      thread_local std::vector<float> tile;
-      thread_local std::vector<std::byte> bounce;
-      tile.resize(static_cast<size_t>(kInterleaveGroup * pixels));
-      bounce.resize(static_cast<size_t>(pixels * channels * osize));
-      auto* tile_bytes = reinterpret_cast<std::byte*>(tile.data());
-      for (int64_t tl = first_tile; tl < std::min(tiles, first_tile + kTilesPerItem); ++tl) {
-        const int64_t p0 = tl * pixels, n = std::min(pixels, plane - p0);
-        for (int64_t c0 = 0; c0 < channels; c0 += kInterleaveGroup) {
-          const int64_t group = std::min(kInterleaveGroup, channels - c0);
-          for (int64_t j = 0; j < group; ++j) {
-            const Channel& c = output.channels[static_cast<size_t>(c0 + j)];
-            std::byte* row = tile_bytes + j * pixels * 4;
-            if (c.computed >= 0) {
-              place_computed(c, slot_time(slot_in), p0, n, row, 1, kFloat32);
-            } else if (c.mask_of >= 0) {
-              decode_run(slot_in + c.plane_offset + p0 * c.decode.stored.size, n, c.decode, row, 1,
-                         kFloat32);
-              auto* values = reinterpret_cast<float*>(row);
-              for (int64_t k = 0; k < n; ++k) values[k] = std::isnan(values[k]) ? 1.0f : 0.0f;
-            } else {
-              ChannelDecode decode = c.decode;
-              if (options_.nan == WindowOptions::NanPolicy::kError) {
-                decode.mean = 0, decode.inv_std = 1;  // check the values, then normalise
-              }
-              decode_run(slot_in + c.plane_offset + p0 * c.decode.stored.size, n, decode, row, 1,
-                         kFloat32);
-              if (options_.nan == WindowOptions::NanPolicy::kError) {
-                auto* values = reinterpret_cast<float*>(row);
-                check_no_nan(c, slot_time(slot_in), values, n);
-                for (int64_t k = 0; k < n; ++k) {
-                  values[k] = (values[k] - c.decode.mean) * c.decode.inv_std;
-                }
-              }
-            }
-          }
-          interleave_channels(tile.data(), pixels, group, n, bounce.data() + c0 * osize, channels,
-                              out_type);
-        }
-        stream_out(slot_out + p0 * channels * osize, bounce.data(),
-                   static_cast<size_t>(n * channels * osize));
-      }
-    });
   }
 }
 
