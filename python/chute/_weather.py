@@ -81,6 +81,17 @@ class TimeAxis:
         else:
             self.step = np.timedelta64(1, "h").astype("timedelta64[ns]")
 
+    def fill_gaps(self) -> list[int]:
+        """Makes the axis a regular grid (first to last date, at the store step); returns the
+        store index read for each grid date: itself, or the closest present date (the earlier
+        one on a tie)."""
+        grid = np.arange(self.values[0], self.values[-1] + self.step, self.step)
+        right = np.clip(np.searchsorted(self.values, grid), 0, len(self.values) - 1)
+        left = np.clip(right - 1, 0, len(self.values) - 1)
+        take_left = np.abs(grid - self.values[left]) <= np.abs(self.values[right] - grid)
+        self.values = grid
+        return np.where(take_left, left, right).astype(np.int64).tolist()
+
     def offsets(self, steps: Sequence[Any], unit: np.timedelta64, what: str) -> list[int]:
         """Offsets in store steps from integers (multiples of `unit`) or timedeltas."""
         out = []
@@ -128,7 +139,9 @@ class TimeAxis:
                 "that touch them"
             )
         if gaps not in ("error", "skip"):
-            raise _chute.InvalidArgumentError(f"gaps must be 'error' or 'skip', got {gaps!r}")
+            raise _chute.InvalidArgumentError(
+                f"gaps must be 'error', 'skip' or 'nearest', got {gaps!r}"
+            )
         index = {t: i for i, t in enumerate(times.astype(np.int64))}
         chosen = []
         for t in np.flatnonzero(inside):

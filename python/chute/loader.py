@@ -124,7 +124,8 @@ def windows(
     `input_offsets`/`target_offsets` are the same in store steps. With `start`/`end`
     (dates, inclusive) or `frequency` ("6h" out of an hourly store), samples are the times
     start + k·frequency whose whole window lies in [start, end]; a time axis missing dates
-    inside is refused (gaps="error") or its windows touching a gap are dropped (gaps="skip").
+    inside is refused (gaps="error"), its windows touching a gap are dropped (gaps="skip"), or
+    a missing date is read from the closest step present (gaps="nearest", ties to the earlier).
     Without dates, `time_range=(i, j)` limits windows to time indices [i, j).
 
     Missing values (NaN after decoding): `nan="keep"` passes them on, `nan="error"` raises
@@ -165,8 +166,11 @@ def windows(
     in_offsets = [int(o) for o in input_offsets]
     tg_offsets = [int(o) for o in target_offsets]
     stride = 1
+    time_map: list[int] = []
     if dated or stepped:
         axis = TimeAxis(group, path)
+        if gaps == "nearest":
+            time_map = axis.fill_gaps()
         unit = as_timedelta(frequency, "frequency") if frequency is not None else axis.step
         if unit <= np.timedelta64(0) or unit % axis.step != np.timedelta64(0):
             raise _chute.InvalidArgumentError(
@@ -181,14 +185,15 @@ def windows(
                 raise _chute.InvalidArgumentError(
                     "give start/end/frequency or time_range, not both"
                 )
-            sample_times = axis.sample_times(start, end, unit, in_offsets + tg_offsets, gaps)
+            sample_times = axis.sample_times(
+                start, end, unit, in_offsets + tg_offsets, "error" if time_map else gaps
+            )
     time_seconds: list[int] = []
     lat_values: list[float] = []
     lon_values: list[float] = []
     if computed_forcings:
         from ._weather import LAT_NAMES, LON_NAMES, find_coordinate
 
-        axis = TimeAxis(group, path)
         time_seconds = (axis.values.astype("datetime64[s]").astype(np.int64)).tolist()
         names = (find_coordinate(group, LAT_NAMES), find_coordinate(group, LON_NAMES))
         if None in names:
@@ -249,6 +254,7 @@ def windows(
             nan_mode,
             nan_value,
             bool(nan_mask),
+            time_map,
         )
     )
 

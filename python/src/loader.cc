@@ -158,7 +158,8 @@ void bind_loader(nb::module_& m) {
          std::vector<int64_t> sample_times, std::vector<int64_t> grid, std::string statistics,
          std::vector<std::string> computed_forcings, std::vector<int64_t> time_seconds,
          std::vector<double> lat_values, std::vector<double> lon_values, const std::string& nan,
-         float nan_value, bool nan_mask) -> std::shared_ptr<WindowDataset> {
+         float nan_value, bool nan_mask,
+         std::vector<int64_t> time_map) -> std::shared_ptr<WindowDataset> {
         WindowOptions options;
         options.variables = std::move(variables);
         options.target_variables = std::move(target_variables);
@@ -190,6 +191,7 @@ void bind_loader(nb::module_& m) {
                                       : WindowOptions::NanPolicy::kKeep;
         options.nan_value = nan_value;
         options.nan_mask = nan_mask;
+        options.time_map = std::move(time_map);
         if (grid.size() == 4) {
           options.lat_start = grid[0], options.lat_stop = grid[1];
           options.lon_start = grid[2], options.lon_stop = grid[3];
@@ -205,7 +207,7 @@ void bind_loader(nb::module_& m) {
       nb::arg("time_start"), nb::arg("time_stop"), nb::arg("sample_stride"),
       nb::arg("sample_times"), nb::arg("grid"), nb::arg("statistics"), nb::arg("computed_forcings"),
       nb::arg("time_seconds"), nb::arg("lat_values"), nb::arg("lon_values"), nb::arg("nan"),
-      nb::arg("nan_value"), nb::arg("nan_mask"));
+      nb::arg("nan_value"), nb::arg("nan_mask"), nb::arg("time_map"));
 
   nb::class_<Loader>(m, "_Loader", "The core loader; use chute.Loader instead.")
       .def(

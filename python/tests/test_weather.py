@@ -190,6 +190,28 @@ def test_gaps_refused_or_skipped(tmp_path):
     assert len(dates) == 24 - 2 - 2 - 2  # ends, and 09:00/12:00 whose windows touch the gap
 
 
+def test_gaps_filled_from_the_nearest_step(tmp_path):
+    times = np.delete(HOURLY, [10, 11])  # 10:00 reads 09:00, 11:00 reads 12:00
+    path = _write(str(tmp_path / "gappy.zarr"), _dataset(times), 2)
+    data = chute.windows(
+        path, ["2m_temperature"], start="2016-01-01T08", end="2016-01-01T14", gaps="nearest",
+        input_steps=["-1h", 0], target_steps=["1h"], computed_forcings=["cos_local_time"],
+        channels_last=False,
+    )  # fmt: skip
+    assert list(data.time_indices()) == list(range(9, 14))  # regular grid: 09:00 .. 13:00
+    ref = xr.open_zarr(path).load()
+    batch = next(iter(chute.Loader(data, batch_size=5, shuffle=False, rank=0, world_size=1)))
+    for slot, virtual in enumerate(data.time_indices()[batch.indices]):
+        for c, offset in enumerate((-1, 0)):
+            date = HOURLY[virtual + offset]
+            want = ref["2m_temperature"].sel(time=date, method="nearest").values
+            np.testing.assert_array_equal(batch["inputs"][slot, c], want.astype("float32"))
+        hours = (HOURLY[virtual + 1] - HOURLY[0]) / np.timedelta64(1, "h")  # forcing at t+1
+        local = np.cos(2 * np.pi * (hours + LON / 15) / 24)
+        np.testing.assert_allclose(batch["inputs"][slot, 2], np.broadcast_to(local, (7, 8)),
+                                   atol=1e-5)  # fmt: skip
+
+
 def test_clear_errors(era5):
     path, _ = era5
     with pytest.raises(chute.InvalidArgumentError, match="outside the store's dates"):

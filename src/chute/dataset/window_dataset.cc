@@ -62,6 +62,15 @@ WindowDataset::WindowDataset(const Group& group, WindowOptions options)
   if (time_length_ < 0) {
     fail(ErrorCode::kInvalidArgument, "window dataset: no variable has a time axis");
   }
+  if (!o.time_map.empty()) {
+    for (int64_t t : o.time_map) {
+      if (t < 0 || t >= time_length_) {
+        fail(ErrorCode::kInvalidArgument, "time_map entry {} outside the time axis [0, {})", t,
+             time_length_);
+      }
+    }
+    time_length_ = static_cast<int64_t>(o.time_map.size());
+  }
 
   // Levels, by position or by value of the level coordinate.
   if (num_levels_ > 0) {
@@ -370,7 +379,8 @@ void WindowDataset::plan_output(const Output& output, int64_t time, std::byte* b
       }
       ++run;
     }
-    const int64_t t = c.timeless ? 0 : time + c.offset;
+    int64_t t = c.timeless ? 0 : time + c.offset;
+    if (!c.timeless && !options_.time_map.empty()) t = options_.time_map[static_cast<size_t>(t)];
     if (t != context_time) {
       context = fmt::format("sample {} (time {})", sample, t);
       context_time = t;

@@ -71,10 +71,13 @@ struct WindowOptions {
   bool stage_channels_last = true;
   DataType output_dtype{DTypeKind::kFloat, 4};  // float32, float16 or bfloat16
   std::string level_coordinate = "level";
-  int64_t time_start = 0;                // windows stay inside [time_start, time_stop)
-  int64_t time_stop = -1;                // -1: the time axis length
-  int64_t sample_stride = 1;             // sample i is first_time() + i × sample_stride
-  std::vector<int64_t> sample_times;     // or exactly these times (then the three above are unused)
+  int64_t time_start = 0;     // windows stay inside [time_start, time_stop)
+  int64_t time_stop = -1;     // -1: the time axis length
+  int64_t sample_stride = 1;  // sample i is first_time() + i × sample_stride
+  std::vector<int64_t> sample_times;
+  /// Non-empty: the time axis seen by windows is this list of store time indices (a regular
+  /// grid where a missing date maps to the closest step); offsets and sample times count in it.
+  std::vector<int64_t> time_map;         // or exactly these times (then the three above are unused)
   int64_t lat_start = 0, lat_stop = -1;  // the latitude rows read ([start, stop), -1: to the end)
   int64_t lon_start = 0, lon_stop = -1;  // the longitude columns read
 
