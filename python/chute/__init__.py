@@ -43,6 +43,7 @@ from .loader import (
     packed,
     windows,
 )
+from .weather_stats import compute_statistics, statistics
 
 try:
     __version__ = _metadata.version("chute")
@@ -69,11 +70,13 @@ __all__ = [
     "apply_cube_symmetry",
     "crops",
     "cube_symmetries",
+    "compute_statistics",
     "get_threads",
     "open",
     "open_group",
     "packed",
     "set_threads",
+    "statistics",
     "windows",
 ]
 

@@ -123,15 +123,29 @@ def plan_basic_index(
 
 
 class Array:
-    """A Zarr array opened by chute. Index it like a NumPy array to read."""
+    """A Zarr array opened by chute. Index it like a NumPy array to read.
 
-    __slots__ = ("_attrs", "_core", "_dtype", "_shape")
+    With `decode_cf=True` reads are decoded as xarray decodes them (see chute._cf): fill values
+    become NaN, scale_factor/add_offset are applied, times become numpy.datetime64[ns]; `dtype`
+    is then the decoded dtype and `raw_dtype` the stored one.
+    """
 
-    def __init__(self, core: Any):
+    __slots__ = ("_attrs", "_core", "_decoder", "_dtype", "_raw_dtype", "_shape")
+
+    def __init__(self, core: Any, decode_cf: bool = False):
         self._core = core
-        self._dtype = _numpy_dtype(core)
+        self._raw_dtype = _numpy_dtype(core)
+        self._dtype = self._raw_dtype
         self._shape = tuple(core.shape)
         self._attrs: dict | None = None
+        self._decoder = None
+        if decode_cf:
+            from ._cf import CfDecoder
+
+            decoder = CfDecoder(self)
+            if decoder.active:
+                self._decoder = decoder
+                self._dtype = decoder.dtype
 
     @property
     def path(self) -> str:
@@ -144,8 +158,19 @@ class Array:
 
     @property
     def dtype(self) -> np.dtype:
-        """The element type in native byte order (whatever order the chunks are stored in)."""
+        """The element type of reads in native byte order (decoded when opened with decode_cf)."""
         return self._dtype
+
+    @property
+    def raw_dtype(self) -> np.dtype:
+        """The stored element type (native byte order)."""
+        return self._raw_dtype
+
+    @property
+    def dims(self) -> tuple[str, ...]:
+        """The dimension names (`_ARRAY_DIMENSIONS` / `dimension_names`), "dim_<i>" if unnamed."""
+        names = self.dimension_names or ("",) * self.ndim
+        return tuple(name or f"dim_{i}" for i, name in enumerate(names))
 
     @property
     def chunks(self) -> tuple[int, ...]:
@@ -161,7 +186,7 @@ class Array:
     def fill_value(self) -> Any:
         """The fill value as a NumPy scalar of the array's dtype (a null fill value reads as 0)."""
         raw = self._core.fill_value_bytes
-        return np.frombuffer(raw, dtype=self._dtype, count=1)[0]
+        return np.frombuffer(raw, dtype=self._raw_dtype, count=1)[0]
 
     @property
     def attrs(self) -> dict:
@@ -210,14 +235,17 @@ class Array:
 
     def read(self, start: Sequence[int], shape: Sequence[int]) -> np.ndarray:
         """Reads the box [start, start + shape) into a new C-contiguous NumPy array."""
-        out = np.empty(tuple(shape), dtype=self._dtype)
+        out = np.empty(tuple(shape), dtype=self._raw_dtype)
         self._core.read_into(list(start), _as_raw(out))
-        return out
+        return out if self._decoder is None else self._decoder.decode(out)
 
     def read_into(self, start: Sequence[int], out: np.ndarray) -> np.ndarray:
         """Reads the box [start, start + out.shape) into `out` (any non-negative strides)."""
         if out.dtype != self._dtype:
             raise TypeError(f"expected an output array of dtype {self._dtype}, got {out.dtype}")
+        if self._decoder is not None:
+            out[...] = self.read(start, out.shape)
+            return out
         self._core.read_into(list(start), _as_raw(out))
         return out
 
@@ -242,12 +270,14 @@ class Group(Mapping):
     Arrays of nested groups appear under their relative path ("sub/x").
     """
 
-    def __init__(self, info: dict):
+    def __init__(self, info: dict, decode_cf: bool = False):
         self._path = info["name"]
         self._zarr_format = info["zarr_format"]
         self._attrs = json.loads(info["attrs_json"])
         self._groups = tuple(info["groups"])
-        self._arrays = {name: Array(core) for name, core in sorted(info["arrays"].items())}
+        self._arrays = {
+            name: Array(core, decode_cf) for name, core in sorted(info["arrays"].items())
+        }
 
     @property
     def path(self) -> str:
@@ -287,13 +317,20 @@ def _native_path(path: str | bytes | os.PathLike) -> bytes:
     return os.fsencode(path)
 
 
-def open(path: str | bytes | os.PathLike) -> Array:
+def open(path: str | bytes | os.PathLike, decode_cf: bool = False) -> Array:
     """Opens the array at `path`: a Zarr v2 or v3 array folder (or "group/member"), an HDF5
-    dataset ("file.h5/dataset/path") or a NumPy .npy file."""
-    return Array(_chute._open_array(_native_path(path)))
+    dataset ("file.h5/dataset/path") or a NumPy .npy file.
+
+    decode_cf=True decodes reads as xarray does (fill values -> NaN, scale_factor/add_offset,
+    times -> datetime64); off by default, as in zarr-python.
+    """
+    return Array(_chute._open_array(_native_path(path)), bool(decode_cf))
 
 
-def open_group(path: str | bytes | os.PathLike) -> Group:
+def open_group(path: str | bytes | os.PathLike, decode_cf: bool = False) -> Group:
     """Opens the Zarr v2 or v3 group at `path` with all its arrays (consolidated if available),
-    or an HDF5 file or group ("file.h5", "file.h5/group") with all datasets below it."""
-    return Group(_chute._open_group(_native_path(path)))
+    or an HDF5 file or group ("file.h5", "file.h5/group") with all datasets below it.
+
+    decode_cf=True opens every array with CF decoding (see `open`).
+    """
+    return Group(_chute._open_group(_native_path(path)), bool(decode_cf))

@@ -72,6 +72,12 @@ class Dataset:
             raise TypeError("channel_names() exists for windows() datasets only")
         return self._core.channel_names(0 if output == "inputs" else 1)
 
+    def time_indices(self) -> np.ndarray:
+        """W2 only: the time index (position on the store's time axis) of every sample."""
+        if not hasattr(self._core, "sample_time"):
+            raise TypeError("time_indices() exists for windows() datasets only")
+        return np.array([self._core.sample_time(i) for i in range(len(self))], dtype=np.int64)
+
     def __repr__(self) -> str:
         return f"chute.Dataset({self._core.describe()})"
 
@@ -84,52 +90,194 @@ def packed(arrays: Mapping[str, str]) -> Dataset:
 
 
 def windows(
-    path: str,
-    variables: Sequence[str],
+    path: str | os.PathLike[str] | Sequence[str | os.PathLike[str]],
+    variables: Sequence[str] | None = None,
     *,
+    input_variables: Sequence[str] | None = None,
+    target_variables: Sequence[str] | None = None,
+    forcings: Sequence[str] = (),
+    computed_forcings: Sequence[str] = (),
+    statics: Sequence[str] = (),
     levels: Sequence[float] | None = None,
     level_indices: Sequence[int] | None = None,
+    input_steps: Sequence[Any] | None = None,
+    target_steps: Sequence[Any] | None = None,
     input_offsets: Sequence[int] = (-1, 0),
     target_offsets: Sequence[int] = (1,),
+    start: Any = None,
+    end: Any = None,
+    frequency: Any = None,
+    gaps: str = "error",
+    area: Sequence[float] | None = None,
+    grid_shard: tuple[int, int] | None = None,
     channels_last: bool = True,
     dtype: str = "float32",
+    decode_cf: bool = True,
+    nan: str | float = "keep",
+    nan_mask: bool = False,
     mean: Sequence[float] | None = None,
     std: Sequence[float] | None = None,
     mean_suffix: str = "",
     std_suffix: str = "",
+    statistics: str | None = None,
     level_coordinate: str = "level",
     time_range: tuple[int, int] | None = None,
 ) -> Dataset:
-    """W2: windows over the time axis of a Zarr group in xarray layout.
+    """W2: windows over the time axis of a Zarr group as xarray writes it (ERA5, WeatherBench2).
 
-    A sample is a time step t: "inputs" stacks `variables` at the chosen levels at t + each of
-    `input_offsets`; "targets" the same at t + `target_offsets`. Channel order: for each offset,
-    for each variable (in the order given), for each level (2-D variables give one channel).
-    `levels` are values of the `level_coordinate` array, `level_indices` positions; neither means
-    every level. Normalisation x = (x - mean[c]) / std[c] uses `mean`/`std` (one value per channel
-    of one time step) or arrays named variable + `mean_suffix` / `std_suffix` in the group
-    (a suffix with `{}` is a pattern: `"mean/{}"` names `mean/temperature`, the layout of
-    `chute make-dataset variables`). `dtype`
-    is float32, float16 or bfloat16. Windows that would cross the ends are never sampled.
+    `path` may be a list of stores sharing the time/lat/lon coordinates (e.g. pressure levels
+    and single levels): their variables are joined; a coordinate that differs is an error
+    naming both stores and the coordinate.
+
+    Axes are found by dimension name in any stored order (time/valid_time, level/pressure_level/
+    isobaricInhPa, lat/latitude, lon/longitude); values are CF-decoded (fill values -> NaN,
+    scale_factor/add_offset) unless decode_cf=False, in the same pass that places them.
+
+    A sample is a time t: "inputs" stacks `input_variables` (or `variables`) at the input steps,
+    then `forcings` at the target steps, then `computed_forcings` at the target steps
+    (cos_local_time, sin_local_time, cos_day_of_year, sin_day_of_year, toa_radiation: see
+    src/chute/dataset/computed_forcings.h for the formulas; not normalised), then `statics`
+    (2-D fields, one channel each);
+    "targets" stacks `target_variables` (default: the input variables) at the target steps.
+    Channel order: for each step, for each variable (in the order given), for each level
+    (variables without levels give one channel); `channel_names()` lists them.
+
+    Time: `input_steps`/`target_steps` are offsets from t, as timedeltas ("-6h", "0h") or
+    integers counting `frequency` steps (the store's step when no frequency is given);
+    `input_offsets`/`target_offsets` are the same in store steps. With `start`/`end`
+    (dates, inclusive) or `frequency` ("6h" out of an hourly store), samples are the times
+    start + k·frequency whose whole window lies in [start, end]; a time axis missing dates
+    inside is refused (gaps="error"), its windows touching a gap are dropped (gaps="skip"), or
+    a missing date is read from the closest step present (gaps="nearest", ties to the earlier).
+    Without dates, `time_range=(i, j)` limits windows to time indices [i, j).
+
+    Missing values (NaN after decoding): `nan="keep"` passes them on, `nan="error"` raises
+    naming the variable, level and time, a number replaces them (physical units, before
+    normalisation). `nan_mask=True` appends, for each input channel of a stored variable, a
+    channel that is 1 where it was missing and 0 elsewhere ("<channel>/mask").
+
+    Space: `levels` are values of the level coordinate, `level_indices` positions (neither:
+    every level); `area=(north, west, south, east)` in degrees reads the box only;
+    `grid_shard=(i, n)` reads the i-th of n bands of latitude rows (model-parallel ranks).
+
+    Normalisation x = (x - mean[c]) / std[c] uses `mean`/`std` (one value per channel of one
+    step of the input variables) or arrays named variable + `mean_suffix` / `std_suffix` in the
+    group (a suffix with `{}` is a pattern: `"mean/{}"` names `mean/temperature`), or the
+    arrays mean/<variable> and std/<variable> of the group `statistics` (written by
+    `chute stats` / `chute.statistics()`). `dtype` is float32, float16 or bfloat16. Windows that would cross the ends are never sampled.
     """
-    start, stop = time_range if time_range is not None else (0, -1)
+    from ._array import open_group
+    from ._weather import TimeAxis, area_ranges, as_timedelta, shard_rows
+
+    inputs = input_variables if input_variables is not None else variables
+    if not inputs:
+        raise _chute.InvalidArgumentError("windows() needs variables (or input_variables)")
+    paths = [str(path)] if isinstance(path, (str, os.PathLike)) else [str(p) for p in path]
+    if not paths:
+        raise _chute.InvalidArgumentError("windows() needs a store path (or a list of them)")
+    path = paths[0]
+    dated = start is not None or end is not None or frequency is not None
+    stepped = input_steps is not None or target_steps is not None or bool(computed_forcings)
+    needs_coords = dated or stepped or area is not None or grid_shard is not None
+    group = None
+    if needs_coords:  # the arrays of every store by name (the core checks shared coordinates)
+        group = {}
+        for store in reversed(paths):
+            group.update(open_group(store, decode_cf=True).items())
+    sample_times: list[int] = []
+    time_start, time_stop = time_range if time_range is not None else (0, -1)
+    in_offsets = [int(o) for o in input_offsets]
+    tg_offsets = [int(o) for o in target_offsets]
+    stride = 1
+    time_map: list[int] = []
+    if dated or stepped:
+        axis = TimeAxis(group, path)
+        if gaps == "nearest":
+            time_map = axis.fill_gaps()
+        unit = as_timedelta(frequency, "frequency") if frequency is not None else axis.step
+        if unit <= np.timedelta64(0) or unit % axis.step != np.timedelta64(0):
+            raise _chute.InvalidArgumentError(
+                f"frequency {frequency!r} is not a positive multiple of the store's time step"
+            )
+        if input_steps is not None:
+            in_offsets = axis.offsets(input_steps, unit, "input step")
+        if target_steps is not None:
+            tg_offsets = axis.offsets(target_steps, unit, "target step")
+        if dated:
+            if time_range is not None:
+                raise _chute.InvalidArgumentError(
+                    "give start/end/frequency or time_range, not both"
+                )
+            sample_times = axis.sample_times(
+                start, end, unit, in_offsets + tg_offsets, "error" if time_map else gaps
+            )
+    time_seconds: list[int] = []
+    lat_values: list[float] = []
+    lon_values: list[float] = []
+    if computed_forcings:
+        from ._weather import LAT_NAMES, LON_NAMES, find_coordinate
+
+        time_seconds = (axis.values.astype("datetime64[s]").astype(np.int64)).tolist()
+        names = (find_coordinate(group, LAT_NAMES), find_coordinate(group, LON_NAMES))
+        if None in names:
+            raise _chute.InvalidArgumentError(
+                f"computed forcings need 1-D latitude and longitude coordinates in {path!r}"
+            )
+        lat_values = np.asarray(group[names[0]][:], dtype=np.float64).tolist()
+        lon_values = np.asarray(group[names[1]][:], dtype=np.float64).tolist()
+    if isinstance(nan, str):
+        if nan not in ("keep", "error"):
+            raise _chute.InvalidArgumentError(
+                f"nan must be 'keep', 'error' or a number, got {nan!r}"
+            )
+        nan_mode, nan_value = nan, 0.0
+    else:
+        nan_mode, nan_value = "fill", float(nan)
+    lat, lon = (0, -1), (0, -1)
+    if area is not None or grid_shard is not None:
+        lat, lon = area_ranges(group, area, path)
+        if grid_shard is not None:
+            first = group[str(inputs[0])]
+            names = first.dims
+            height = (
+                next(first.shape[d] for d, n in enumerate(names) if n in ("lat", "latitude"))
+                if any(n in ("lat", "latitude") for n in names)
+                else first.shape[-2]
+            )
+            lat = shard_rows(lat, height, grid_shard)
     return Dataset(
         _chute._open_windows(
-            str(path),
-            [str(v) for v in variables],
+            paths,
+            [str(v) for v in inputs],
+            [str(v) for v in (target_variables or [])],
+            [str(v) for v in forcings],
+            [str(v) for v in statics],
             [int(i) for i in (level_indices or [])],
             [float(v) for v in (levels or [])],
-            [int(o) for o in input_offsets],
-            [int(o) for o in target_offsets],
+            in_offsets,
+            tg_offsets,
             bool(channels_last),
+            bool(decode_cf),
             str(dtype),
             [float(v) for v in (mean or [])],
             [float(v) for v in (std or [])],
             mean_suffix,
             std_suffix,
             level_coordinate,
-            int(start),
-            int(stop),
+            int(time_start),
+            int(time_stop),
+            int(stride),
+            sample_times,
+            [int(lat[0]), int(lat[1]), int(lon[0]), int(lon[1])],
+            "" if statistics is None else str(statistics),
+            [str(f) for f in computed_forcings],
+            time_seconds,
+            lat_values,
+            lon_values,
+            nan_mode,
+            nan_value,
+            bool(nan_mask),
+            time_map,
         )
     )
 

@@ -190,6 +190,7 @@ void bind_arrays(nb::module_& m) {
       .def_prop_ro("dtype_str", [](const Array& a) { return a.metadata().data_type.numpy_str(); })
       .def_prop_ro("dtype_name", [](const Array& a) { return a.metadata().data_type.name(); })
       .def_prop_ro("fill_value_bytes", &fill_value_bytes)
+      .def_prop_ro("fill_value_null", [](const Array& a) { return a.metadata().fill_value_null; })
       .def_prop_ro("attrs_json", [](const Array& a) { return a.metadata().attributes.dump(); })
       .def_prop_ro("dimension_names", [](const Array& a) { return a.metadata().dimension_names; })
       .def_prop_ro("zarr_format", [](const Array& a) { return a.metadata().zarr_format; })

@@ -155,6 +155,7 @@ void bind_loader(nb::module_& m) {
   nb::class_<WindowDataset, Dataset>(m, "_WindowDataset")
       .def_prop_ro("first_time", &WindowDataset::first_time)
       .def_prop_ro("step_channels", &WindowDataset::step_channels)
+      .def("sample_time", &WindowDataset::sample_time, nb::arg("sample"))
       .def("channel_names", &WindowDataset::channel_names, nb::arg("output"));
 
   m.def(
@@ -172,20 +173,30 @@ void bind_loader(nb::module_& m) {
 
   m.def(
       "_open_windows",
-      [](const std::string& path, std::vector<std::string> variables,
-         std::vector<int64_t> level_indices, std::vector<double> level_values,
-         std::vector<int64_t> input_offsets, std::vector<int64_t> target_offsets,
-         bool channels_last, const std::string& dtype, std::vector<float> mean,
-         std::vector<float> std, std::string mean_suffix, std::string std_suffix,
-         std::string level_coordinate, int64_t time_start,
-         int64_t time_stop) -> std::shared_ptr<WindowDataset> {
+      [](const std::vector<std::string>& paths, std::vector<std::string> variables,
+         std::vector<std::string> target_variables, std::vector<std::string> forcings,
+         std::vector<std::string> statics, std::vector<int64_t> level_indices,
+         std::vector<double> level_values, std::vector<int64_t> input_offsets,
+         std::vector<int64_t> target_offsets, bool channels_last, bool decode_cf,
+         const std::string& dtype, std::vector<float> mean, std::vector<float> std,
+         std::string mean_suffix, std::string std_suffix, std::string level_coordinate,
+         int64_t time_start, int64_t time_stop, int64_t sample_stride,
+         std::vector<int64_t> sample_times, std::vector<int64_t> grid, std::string statistics,
+         std::vector<std::string> computed_forcings, std::vector<int64_t> time_seconds,
+         std::vector<double> lat_values, std::vector<double> lon_values, const std::string& nan,
+         float nan_value, bool nan_mask,
+         std::vector<int64_t> time_map) -> std::shared_ptr<WindowDataset> {
         WindowOptions options;
         options.variables = std::move(variables);
+        options.target_variables = std::move(target_variables);
+        options.forcings = std::move(forcings);
+        options.statics = std::move(statics);
         options.level_indices = std::move(level_indices);
         options.level_values = std::move(level_values);
         options.input_offsets = std::move(input_offsets);
         options.target_offsets = std::move(target_offsets);
         options.channels_last = channels_last;
+        options.decode_cf = decode_cf;
         options.output_dtype = parse_output_dtype(dtype);
         options.mean = std::move(mean);
         options.std = std::move(std);
@@ -194,14 +205,35 @@ void bind_loader(nb::module_& m) {
         options.level_coordinate = std::move(level_coordinate);
         options.time_start = time_start;
         options.time_stop = time_stop;
+        options.sample_stride = sample_stride;
+        options.sample_times = std::move(sample_times);
+        options.statistics = std::move(statistics);
+        options.computed_forcings = std::move(computed_forcings);
+        options.time_seconds = std::move(time_seconds);
+        options.lat_values = std::move(lat_values);
+        options.lon_values = std::move(lon_values);
+        options.nan = nan == "error"  ? WindowOptions::NanPolicy::kError
+                      : nan == "fill" ? WindowOptions::NanPolicy::kFill
+                                      : WindowOptions::NanPolicy::kKeep;
+        options.nan_value = nan_value;
+        options.nan_mask = nan_mask;
+        options.time_map = std::move(time_map);
+        if (grid.size() == 4) {
+          options.lat_start = grid[0], options.lat_stop = grid[1];
+          options.lon_start = grid[2], options.lon_stop = grid[3];
+        }
         nb::gil_scoped_release release;
-        return open_window_dataset(path, std::move(options));
+        return open_window_dataset(paths, std::move(options));
       },
-      nb::arg("path"), nb::arg("variables"), nb::arg("level_indices"), nb::arg("level_values"),
+      nb::arg("paths"), nb::arg("variables"), nb::arg("target_variables"), nb::arg("forcings"),
+      nb::arg("statics"), nb::arg("level_indices"), nb::arg("level_values"),
       nb::arg("input_offsets"), nb::arg("target_offsets"), nb::arg("channels_last"),
-      nb::arg("dtype"), nb::arg("mean"), nb::arg("std"), nb::arg("mean_suffix"),
-      nb::arg("std_suffix"), nb::arg("level_coordinate"), nb::arg("time_start"),
-      nb::arg("time_stop"));
+      nb::arg("decode_cf"), nb::arg("dtype"), nb::arg("mean"), nb::arg("std"),
+      nb::arg("mean_suffix"), nb::arg("std_suffix"), nb::arg("level_coordinate"),
+      nb::arg("time_start"), nb::arg("time_stop"), nb::arg("sample_stride"),
+      nb::arg("sample_times"), nb::arg("grid"), nb::arg("statistics"), nb::arg("computed_forcings"),
+      nb::arg("time_seconds"), nb::arg("lat_values"), nb::arg("lon_values"), nb::arg("nan"),
+      nb::arg("nan_value"), nb::arg("nan_mask"), nb::arg("time_map"));
 
   nb::class_<CropDataset, Dataset>(m, "_CropDataset")
       .def_prop_ro("transform_count", &CropDataset::transform_count)

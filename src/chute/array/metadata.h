@@ -33,6 +33,7 @@ struct ArrayMetadata {
   DataType data_type;
   /// data_type.size bytes in native byte order (zeros when the metadata says null).
   std::vector<std::byte> fill_value;
+  bool fill_value_null = false;  // v2 metadata said null (xarray then masks nothing)
   /// Encode order: array->array codecs, one array->bytes codec, bytes->bytes codecs.
   /// v2 maps to [transpose if order F] + filters + [bytes(endian)] + [compressor if any].
   std::vector<CodecSpec> codecs;

@@ -51,16 +51,37 @@ void open_packed(BenchDataset& out) {
   out.dataset = std::move(dataset);
 }
 
-void open_variables(BenchDataset& out, const synth::Manifest& manifest) {
+WindowOptions window_options(const WindowsFlags& flags) {
   WindowOptions options;
-  for (const char* key : {"variables_3d", "variables_2d"}) {
-    if (manifest.options.contains(key)) {
-      for (const auto& name : manifest.options[key]) options.variables.push_back(name);
+  options.variables = flags.variables;
+  options.target_variables = flags.target_variables;
+  options.forcings = flags.forcings;
+  options.statics = flags.statics;
+  options.level_values = flags.levels;
+  options.input_offsets = flags.input_offsets;
+  options.target_offsets = flags.target_offsets;
+  options.statistics = flags.statistics;
+  options.channels_last = flags.channels_last;
+  options.stage_channels_last = !flags.direct_placement;
+  options.output_dtype = parse_v3_data_type(flags.dtype);
+  return options;
+}
+
+void open_variables(BenchDataset& out, const synth::Manifest* manifest, const WindowsFlags& flags) {
+  WindowOptions options = window_options(flags);
+  if (manifest && options.variables.empty()) {
+    for (const char* key : {"variables_3d", "variables_2d"}) {
+      if (manifest->options.contains(key)) {
+        for (const auto& name : manifest->options[key]) options.variables.push_back(name);
+      }
     }
   }
+  if (manifest && flags.normalise) {
+    options.mean_suffix = "mean/{}";
+    options.std_suffix = "std/{}";
+  }
   if (options.variables.empty()) {
-    fail(ErrorCode::kInvalidMetadata, "{}/chute.json: a variables dataset lists no variables",
-         out.path);
+    fail(ErrorCode::kInvalidArgument, "{}: no variables to window (give --variables)", out.path);
   }
   auto dataset = open_window_dataset(out.path, options);
   const Group group = open_group(out.path);
@@ -173,7 +194,7 @@ std::pair<std::string, std::string> parse_array_argument(const std::string& argu
 
 BenchDataset open_bench_dataset(const std::string& folder,
                                 const std::vector<std::pair<std::string, std::string>>& arrays,
-                                const VolumeSettings& volume) {
+                                const VolumeSettings& volume, const WindowsFlags& windows) {
   if (folder.empty() == arrays.empty()) {
     fail(ErrorCode::kInvalidArgument,
          "bench: expected a DATASET folder or --array NAME=PATH options, got {}",
@@ -183,7 +204,10 @@ BenchDataset open_bench_dataset(const std::string& folder,
   BenchDataset out;
   out.path = folder;
   out.description = {{"path", folder}, {"arrays", json::array()}};
-  if (!folder.empty() && synth::has_manifest(folder)) {
+  if (!folder.empty() && windows.enabled) {
+    out.workload = "variables";
+    open_variables(out, nullptr, windows);
+  } else if (!folder.empty() && synth::has_manifest(folder)) {
     const synth::Manifest manifest = synth::read_manifest(folder);
     out.workload = manifest.workload;
     if (manifest.workload == "packed") {
@@ -197,7 +221,7 @@ BenchDataset open_bench_dataset(const std::string& folder,
                        });
       open_packed(out);
     } else if (manifest.workload == "variables") {
-      open_variables(out, manifest);
+      open_variables(out, &manifest, windows);
     } else if (manifest.workload == "volume") {
       open_volume(out, manifest, volume);
     } else {

@@ -89,7 +89,7 @@ json run_bench(const BenchOptions& o, const std::function<void(const std::string
   }
   const SweepSpec sweep = parse_sweep(o.sweep);  // fail on a bad sweep before measuring
   const MachineInfo machine = describe_machine();
-  const BenchDataset data = open_bench_dataset(o.dataset, o.arrays, o.volume);
+  const BenchDataset data = open_bench_dataset(o.dataset, o.arrays, o.volume, o.windows);
   log(fmt::format("dataset: {} ({} samples), opened in {:.3f} s", data.dataset->describe(),
                   data.dataset->num_samples(), data.open_seconds));
 

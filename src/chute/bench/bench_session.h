@@ -41,6 +41,7 @@ struct BenchOptions {
   std::string out_dir;    // --out: plots (and results.json when --json is not given)
   std::string command;    // the command line, for the record
   VolumeSettings volume;  // W3 folders: crop size, transforms, which stored form
+  WindowsFlags windows;   // W2 windows: layout, dtype, variables, offsets (bench_dataset.h)
 };
 
 /// Parses "io", "compute", "full" or "all" (comma-separated lists allowed).

@@ -90,6 +90,39 @@ void register_bench(CLI::App& app) {
   bench->add_flag("--roofline,!--no-roofline", o.roofline,
                   "measure the roofline on the same chunks (default on)");
   bench->add_flag("-q,--quiet", flags->quiet, "no progress lines on stderr");
+  bench::WindowsFlags& w = o.windows;
+  const char* windows_group = "Windows (W2): make-dataset variables folders or --windows STORE";
+  bench->add_flag("--windows", w.enabled, "DATASET is a weather store (as xarray writes it)")
+      ->group(windows_group);
+  bench->add_option("--variables", w.variables, "input variables")->group(windows_group);
+  bench->add_option("--target-variables", w.target_variables, "target variables (default: inputs)")
+      ->group(windows_group);
+  bench->add_option("--forcings", w.forcings, "variables read at the target steps")
+      ->group(windows_group);
+  bench->add_option("--statics", w.statics, "(lat, lon) fields")->group(windows_group);
+  bench->add_option("--levels", w.levels, "level values (default: all)")->group(windows_group);
+  bench->add_option("--input-steps", w.input_offsets, "input offsets in store steps")
+      ->capture_default_str()
+      ->group(windows_group);
+  bench->add_option("--target-steps", w.target_offsets, "target offsets in store steps")
+      ->capture_default_str()
+      ->group(windows_group);
+  bench->add_option("--statistics", w.statistics, "a `chute stats` group: normalise with it")
+      ->group(windows_group);
+  bench->add_flag("--normalise", w.normalise, "normalise with a make-dataset folder's mean/std")
+      ->group(windows_group);
+  bench
+      ->add_flag("--channels-last,!--channels-first", w.channels_last,
+                 "output layout (default channels-last)")
+      ->group(windows_group);
+  bench
+      ->add_flag("--direct-placement", w.direct_placement,
+                 "channels-last float32: place chunks straight into the output (the former "
+                 "path, for comparison)")
+      ->group(windows_group);
+  bench->add_option("--dtype", w.dtype, "output dtype: float32, float16, bfloat16")
+      ->capture_default_str()
+      ->group(windows_group);
 
   bench->callback([flags, bench] {
     bench::BenchOptions& options = flags->options;

@@ -12,5 +12,7 @@ void register_info(CLI::App& app);
 void register_make_dataset(CLI::App& app);
 /// `chute bench DATASET`: measures the loader on a dataset.
 void register_bench(CLI::App& app);
+/// `chute stats STORE --out OUT`: normalisation statistics of a weather store (Zarr group).
+void register_stats(CLI::App& app);
 
 }  // namespace chute::cli

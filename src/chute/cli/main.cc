@@ -15,6 +15,7 @@ int main(int argc, char** argv) {
   chute::cli::register_info(app);
   chute::cli::register_make_dataset(app);
   chute::cli::register_bench(app);
+  chute::cli::register_stats(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -1,12 +1,15 @@
 // `chute make-dataset KIND OUT`: synthetic packed / variables / volume datasets (WORKLOADS.md),
 // generated, compressed and written in parallel, with a progress bar on stderr.
 #include <fmt/format.h>
+#include <sys/wait.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <iostream>
 #include <memory>
 #include <optional>
 
+#include "chute/bench/python_tools.h"
 #include "chute/synth/manifest.h"
 #include "chute/synth/workloads.h"
 #include "chute/synth/zarr_writer.h"
@@ -30,6 +33,7 @@ struct MakeOptions {
   std::optional<int64_t> samples, lat, lon, input_channels, target_channels;
   std::optional<int64_t> chunk_channels, times, levels, size, chunk;
   bool npy = false;
+  bool xarray = false;  // variables: written by xarray itself (chute.weather_store)
 };
 
 /// Sets `field` when the flag was given.
@@ -96,6 +100,24 @@ void run(const CLI::App& command, MakeOptions& o) {
     synth::check_options(o.out, p);  // before --force deletes anything
     prepare_output(o);
     summary = synth::make_packed(o.out, p);
+  } else if (o.kind == "variables" && o.xarray) {
+    // The store as users have it: xarray writes it (CF encodings, datetime coordinates), so
+    // the Python package does the writing; the flags map onto chute.weather_store's.
+    std::string line = bench::shell_quote(bench::find_python()) +
+                       " -c 'import sys; from chute.weather_store import main; sys.exit(main())' " +
+                       bench::shell_quote(o.out) + " --format " +
+                       std::to_string(o.common.zarr_format) + " --seed " +
+                       std::to_string(o.common.seed);
+    if (o.times >= 0) line += " --times " + std::to_string(o.times);
+    if (o.levels >= 0) line += " --levels " + std::to_string(o.levels);
+    if (o.lat >= 0) line += " --lat " + std::to_string(o.lat);
+    if (o.lon >= 0) line += " --lon " + std::to_string(o.lon);
+    prepare_output(o);
+    const int status = std::system(line.c_str());
+    if (status == -1 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+      fail(ErrorCode::kIoError, "make-dataset --xarray: the Python writer failed ({})", line);
+    }
+    return;
   } else if (o.kind == "variables") {
     reject_foreign(command, o.kind, {"--times", "--levels", "--lat", "--lon"});
     synth::VariablesOptions v;
@@ -185,6 +207,9 @@ void register_make_dataset(CLI::App& app) {
                      "(with --codec), else contiguous");
   volume->add_flag("--npy", o->npy,
                    "Also write channels-last input.npy (N, N, N, 4) and target.npy (N, N, N, 5)");
+  variables->add_flag("--xarray", o->xarray,
+                      "Write with xarray itself (ERA5 names, int16-packed temperature, fill "
+                      "values, datetime coordinates, statics); needs Python with xarray");
 
   cmd->callback([cmd, o] { run(*cmd, *o); });
 }

@@ -6,7 +6,11 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <functional>
 
+#include "chute/dataset/computed_forcings.h"
+#include "chute/dataset/store_join.h"
+#include "chute/dataset/window_axes.h"
 #include "chute/pipeline/transforms.h"
 #include "chute/util/error.h"
 
@@ -15,77 +19,6 @@ namespace chute {
 namespace {
 
 constexpr DataType kFloat32{DTypeKind::kFloat, 4};
-
-/// Reads a small array whole and converts its values to double.
-std::vector<double> read_as_doubles(const Array& array) {
-  const ArrayMetadata& meta = array.metadata();
-  const int64_t n = meta.num_elements();
-  const DataType type = meta.data_type;
-  std::vector<std::byte> raw(static_cast<size_t>(n * type.size));
-  std::vector<int64_t> start(meta.rank(), 0);
-  array.read(start, StridedView::contiguous(raw.data(), meta.shape, type.size));
-  std::vector<double> values(static_cast<size_t>(n));
-  auto convert = [&]<typename T>(T) {
-    for (int64_t i = 0; i < n; ++i) {
-      T v;
-      std::memcpy(&v, raw.data() + i * sizeof(T), sizeof(T));
-      values[static_cast<size_t>(i)] = static_cast<double>(v);
-    }
-  };
-  switch (type.kind) {
-    case DTypeKind::kFloat:
-      if (type.size == 4)
-        convert(float{});
-      else if (type.size == 8)
-        convert(double{});
-      else if (type.size == 2) {
-        for (int64_t i = 0; i < n; ++i) {
-          uint16_t bits;
-          std::memcpy(&bits, raw.data() + i * 2, 2);
-          values[static_cast<size_t>(i)] = half_to_float(bits);
-        }
-      }
-      break;
-    case DTypeKind::kBFloat:
-      for (int64_t i = 0; i < n; ++i) {
-        uint16_t bits;
-        std::memcpy(&bits, raw.data() + i * 2, 2);
-        values[static_cast<size_t>(i)] = bfloat16_to_float(bits);
-      }
-      break;
-    case DTypeKind::kInt:
-      if (type.size == 1) convert(int8_t{});
-      if (type.size == 2) convert(int16_t{});
-      if (type.size == 4) convert(int32_t{});
-      if (type.size == 8) convert(int64_t{});
-      break;
-    case DTypeKind::kUInt:
-      if (type.size == 1) convert(uint8_t{});
-      if (type.size == 2) convert(uint16_t{});
-      if (type.size == 4) convert(uint32_t{});
-      if (type.size == 8) convert(uint64_t{});
-      break;
-    default:
-      fail(ErrorCode::kUnsupported, "array '{}' has dtype {}, expected a number type", array.name(),
-           type.name());
-  }
-  return values;
-}
-
-std::string member_names(const Group& group) {
-  std::vector<std::string> names;
-  for (const auto& [name, array] : group.arrays) names.push_back(name);
-  return fmt::format("{}", fmt::join(names, ", "));
-}
-
-const ArrayPtr& find_array(const Group& group, const std::string& name, const char* what) {
-  auto it = group.arrays.find(name);
-  if (it == group.arrays.end()) {
-    fail(ErrorCode::kInvalidArgument, "{} '{}' is not an array of group '{}' (it has: {})", what,
-         name, group.name, member_names(group));
-  }
-  return it->second;
-}
 
 std::string offset_name(int64_t offset) { return fmt::format("t{:+d}", offset); }
 
@@ -108,53 +41,53 @@ WindowDataset::WindowDataset(const Group& group, WindowOptions options)
     fail(ErrorCode::kInvalidArgument,
          "window dataset: give level_indices or level_values, not both");
   }
+  if (!o.forcings.empty() && o.target_offsets.empty()) {
+    fail(ErrorCode::kInvalidArgument, "window dataset: forcings need target_offsets");
+  }
+  const std::vector<std::string>& targets =
+      o.target_variables.empty() ? o.variables : o.target_variables;
 
-  // Variables: shapes must agree on time, lat, lon (and level for the 3-D ones).
-  int64_t time_length = -1, num_levels = -1;
-  std::string first_name, first_3d;
-  for (const std::string& name : o.variables) {
-    const ArrayPtr& array = find_array(group, name, "variable");
-    const ArrayMetadata& meta = array->metadata();
-    if (meta.rank() != 3 && meta.rank() != 4) {
-      fail(ErrorCode::kInvalidArgument,
-           "variable '{}' has shape [{}], expected (time, lat, lon) or (time, level, lat, lon)",
-           name, fmt::join(meta.shape, ", "));
-    }
-    if (meta.data_type != kFloat32) {
-      fail(ErrorCode::kInvalidArgument, "variable '{}' has dtype {}, expected float32", name,
-           meta.data_type.name());
-    }
-    const int64_t t = meta.shape[0], h = meta.shape[meta.rank() - 2], w = meta.shape.back();
-    if (time_length < 0) {
-      time_length = t, height_ = h, width_ = w, first_name = name;
-    } else if (t != time_length || h != height_ || w != width_) {
-      fail(ErrorCode::kInvalidArgument,
-           "variable '{}' has (time, lat, lon) = ({}, {}, {}) but '{}' has ({}, {}, {})", name, t,
-           h, w, first_name, time_length, height_, width_);
-    }
-    if (meta.rank() == 4) {
-      if (num_levels < 0) {
-        num_levels = meta.shape[1], first_3d = name;
-      } else if (meta.shape[1] != num_levels) {
-        fail(ErrorCode::kInvalidArgument, "variable '{}' has {} levels but '{}' has {}", name,
-             meta.shape[1], first_3d, num_levels);
+  // Variables: axes by name, sizes agree on time, lat, lon and level.
+  std::string level_dimension;
+  for (const auto* names : {&o.variables, &targets, &o.forcings}) {
+    for (const std::string& name : *names) {
+      const Variable& v = add_variable(group, name, false);
+      if (v.level_axis >= 0 && level_dimension.empty()) {
+        level_dimension =
+            find_weather_axes(*v.array, name).names[static_cast<size_t>(v.level_axis)];
       }
     }
-    variables_.push_back(Variable{name, array, meta.rank() == 4, 0});
+  }
+  for (const std::string& name : o.statics) add_variable(group, name, true);
+  if (time_length_ < 0) {
+    fail(ErrorCode::kInvalidArgument, "window dataset: no variable has a time axis");
+  }
+  if (!o.time_map.empty()) {
+    for (int64_t t : o.time_map) {
+      if (t < 0 || t >= time_length_) {
+        fail(ErrorCode::kInvalidArgument, "time_map entry {} outside the time axis [0, {})", t,
+             time_length_);
+      }
+    }
+    time_length_ = static_cast<int64_t>(o.time_map.size());
   }
 
   // Levels, by position or by value of the level coordinate.
-  if (num_levels > 0) {
-    auto coordinate = group.arrays.find(o.level_coordinate);
+  if (num_levels_ > 0) {
+    std::string coordinate_name = o.level_coordinate;
+    if (!level_dimension.empty() && group.arrays.count(level_dimension)) {
+      coordinate_name = level_dimension;
+    }
+    auto coordinate = group.arrays.find(coordinate_name);
     if (coordinate != group.arrays.end() && coordinate->second->rank() == 1 &&
-        coordinate->second->metadata().shape[0] == num_levels) {
+        coordinate->second->metadata().shape[0] == num_levels_) {
       level_values_ = read_as_doubles(*coordinate->second);
     }
     if (!o.level_values.empty()) {
       if (level_values_.empty()) {
         fail(ErrorCode::kInvalidArgument,
-             "level_values given but group '{}' has no 1-D '{}' array of {} levels", group.name,
-             o.level_coordinate, num_levels);
+             "level values given but group '{}' has no 1-D '{}' array of {} levels", group.name,
+             coordinate_name, num_levels_);
       }
       for (double value : o.level_values) {
         auto it = std::find_if(level_values_.begin(), level_values_.end(), [&](double v) {
@@ -162,32 +95,35 @@ WindowDataset::WindowDataset(const Group& group, WindowOptions options)
         });
         if (it == level_values_.end()) {
           fail(ErrorCode::kInvalidArgument, "level {} not in '{}' (it has: {})", value,
-               o.level_coordinate, fmt::join(level_values_, ", "));
+               coordinate_name, fmt::join(level_values_, ", "));
         }
         levels_.push_back(it - level_values_.begin());
       }
     } else if (!o.level_indices.empty()) {
       for (int64_t index : o.level_indices) {
-        if (index < 0 || index >= num_levels) {
-          fail(ErrorCode::kInvalidArgument, "level index {} outside [0, {})", index, num_levels);
+        if (index < 0 || index >= num_levels_) {
+          fail(ErrorCode::kInvalidArgument, "level index {} outside [0, {})", index, num_levels_);
         }
         levels_.push_back(index);
       }
     } else {
-      for (int64_t l = 0; l < num_levels; ++l) levels_.push_back(l);
+      for (int64_t l = 0; l < num_levels_; ++l) levels_.push_back(l);
     }
   }
-  for (Variable& v : variables_) {
-    v.channel_start = step_channels_;
-    step_channels_ += v.has_levels ? static_cast<int64_t>(levels_.size()) : 1;
+
+  // The part of the grid read.
+  const int64_t lat_stop = o.lat_stop < 0 ? full_height_ : o.lat_stop;
+  const int64_t lon_stop = o.lon_stop < 0 ? full_width_ : o.lon_stop;
+  if (o.lat_start < 0 || o.lat_start >= lat_stop || lat_stop > full_height_ || o.lon_start < 0 ||
+      o.lon_start >= lon_stop || lon_stop > full_width_) {
+    fail(ErrorCode::kInvalidArgument,
+         "grid window lat [{}, {}) × lon [{}, {}) is not inside the grid of {} × {}", o.lat_start,
+         lat_stop, o.lon_start, lon_stop, full_height_, full_width_);
   }
+  height_ = lat_stop - o.lat_start;
+  width_ = lon_stop - o.lon_start;
 
   // Windows: t and every t + offset inside [time_start, time_stop).
-  const int64_t stop = o.time_stop < 0 ? time_length : o.time_stop;
-  if (o.time_start < 0 || o.time_start >= stop || stop > time_length) {
-    fail(ErrorCode::kInvalidArgument, "time range [{}, {}) is not inside [0, {})", o.time_start,
-         stop, time_length);
-  }
   int64_t min_offset = 0, max_offset = 0;
   for (const auto* list : {&o.input_offsets, &o.target_offsets}) {
     for (int64_t offset : *list) {
@@ -195,197 +131,332 @@ WindowDataset::WindowDataset(const Group& group, WindowOptions options)
       max_offset = std::max(max_offset, offset);
     }
   }
-  first_time_ = o.time_start - min_offset;
-  num_samples_ = stop - max_offset - first_time_;
-  if (num_samples_ <= 0) {
-    fail(ErrorCode::kInvalidArgument, "no window with offsets [{}, {}] fits in time range [{}, {})",
-         min_offset, max_offset, o.time_start, stop);
+  if (!o.sample_times.empty()) {
+    for (int64_t t : o.sample_times) {
+      if (t + min_offset < 0 || t + max_offset >= time_length_) {
+        fail(ErrorCode::kInvalidArgument,
+             "sample time {} with offsets [{}, {}] leaves the time axis [0, {})", t, min_offset,
+             max_offset, time_length_);
+      }
+    }
+    num_samples_ = static_cast<int64_t>(o.sample_times.size());
+  } else {
+    const int64_t stop = o.time_stop < 0 ? time_length_ : o.time_stop;
+    if (o.time_start < 0 || o.time_start >= stop || stop > time_length_) {
+      fail(ErrorCode::kInvalidArgument, "time range [{}, {}) is not inside [0, {})", o.time_start,
+           stop, time_length_);
+    }
+    if (o.sample_stride < 1) {
+      fail(ErrorCode::kInvalidArgument, "sample_stride must be >= 1, got {}", o.sample_stride);
+    }
+    first_time_ = o.time_start - min_offset;
+    const int64_t span = stop - max_offset - first_time_;  // valid times: first_time_ + [0, span)
+    num_samples_ = span <= 0 ? 0 : (span - 1) / o.sample_stride + 1;
+    if (num_samples_ <= 0) {
+      fail(ErrorCode::kInvalidArgument,
+           "no window with offsets [{}, {}] fits in time range [{}, {})", min_offset, max_offset,
+           o.time_start, stop);
+    }
   }
 
-  // Normalisation statistics, one value per channel of one time step.
-  const bool by_values = !o.mean.empty() || !o.std.empty();
-  const bool by_arrays = !o.mean_suffix.empty() || !o.std_suffix.empty();
-  if (by_values && by_arrays) {
-    fail(ErrorCode::kInvalidArgument, "give mean/std values or mean/std array suffixes, not both");
+  load_statistics(group, targets);
+
+  // Channels and outputs.
+  layout_.resize(2);
+  add_channels(layout_[0], o.variables, o.input_offsets);
+  step_channels_ = static_cast<int64_t>(layout_[0].channels.size() / o.input_offsets.size());
+  add_channels(layout_[0], o.forcings, o.target_offsets);
+  add_computed_channels(layout_[0]);
+  add_channels(layout_[0], o.statics, {0});
+  if (o.nan_mask) {
+    const size_t inputs = layout_[0].channels.size();
+    for (size_t k = 0; k < inputs; ++k) {
+      if (layout_[0].channels[k].computed >= 0) continue;
+      Channel mask = layout_[0].channels[k];
+      mask.mask_of = static_cast<int64_t>(k);
+      mask.decode.mean = 0, mask.decode.inv_std = 1, mask.decode.replace_nan = false;
+      layout_[0].channels.push_back(std::move(mask));
+    }
   }
-  std::vector<double> mean, stddev;
-  if (by_values) {
-    if (o.mean.size() != static_cast<size_t>(step_channels_) ||
-        o.std.size() != static_cast<size_t>(step_channels_)) {
+  if (!o.target_offsets.empty()) add_channels(layout_[1], targets, o.target_offsets);
+  if (layout_[1].channels.empty()) layout_.pop_back();
+
+  bool direct = (!o.channels_last || !o.stage_channels_last) && o.output_dtype == kFloat32;
+  for (const Output& output : layout_) {
+    for (const Channel& c : output.channels) {
+      direct = direct && c.computed < 0 && c.mask_of < 0 && c.decode.stored == kFloat32 &&
+               !c.decode.cf.any() && o.nan == WindowOptions::NanPolicy::kKeep;
+    }
+  }
+  const int64_t plane = height_ * width_;
+  const char* names[2] = {"inputs", "targets"};
+  for (size_t k = 0; k < layout_.size(); ++k) {
+    Output& output = layout_[k];
+    const auto channels = static_cast<int64_t>(output.channels.size());
+    int64_t bytes = direct ? 0 : kSlotHeader;
+    for (Channel& c : output.channels) {
+      c.plane_offset = bytes;
+      if (c.computed < 0 && c.mask_of < 0) bytes += plane * (direct ? 4 : c.decode.stored.size);
+    }
+    for (Channel& c : output.channels) {  // a mask reads its channel's plane
+      if (c.mask_of >= 0)
+        c.plane_offset = output.channels[static_cast<size_t>(c.mask_of)].plane_offset;
+    }
+    bytes = (bytes + 7) / 8 * 8;  // the next slot's header stays aligned
+    output.slot_bytes = bytes;
+    std::vector<int64_t> shape = o.channels_last ? std::vector<int64_t>{height_, width_, channels}
+                                                 : std::vector<int64_t>{channels, height_, width_};
+    outputs_.push_back(OutputSpec{names[k], o.output_dtype, std::move(shape)});
+    if (!direct) {
+      staging_.push_back(OutputSpec{names[k], DataType{DTypeKind::kUInt, 1}, {bytes}});
+    }
+  }
+}
+
+const WindowDataset::Variable& WindowDataset::add_variable(const Group& group,
+                                                           const std::string& name,
+                                                           bool is_static) {
+  for (const auto& v : variables_) {
+    if (v->name == name) return *v;
+  }
+  auto v = std::make_shared<Variable>();
+  v->name = name;
+  v->array = find_group_array(group, name, is_static ? "static field" : "variable");
+  const ArrayMetadata& meta = v->array->metadata();
+  const AxisPositions axes = find_weather_axes(*v->array, name);
+  v->time_axis = axes.time, v->level_axis = axes.level, v->lat_axis = axes.lat,
+  v->lon_axis = axes.lon;
+  if (!is_decodable(meta.data_type)) {
+    fail(ErrorCode::kInvalidArgument, "variable '{}' has dtype {}, expected a number type", name,
+         meta.data_type.name());
+  }
+  if (options_.decode_cf) v->cf = parse_cf_encoding(meta, name);
+  auto size = [&](int axis) { return axis < 0 ? -1 : meta.shape[static_cast<size_t>(axis)]; };
+  const int64_t h = size(axes.lat), w = size(axes.lon), t = size(axes.time);
+  if (full_height_ < 0) {
+    full_height_ = h, full_width_ = w, first_name_ = name;
+  } else if (h != full_height_ || w != full_width_) {
+    fail(ErrorCode::kInvalidArgument,
+         "variable '{}' has (lat, lon) = ({}, {}) but '{}' has ({}, {})", name, h, w, first_name_,
+         full_height_, full_width_);
+  }
+  if (is_static) {
+    if (axes.level >= 0 || (axes.time >= 0 && t != 1)) {
       fail(ErrorCode::kInvalidArgument,
-           "expected {} mean and std values (one per channel of a time step), got {} and {}",
-           step_channels_, o.mean.size(), o.std.size());
+           "static field '{}' has dimensions ({}) of shape [{}], expected (lat, lon)", name,
+           fmt::join(axes.names, ", "), fmt::join(meta.shape, ", "));
     }
-    mean.assign(o.mean.begin(), o.mean.end());
-    stddev.assign(o.std.begin(), o.std.end());
-  } else if (by_arrays) {
-    if (o.mean_suffix.empty() || o.std_suffix.empty()) {
-      fail(ErrorCode::kInvalidArgument, "give both mean_suffix and std_suffix");
+  } else {
+    if (axes.time < 0) {
+      fail(ErrorCode::kInvalidArgument,
+           "variable '{}' has dimensions ({}) without a time axis (pass it as a static field)",
+           name, fmt::join(axes.names, ", "));
     }
-    for (const Variable& v : variables_) {
-      for (const auto& [suffix, out] :
-           {std::pair{&o.mean_suffix, &mean}, {&o.std_suffix, &stddev}}) {
-        // "_mean" names "temperature_mean"; a pattern with {} ("mean/{}") names "mean/temperature".
-        const size_t slot = suffix->find("{}");
-        const std::string name = slot == std::string::npos
-                                     ? v.name + *suffix
-                                     : std::string(*suffix).replace(slot, 2, v.name);
-        std::vector<double> values = read_as_doubles(*find_array(group, name, "statistics array"));
-        if (v.has_levels) {
-          if (values.size() != static_cast<size_t>(num_levels)) {
-            fail(ErrorCode::kInvalidArgument, "statistics array '{}' has {} values, expected {}",
-                 name, values.size(), num_levels);
-          }
-          for (int64_t level : levels_) out->push_back(values[static_cast<size_t>(level)]);
-        } else {
-          if (values.size() != 1) {
-            fail(ErrorCode::kInvalidArgument, "statistics array '{}' has {} values, expected 1",
-                 name, values.size());
-          }
-          out->push_back(values[0]);
-        }
+    if (time_length_ < 0) {
+      time_length_ = t;
+    } else if (t != time_length_) {
+      fail(ErrorCode::kInvalidArgument, "variable '{}' has {} time steps but others have {}", name,
+           t, time_length_);
+    }
+    if (axes.level >= 0) {
+      const int64_t l = size(axes.level);
+      if (num_levels_ < 0) {
+        num_levels_ = l;
+      } else if (l != num_levels_) {
+        fail(ErrorCode::kInvalidArgument, "variable '{}' has {} levels but others have {}", name, l,
+             num_levels_);
       }
     }
   }
-  for (size_t c = 0; c < stddev.size(); ++c) {
-    if (!(stddev[c] > 0) || !std::isfinite(stddev[c]) || !std::isfinite(mean[c])) {
-      fail(ErrorCode::kInvalidArgument, "channel {}: mean {} and std {} must be finite, std > 0", c,
-           mean[c], stddev[c]);
-    }
-    mean_.push_back(static_cast<float>(mean[c]));
-    inv_std_.push_back(static_cast<float>(1.0 / stddev[c]));
-  }
+  variables_.push_back(std::move(v));
+  return *variables_.back();
+}
 
-  // Outputs, and float32 staging when casting.
-  auto spec = [&](const char* name, size_t offsets, DataType dtype) {
-    const int64_t channels = static_cast<int64_t>(offsets) * step_channels_;
-    std::vector<int64_t> shape = o.channels_last ? std::vector<int64_t>{height_, width_, channels}
-                                                 : std::vector<int64_t>{channels, height_, width_};
-    return OutputSpec{name, dtype, std::move(shape)};
-  };
-  outputs_.push_back(spec("inputs", o.input_offsets.size(), o.output_dtype));
-  if (!o.target_offsets.empty()) {
-    outputs_.push_back(spec("targets", o.target_offsets.size(), o.output_dtype));
+WindowDataset::Variable* WindowDataset::find_variable(const std::string& name) {
+  for (const auto& v : variables_) {
+    if (v->name == name) return v.get();
   }
-  if (o.output_dtype != kFloat32) {
-    staging_.push_back(spec("inputs", o.input_offsets.size(), kFloat32));
-    if (!o.target_offsets.empty()) {
-      staging_.push_back(spec("targets", o.target_offsets.size(), kFloat32));
+  fail(ErrorCode::kInternal, "window dataset: variable '{}' was not added", name);
+}
+
+void WindowDataset::add_channels(Output& output, const std::vector<std::string>& names,
+                                 const std::vector<int64_t>& offsets) {
+  const bool timeless = &names == &options_.statics;
+  for (int64_t offset : offsets) {
+    for (const std::string& name : names) {
+      const Variable* v = find_variable(name);
+      const int64_t levels = v->level_axis >= 0 ? static_cast<int64_t>(levels_.size()) : 1;
+      for (int64_t li = 0; li < levels; ++li) {
+        Channel c;
+        c.variable = v;
+        c.level = v->level_axis >= 0 ? levels_[static_cast<size_t>(li)] : -1;
+        c.offset = offset;
+        c.timeless = timeless;
+        c.decode.stored = v->array->metadata().data_type;
+        c.decode.cf = v->cf;
+        c.decode.replace_nan = options_.nan == WindowOptions::NanPolicy::kFill;
+        c.decode.nan_value = options_.nan_value;
+        if (normalise_) {
+          c.decode.mean = static_cast<float>(v->mean[static_cast<size_t>(li)]);
+          c.decode.inv_std = static_cast<float>(1.0 / v->stddev[static_cast<size_t>(li)]);
+        }
+        output.channels.push_back(std::move(c));
+      }
     }
   }
+}
+
+void WindowDataset::add_computed_channels(Output& output) {
+  const WindowOptions& o = options_;
+  if (o.computed_forcings.empty()) return;
+  if (o.time_seconds.size() != static_cast<size_t>(time_length_) ||
+      o.lat_values.size() != static_cast<size_t>(full_height_) ||
+      o.lon_values.size() != static_cast<size_t>(full_width_)) {
+    fail(ErrorCode::kInvalidArgument,
+         "computed forcings need the time of each of the {} steps and the {} latitudes and {} "
+         "longitudes of the grid (got {}, {}, {}; chute.windows() passes them from the store's "
+         "coordinates)",
+         time_length_, full_height_, full_width_, o.time_seconds.size(), o.lat_values.size(),
+         o.lon_values.size());
+  }
+  if (o.target_offsets.empty()) {
+    fail(ErrorCode::kInvalidArgument, "window dataset: computed forcings need target_offsets");
+  }
+  for (int64_t offset : o.target_offsets) {
+    for (const std::string& name : o.computed_forcings) {
+      Channel c;
+      c.computed = static_cast<int>(parse_computed_forcing(name));
+      c.computed_index = static_cast<int>(&name - o.computed_forcings.data());
+      c.offset = offset;
+      c.decode.stored = kFloat32;
+      output.channels.push_back(std::move(c));
+    }
+  }
+}
+
+int64_t WindowDataset::sample_time(int64_t sample) const {
+  if (!options_.sample_times.empty()) return options_.sample_times[static_cast<size_t>(sample)];
+  return first_time_ + sample * options_.sample_stride;
 }
 
 void WindowDataset::plan(int64_t sample, int64_t slot, const BatchMemory& memory,
                          ReadPlan& plan) const {
-  const int64_t time = first_time_ + sample;
-  const bool staged = !staging_.empty();
-  plan_output(time, options_.input_offsets, (staged ? memory.staging[0] : memory.outputs[0]), slot,
-              plan, sample);
-  if (!options_.target_offsets.empty()) {
-    plan_output(time, options_.target_offsets, (staged ? memory.staging[1] : memory.outputs[1]),
-                slot, plan, sample);
+  const int64_t time = sample_time(sample);
+  for (size_t k = 0; k < layout_.size(); ++k) {
+    plan_output(layout_[k], time, staged() ? memory.staging[k] : memory.outputs[k], slot, plan,
+                sample);
   }
 }
 
-void WindowDataset::plan_output(int64_t time, const std::vector<int64_t>& offsets, std::byte* base,
-                                int64_t slot, ReadPlan& plan, int64_t sample) const {
-  constexpr int64_t kItem = 4;
-  const int64_t channels = static_cast<int64_t>(offsets.size()) * step_channels_;
+void WindowDataset::plan_output(const Output& output, int64_t time, std::byte* base, int64_t slot,
+                                ReadPlan& plan, int64_t sample) const {
+  std::byte* slot_base = base + slot * output.slot_bytes;
+  if (staged()) std::memcpy(slot_base, &time, sizeof(time));
+  std::string context;
+  int64_t context_time = -1;
+  int64_t start[kMaxCopyRank];
+  StridedView dst;
+  const bool interleaved = !staged() && options_.channels_last;  // the former direct path
   const int64_t plane = height_ * width_;
-  std::byte* slot_base = base + slot * channels * plane * kItem;
-  // Size-1 axes (time, level) get any positive stride; lat/lon follow the output layout.
-  const int64_t row_stride = options_.channels_last ? width_ * channels * kItem : width_ * kItem;
-  const int64_t col_stride = options_.channels_last ? channels * kItem : kItem;
-  const int64_t channel_step = options_.channels_last ? kItem : plane * kItem;
-  for (size_t oi = 0; oi < offsets.size(); ++oi) {
-    const int64_t t = time + offsets[oi];
-    const std::string context = fmt::format("sample {} (time {})", sample, t);
-    for (const Variable& v : variables_) {
-      const int64_t levels = v.has_levels ? static_cast<int64_t>(levels_.size()) : 1;
-      for (int64_t li = 0; li < levels; ++li) {
-        const int64_t c = static_cast<int64_t>(oi) * step_channels_ + v.channel_start + li;
-        StridedView dst;
-        dst.data = slot_base + c * channel_step;
-        if (v.has_levels) {
-          dst.shape = {1, 1, height_, width_};
-          dst.byte_strides = {kItem, kItem, row_stride, col_stride};
-          const int64_t start[4] = {t, levels_[static_cast<size_t>(li)], 0, 0};
-          plan.add(*v.array, start, dst, context);
-        } else {
-          dst.shape = {1, height_, width_};
-          dst.byte_strides = {kItem, row_stride, col_stride};
-          const int64_t start[3] = {t, 0, 0};
-          plan.add(*v.array, start, dst, context);
-        }
+  const size_t count = output.channels.size();
+  for (size_t i = 0; i < count;) {
+    const Channel& c = output.channels[i];
+    if (c.computed >= 0 || c.mask_of >= 0) {  // made in finish()
+      ++i;
+      continue;
+    }
+    const Variable& v = *c.variable;
+    const int64_t item = staged() ? c.decode.stored.size : 4;
+    // Consecutive levels of one variable at one time are one box into consecutive planes, so a
+    // chunk holding them all decodes straight into place (no copy) when the box is the chunk.
+    size_t run = 1;
+    while (!interleaved && c.level >= 0 && i + run < count) {
+      const Channel& next = output.channels[i + run];
+      if (next.variable != c.variable || next.offset != c.offset || next.computed >= 0 ||
+          next.mask_of >= 0 || next.level != c.level + static_cast<int64_t>(run) ||
+          next.plane_offset != c.plane_offset + static_cast<int64_t>(run) * plane * item) {
+        break;
       }
+      ++run;
     }
-  }
-}
-
-void WindowDataset::finish(const BatchMemory& memory, ThreadPool* pool) const {
-  const bool staged = !staging_.empty();
-  if (!staged && mean_.empty()) return;
-  const float* mean = mean_.empty() ? nullptr : mean_.data();
-  const float* inv_std = inv_std_.empty() ? nullptr : inv_std_.data();
-  for (size_t k = 0; k < outputs_.size(); ++k) {
-    const OutputSpec& spec = outputs_[k];
-    const int64_t elements = spec.sample_elements();
-    const int64_t channels = options_.channels_last ? spec.sample_shape[2] : spec.sample_shape[0];
-    const ChannelLayout layout = options_.channels_last
-                                     ? ChannelLayout{height_ * width_, channels, 1}
-                                     : ChannelLayout{1, channels, height_ * width_};
-    const std::byte* in = staged ? memory.staging[k] : memory.outputs[k];
-    std::byte* out = memory.outputs[k];
-    auto one_slot = [&](size_t slot, size_t) {
-      const auto s = static_cast<int64_t>(slot);
-      normalize_cast(reinterpret_cast<const float*>(in + s * elements * 4),
-                     out + s * elements * spec.dtype.size, spec.dtype, layout, mean, inv_std,
-                     step_channels_);
-    };
-    if (pool) {
-      pool->parallel_for(static_cast<size_t>(memory.batch_size), one_slot);
-    } else {
-      for (int64_t s = 0; s < memory.batch_size; ++s) one_slot(static_cast<size_t>(s), 0);
+    int64_t t = c.timeless ? 0 : time + c.offset;
+    if (!c.timeless && !options_.time_map.empty()) t = options_.time_map[static_cast<size_t>(t)];
+    if (t != context_time) {
+      context = fmt::format("sample {} (time {})", sample, t);
+      context_time = t;
     }
+    const size_t rank = v.array->rank();
+    // Planes of (lat, lon) values; direct channels-last: channel c of every pixel instead.
+    const int64_t pixel = interleaved ? item * static_cast<int64_t>(count) : item;
+    dst.data = slot_base + (interleaved ? static_cast<int64_t>(i) * item : c.plane_offset);
+    dst.shape.assign(rank, 1);
+    dst.byte_strides.assign(rank, item);
+    for (size_t d = 0; d < rank; ++d) start[d] = 0;
+    if (v.time_axis >= 0) start[v.time_axis] = t;
+    if (v.level_axis >= 0) {
+      start[v.level_axis] = c.level;
+      dst.shape[static_cast<size_t>(v.level_axis)] = static_cast<int64_t>(run);
+      dst.byte_strides[static_cast<size_t>(v.level_axis)] = plane * item;
+    }
+    start[v.lat_axis] = options_.lat_start;
+    start[v.lon_axis] = options_.lon_start;
+    dst.shape[static_cast<size_t>(v.lat_axis)] = height_;
+    dst.shape[static_cast<size_t>(v.lon_axis)] = width_;
+    dst.byte_strides[static_cast<size_t>(v.lat_axis)] = width_ * pixel;
+    dst.byte_strides[static_cast<size_t>(v.lon_axis)] = pixel;
+    plan.add(*v.array, {start, rank}, dst, context);
+    i += run;
   }
 }
 
 std::vector<std::string> WindowDataset::channel_names(size_t output) const {
-  const auto& offsets = output == 0 ? options_.input_offsets : options_.target_offsets;
   std::vector<std::string> names;
-  for (int64_t offset : offsets) {
-    for (const Variable& v : variables_) {
-      if (!v.has_levels) {
-        names.push_back(fmt::format("{}/{}", v.name, offset_name(offset)));
-        continue;
-      }
-      for (int64_t level : levels_) {
-        const std::string level_name =
-            level_values_.empty()
-                ? fmt::format("level[{}]", level)
-                : fmt::format("level={}", level_values_[static_cast<size_t>(level)]);
-        names.push_back(fmt::format("{}/{}/{}", v.name, level_name, offset_name(offset)));
-      }
+  if (output >= layout_.size()) return names;
+  for (const Channel& c : layout_[output].channels) {
+    if (c.mask_of >= 0) {
+      names.push_back(names[static_cast<size_t>(c.mask_of)] + "/mask");
+      continue;
     }
+    if (c.computed >= 0) {
+      const std::string& name = options_.computed_forcings[static_cast<size_t>(c.computed_index)];
+      names.push_back(fmt::format("{}/{}", name, offset_name(c.offset)));
+      continue;
+    }
+    const std::string& name = c.variable->name;
+    std::string level;
+    if (c.level >= 0) {
+      level = level_values_.empty()
+                  ? fmt::format("/level[{}]", c.level)
+                  : fmt::format("/level={}", level_values_[static_cast<size_t>(c.level)]);
+    }
+    names.push_back(c.timeless ? name : fmt::format("{}{}/{}", name, level, offset_name(c.offset)));
   }
   return names;
 }
 
 std::string WindowDataset::describe() const {
   std::vector<std::string> names;
-  for (const Variable& v : variables_) names.push_back(v.name);
+  for (const auto& v : variables_) names.push_back(v->name);
   return fmt::format(
       "variables: {} windows (t = {}..{}), [{}], {} levels, inputs at [{}], targets at [{}], "
-      "{} channels per step, {}, {}{}",
-      num_samples_, first_time_, first_time_ + num_samples_ - 1, fmt::join(names, ", "),
+      "{} channels per step, {} × {} grid, {}, {}{}{}",
+      num_samples_, sample_time(0), sample_time(num_samples_ - 1), fmt::join(names, ", "),
       levels_.size(), fmt::join(options_.input_offsets, ", "),
-      fmt::join(options_.target_offsets, ", "), step_channels_,
+      fmt::join(options_.target_offsets, ", "), step_channels_, height_, width_,
       options_.channels_last ? "channels-last" : "channels-first", options_.output_dtype.name(),
-      mean_.empty() ? "" : ", normalised");
+      normalise_ ? ", normalised" : "", staged() ? ", decoded in placement" : "");
 }
 
 std::shared_ptr<WindowDataset> open_window_dataset(const std::string& path, WindowOptions options) {
   return std::make_shared<WindowDataset>(open_group(path), std::move(options));
+}
+
+std::shared_ptr<WindowDataset> open_window_dataset(const std::vector<std::string>& paths,
+                                                   WindowOptions options) {
+  if (paths.size() == 1) return open_window_dataset(paths[0], std::move(options));
+  std::vector<Group> groups;
+  for (const std::string& path : paths) groups.push_back(open_group(path));
+  return std::make_shared<WindowDataset>(join_stores(groups), std::move(options));
 }
 
 }  // namespace chute

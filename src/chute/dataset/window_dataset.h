@@ -1,68 +1,109 @@
 #pragma once
-// W2 "variables": windows over the time axis of a Zarr group in xarray layout (WeatherBench2).
-// Variables are float32 arrays (time, level, lat, lon) or (time, lat, lon), all with the same
-// time, lat and lon sizes. A sample is a time step t: its inputs are the chosen variables and
-// levels at t + input_offsets, its targets the same at t + target_offsets.
+// W2 "variables": windows over the time axis of a Zarr group in xarray layout (WeatherBench2,
+// ERA5 as written by xarray.to_zarr). Variables have a time, an optional level, a latitude and a
+// longitude axis, found by dimension name in any stored order (see window_axes.h); all share
+// the time, lat and lon sizes. A sample is a time step t: "inputs" holds the input variables at
+// t + input_offsets, then the forcing variables at t + target_offsets, then the static fields;
+// "targets" holds the target variables at t + target_offsets.
 //
-// Samples: a window is valid when every t + offset lies in [time_start, time_stop); valid windows
-// are numbered i = 0..num_samples()-1 and sample i is t = first_time() + i, where
-// first_time() = time_start + max(0, -min(offsets)). Windows that would cross the ends are never
-// produced.
+// Samples: sample i is time sample_times[i] when that list is given (every offset of it must lie
+// inside the time axis), else t = first_time() + i × sample_stride for every t whose offsets all
+// lie in [time_start, time_stop); windows that would cross the ends are never produced.
 //
-// Channel order (fixed): for each time offset (in the order given), for each variable (in the
-// order given), for each chosen level (in the order given; a 2-D variable contributes one channel):
-//   channel = (offset_index × step_channels) + variable_channel_start[v] + level_index
-// where step_channels = Σ_v (levels if 3-D else 1). channel_names() spells this out, e.g.
-// "temperature/level=850/t-1".
+// Channel order (fixed; channel_names() spells it out, e.g. "temperature/level=850/t-1"):
+//   inputs:  for each input offset, for each input variable, for each chosen level;
+//            then for each target offset, for each forcing variable, for each level, then
+//            each computed forcing; then for each static field (one channel each);
+//   targets: for each target offset, for each target variable, for each chosen level.
+// A variable without a level axis contributes one channel per time step.
 //
-// Outputs: "inputs" with input_offsets.size() × step_channels channels and "targets" (absent when
-// target_offsets is empty) with target_offsets.size() × step_channels; per sample (lat, lon, C)
-// when channels_last, else (C, lat, lon). dtype float32, float16 or bfloat16 (output_dtype).
+// Outputs: per sample (lat, lon, C) when channels_last, else (C, lat, lon); lat and lon are the
+// chosen index ranges. dtype float32, float16 or bfloat16 (output_dtype).
 //
-// Reading: each (offset, variable, level) is one box of the variable's array written straight
-// into a strided view of the batch buffer (channel stride), so no temporary is made. Then, in
-// finish(), optional normalisation per channel, x = (x - mean[c]) / std[c], and the cast.
+// Reading and placement: each channel is one box of its variable's array, read as stored values
+// into a contiguous plane of a per-batch staging buffer (chunks decode straight into it). finish()
+// then makes the outputs in one front-to-back pass: CF decoding (cf_decoding.h: fill values to
+// NaN, scale_factor/add_offset), normalisation per channel x = (x - mean[c]) / std[c], the cast,
+// and for channels-last the interleave of the planes, in tiles of pixels that stay in cache. When
+// every channel is plain float32, the output is float32 and channels-first, the planes are read
+// straight into the output and only normalisation runs after.
 
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "chute/array/dtype.h"
+#include "chute/dataset/cf_decoding.h"
 #include "chute/dataset/dataset.h"
 #include "chute/format/zarr.h"
 
 namespace chute {
 
 struct WindowOptions {
-  std::vector<std::string> variables;  // array paths inside the group, in channel order
+  std::vector<std::string> variables;         // input variables, in channel order
+  std::vector<std::string> target_variables;  // empty: the same as `variables`
+  std::vector<std::string> forcings;          // read at the target offsets, appended to the inputs
+  std::vector<std::string> statics;           // (lat, lon) fields appended to the inputs once
+  /// Forcings computed from date and grid (computed_forcings.h), at the target offsets, after
+  /// the stored forcings; not normalised. They need the three vectors below.
+  std::vector<std::string> computed_forcings;
+  std::vector<int64_t> time_seconds;   // seconds since 1970-01-01 UTC of every time index
+  std::vector<double> lat_values;      // degrees, every row of the grid
+  std::vector<double> lon_values;      // degrees, every column
   std::vector<int64_t> level_indices;  // chosen levels by position along the level axis, or
-  std::vector<double> level_values;    // by value of the `level_coordinate` array
+  std::vector<double> level_values;    // by value of the level coordinate array (named like
+                                       // the level dimension, else `level_coordinate`)
                                        // (both empty: every level)
   std::vector<int64_t> input_offsets = {-1, 0};
   std::vector<int64_t> target_offsets = {1};
   bool channels_last = true;
+  bool decode_cf = true;  // scale_factor/add_offset, fill values -> NaN
+  /// Missing values (NaN after decoding): kept, an error naming variable and time, or
+  /// replaced by nan_value (in physical units, before normalisation).
+  enum class NanPolicy { kKeep, kError, kFill } nan = NanPolicy::kKeep;
+  float nan_value = 0.0f;
+  /// Appends to the inputs, for every input channel of a stored variable (in order), a mask
+  /// channel: 1 where that channel's value is missing (NaN after decoding, before any
+  /// nan_value replacement), else 0. Named "<channel>/mask"; not normalised.
+  bool nan_mask = false;
+  /// false: plain float32 channels-last windows are placed straight into the output with strides
+  /// (the placement before staging; kept so `chute bench --direct-placement` can compare).
+  bool stage_channels_last = true;
   DataType output_dtype{DTypeKind::kFloat, 4};  // float32, float16 or bfloat16
-  std::string level_coordinate = "level";       // 1-D array of level values
-  int64_t time_start = 0;                       // windows stay inside [time_start, time_stop)
-  int64_t time_stop = -1;                       // -1: the time axis length
+  std::string level_coordinate = "level";
+  int64_t time_start = 0;     // windows stay inside [time_start, time_stop)
+  int64_t time_stop = -1;     // -1: the time axis length
+  int64_t sample_stride = 1;  // sample i is first_time() + i × sample_stride
+  std::vector<int64_t> sample_times;
+  /// Non-empty: the time axis seen by windows is this list of store time indices (a regular
+  /// grid where a missing date maps to the closest step); offsets and sample times count in it.
+  std::vector<int64_t> time_map;         // or exactly these times (then the three above are unused)
+  int64_t lat_start = 0, lat_stop = -1;  // the latitude rows read ([start, stop), -1: to the end)
+  int64_t lon_start = 0, lon_stop = -1;  // the longitude columns read
 
   // Normalisation per channel (off when all four are empty). Either explicit values, one per
-  // channel of ONE time step (step_channels, in the order above; applied to every offset):
+  // channel of ONE time step of the input variables (in the order above; applied to every offset
+  // and to targets; not allowed with forcings, statics or other target variables):
   std::vector<float> mean;
   std::vector<float> std;
   // or arrays of the group named variable + suffix (e.g. "temperature_mean"), or by a pattern
   // where {} stands for the variable (e.g. "mean/{}", the layout of `chute make-dataset`): shape
-  // (level,) for a 3-D variable (the chosen levels are taken), () or (1,) for a 2-D one; any float
-  // or integer dtype.
+  // (level,) for a variable with levels (the chosen levels are taken), () or (1,) for one
+  // without; any float or integer dtype. Every variable of every output needs them.
   std::string mean_suffix;
   std::string std_suffix;
+  // or a statistics group written by `chute stats` (arrays mean/<variable>, std/<variable>);
+  // a local path, opened with open_group().
+  std::string statistics;
 };
 
 class WindowDataset final : public Dataset {
  public:
   /// Throws kInvalidArgument (naming the variable or option) when a variable is missing from
-  /// the group, is not 3-D/4-D float32, sizes disagree, a level is unknown or out of range,
-  /// offsets are empty or no window fits, normalisation vectors have the wrong length or a std
-  /// is not positive, or output_dtype is not float32/float16/bfloat16.
+  /// the group, has a dimension that is not time/level/lat/lon or a dtype that is not a number,
+  /// sizes disagree, a level is unknown or out of range, offsets are empty or no window fits,
+  /// normalisation vectors have the wrong length or a std is not positive, or output_dtype is
+  /// not float32/float16/bfloat16.
   WindowDataset(const Group& group, WindowOptions options);
 
   int64_t num_samples() const override { return num_samples_; }
@@ -73,45 +114,82 @@ class WindowDataset final : public Dataset {
   std::string describe() const override;
 
   const WindowOptions& options() const { return options_; }
-  /// The time index of sample 0; sample i is time first_time() + i.
-  int64_t first_time() const { return first_time_; }
+  /// The time index of sample 0.
+  int64_t first_time() const { return sample_time(0); }
+  /// The time index of sample `sample`.
+  int64_t sample_time(int64_t sample) const;
+  /// Channels of one time step of the input variables.
   int64_t step_channels() const { return step_channels_; }
   int64_t height() const { return height_; }  // lat
   int64_t width() const { return width_; }    // lon
-  /// The chosen level positions (empty for a group of 2-D variables only).
+  /// The chosen level positions (empty for a group without levels).
   const std::vector<int64_t>& levels() const { return levels_; }
   /// Channel names of output `output` (0 inputs, 1 targets), in channel order.
   std::vector<std::string> channel_names(size_t output) const;
-  /// Per-channel mean and 1/std of one time step (empty when not normalising).
-  const std::vector<float>& channel_mean() const { return mean_; }
-  const std::vector<float>& channel_inv_std() const { return inv_std_; }
+  /// True when planes are read into staging and finish() places them (see the header comment).
+  bool staged() const { return !staging_.empty(); }
 
  private:
   struct Variable {
     std::string name;
     ArrayPtr array;
-    bool has_levels = false;
-    int64_t channel_start = 0;  // within one time step
+    int time_axis = -1, level_axis = -1, lat_axis = -1, lon_axis = -1;
+    CfEncoding cf;
+    std::vector<double> mean, stddev;  // per level position (or one value), when normalising
   };
-  void plan_output(int64_t time, const std::vector<int64_t>& offsets, std::byte* slot_base,
-                   int64_t slot, ReadPlan& plan, int64_t sample) const;
+  struct Channel {
+    const Variable* variable = nullptr;
+    int64_t level = -1;        // position along the level axis, -1 without
+    int64_t offset = 0;        // time offset
+    bool timeless = false;     // a static field
+    int computed = -1;         // a ComputedForcing (no read), -1 for stored variables
+    int computed_index = -1;   // its position in options.computed_forcings
+    int64_t mask_of = -1;      // a NaN mask: 1 where input channel mask_of is missing
+    int64_t plane_offset = 0;  // bytes from the start of the slot's planes
+    ChannelDecode decode;
+  };
+  struct Output {
+    std::vector<Channel> channels;
+    int64_t slot_bytes = 0;  // planes of one sample (staged: after an int64 header, the time)
+  };
+  /// Staged slots start with the sample's time index (written by plan(), read by finish()).
+  static constexpr int64_t kSlotHeader = 8;
+  void add_computed_channels(Output& output);
+  /// Throws kInvalidArgument naming the channel's variable, level and time when the decoded
+  /// values of `c` at `time` hold a NaN (nan = kError).
+  void check_no_nan(const Channel& c, int64_t time, const float* values, int64_t n) const;
+  void place_computed(const Channel& c, int64_t time, int64_t p0, int64_t n, std::byte* dst,
+                      int64_t stride, DataType out_type) const;
+  const Variable& add_variable(const Group& group, const std::string& name, bool is_static);
+  Variable* find_variable(const std::string& name);
+  void load_statistics(const Group& group, const std::vector<std::string>& targets);
+  void add_channels(Output& output, const std::vector<std::string>& names,
+                    const std::vector<int64_t>& offsets);
+  void plan_output(const Output& output, int64_t time, std::byte* base, int64_t slot,
+                   ReadPlan& plan, int64_t sample) const;
 
   WindowOptions options_;
-  std::vector<Variable> variables_;
+  std::vector<std::shared_ptr<Variable>> variables_;  // shared: channels point into them
+  std::vector<Output> layout_;                        // inputs, then targets
   std::vector<int64_t> levels_;
   std::vector<double> level_values_;  // for channel names (empty when no coordinate)
   std::vector<OutputSpec> outputs_;
   std::vector<OutputSpec> staging_;
-  std::vector<float> mean_;
-  std::vector<float> inv_std_;
   int64_t num_samples_ = 0;
   int64_t first_time_ = 0;
+  int64_t time_length_ = -1;
+  int64_t num_levels_ = -1;
   int64_t step_channels_ = 0;
-  int64_t height_ = 0;
-  int64_t width_ = 0;
+  int64_t height_ = 0, width_ = 0;  // the chosen window of the grid
+  int64_t full_height_ = -1, full_width_ = -1;
+  std::string first_name_;
+  bool normalise_ = false;
 };
 
 /// Opens the group at local `path` with open_group() and builds a WindowDataset.
 std::shared_ptr<WindowDataset> open_window_dataset(const std::string& path, WindowOptions options);
+/// Several stores joined into one group (store_join.h): coordinates checked, arrays by name.
+std::shared_ptr<WindowDataset> open_window_dataset(const std::vector<std::string>& paths,
+                                                   WindowOptions options);
 
 }  // namespace chute

@@ -167,7 +167,14 @@ TEST(WindowDataset, ChannelsLastMatchesReference) {
   WindowOptions o = base_options();
   o.level_values = {850, 500};
   auto dataset = std::make_shared<WindowDataset>(make_group(), o);
+  EXPECT_TRUE(dataset->staged());
   for (size_t threads : {1, 3}) check_all_windows(dataset, {2, 0}, false, threads);
+  o.stage_channels_last = false;  // the former path: chunks placed straight into the output
+  o.mean_suffix = "_mean";
+  o.std_suffix = "_std";
+  auto direct = std::make_shared<WindowDataset>(make_group(), o);
+  EXPECT_FALSE(direct->staged());
+  check_all_windows(direct, {2, 0}, true, 2);
 }
 
 TEST(WindowDataset, ChannelsFirstMatchesReference) {

@@ -96,6 +96,7 @@ ArrayMetadata parse_zarr_v2_array_json(const json& zarray, const json& zattrs,
   }
 
   const json* fill = reader.find("fill_value");
+  md.fill_value_null = fill == nullptr || fill->is_null();
   md.fill_value =
       encode_fill_value(fill ? *fill : json(nullptr), md.data_type, reader.where("fill_value"));
 

@@ -1,0 +1,321 @@
+#include "chute/dataset/cf_decoding.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include "chute/pipeline/transforms.h"
+#include "chute/util/error.h"
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
+namespace chute {
+
+namespace {
+
+using json = nlohmann::json;
+
+/// The little-endian bytes of a base64 text (xarray writes float _FillValue of Zarr v3 arrays
+/// this way); empty when the text is not base64.
+std::vector<uint8_t> decode_base64(const std::string& text) {
+  auto sextet = [](char c) -> int {
+    if (c >= 'A' && c <= 'Z') return c - 'A';
+    if (c >= 'a' && c <= 'z') return c - 'a' + 26;
+    if (c >= '0' && c <= '9') return c - '0' + 52;
+    if (c == '+') return 62;
+    if (c == '/') return 63;
+    return -1;
+  };
+  std::vector<uint8_t> out;
+  uint32_t bits = 0;
+  int count = 0;
+  for (char c : text) {
+    if (c == '=') break;
+    const int v = sextet(c);
+    if (v < 0) return {};
+    bits = (bits << 6) | static_cast<uint32_t>(v);
+    if ((count += 6) >= 8) {
+      count -= 8;
+      out.push_back(static_cast<uint8_t>((bits >> count) & 0xffu));
+    }
+  }
+  return out;
+}
+
+/// A stored value of `type` from its native bytes.
+double value_of(const std::byte* bytes, DataType type) {
+  auto load = [&]<typename T>(T) {
+    T v;
+    std::memcpy(&v, bytes, sizeof(T));
+    return static_cast<double>(v);
+  };
+  switch (type.kind) {
+    case DTypeKind::kInt:
+      return type.size == 1   ? load(int8_t{})
+             : type.size == 2 ? load(int16_t{})
+             : type.size == 4 ? load(int32_t{})
+                              : load(int64_t{});
+    case DTypeKind::kUInt:
+      return type.size == 1   ? load(uint8_t{})
+             : type.size == 2 ? load(uint16_t{})
+             : type.size == 4 ? load(uint32_t{})
+                              : load(uint64_t{});
+    case DTypeKind::kFloat:
+      if (type.size == 2) {
+        uint16_t bits;
+        std::memcpy(&bits, bytes, 2);
+        return half_to_float(bits);
+      }
+      return type.size == 4 ? load(float{}) : load(double{});
+    case DTypeKind::kBFloat: {
+      uint16_t bits;
+      std::memcpy(&bits, bytes, 2);
+      return bfloat16_to_float(bits);
+    }
+    default:
+      return std::numeric_limits<double>::quiet_NaN();
+  }
+}
+
+/// A number attribute (or the one element of a list) as double.
+double number_of(const json& value, DataType /*type*/, const std::string& name, const char* field) {
+  if (value.is_number()) return value.get<double>();
+  if (value.is_array() && value.size() == 1 && value[0].is_number()) return value[0].get<double>();
+  if (value.is_string()) {
+    const auto& text = value.get_ref<const std::string&>();
+    if (text == "NaN") return std::numeric_limits<double>::quiet_NaN();
+    if (text == "Infinity") return std::numeric_limits<double>::infinity();
+    if (text == "-Infinity") return -std::numeric_limits<double>::infinity();
+    const std::vector<uint8_t> bytes = decode_base64(text);
+    // xarray encodes a float fill value as the base64 of its little-endian float64.
+    if (bytes.size() == 8) {
+      return value_of(reinterpret_cast<const std::byte*>(bytes.data()),
+                      DataType{DTypeKind::kFloat, 8});
+    }
+  }
+  fail(ErrorCode::kInvalidMetadata, "array '{}': attribute '{}' is {}, expected a number", name,
+       field, value.dump());
+}
+
+void add_missing(std::vector<double>& missing, double value) {
+  if (std::isnan(value)) return;  // NaN stays NaN without a comparison
+  for (double m : missing) {
+    if (m == value) return;
+  }
+  missing.push_back(value);
+}
+
+template <typename In>
+In load_at(const std::byte* src, int64_t i) {
+  In v;
+  std::memcpy(&v, src + i * static_cast<int64_t>(sizeof(In)), sizeof(In));
+  return v;
+}
+
+struct Half {
+  uint16_t bits;
+};
+struct BFloat {
+  uint16_t bits;
+};
+
+template <typename In>
+double widen(In v) {
+  if constexpr (std::is_same_v<In, Half>) {
+    return half_to_float(v.bits);
+  } else if constexpr (std::is_same_v<In, BFloat>) {
+    return bfloat16_to_float(v.bits);
+  } else {
+    return static_cast<double>(v);
+  }
+}
+
+template <typename In, typename Out, typename Cast>
+void run_typed(const std::byte* src, int64_t count, const ChannelDecode& d, Out* dst,
+               int64_t stride, Cast cast) {
+  const float mean = d.mean, inv_std = d.inv_std;
+  if constexpr (std::is_same_v<In, float>) {
+    if (!d.cf.any() && !d.replace_nan) {  // the common case: normalise and cast only
+      const auto* in = reinterpret_cast<const float*>(src);
+      if (stride == 1) {  // contiguous: let the compiler vectorise
+        for (int64_t i = 0; i < count; ++i) dst[i] = cast((in[i] - mean) * inv_std);
+        return;
+      }
+      for (int64_t i = 0; i < count; ++i) dst[i * stride] = cast((in[i] - mean) * inv_std);
+      return;
+    }
+  }
+  const double scale = d.cf.scale, offset = d.cf.offset;
+  const std::vector<double>& missing = d.cf.missing;
+  constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
+  for (int64_t i = 0; i < count; ++i) {
+    const double raw = widen(load_at<In>(src, i));
+    bool is_missing = false;
+    for (double m : missing) is_missing = is_missing || raw == m;
+    float value = is_missing ? kNaN : static_cast<float>(raw * scale + offset);
+    if (d.replace_nan && std::isnan(value)) value = d.nan_value;
+    dst[i * stride] = cast((value - mean) * inv_std);
+  }
+}
+
+template <typename Out, typename Cast>
+void run_out(const std::byte* src, int64_t count, const ChannelDecode& d, Out* dst, int64_t stride,
+             Cast cast) {
+  const DataType t = d.stored;
+  switch (t.kind) {
+    case DTypeKind::kInt:
+      if (t.size == 1) return run_typed<int8_t>(src, count, d, dst, stride, cast);
+      if (t.size == 2) return run_typed<int16_t>(src, count, d, dst, stride, cast);
+      if (t.size == 4) return run_typed<int32_t>(src, count, d, dst, stride, cast);
+      return run_typed<int64_t>(src, count, d, dst, stride, cast);
+    case DTypeKind::kUInt:
+      if (t.size == 1) return run_typed<uint8_t>(src, count, d, dst, stride, cast);
+      if (t.size == 2) return run_typed<uint16_t>(src, count, d, dst, stride, cast);
+      if (t.size == 4) return run_typed<uint32_t>(src, count, d, dst, stride, cast);
+      return run_typed<uint64_t>(src, count, d, dst, stride, cast);
+    case DTypeKind::kFloat:
+      if (t.size == 2) return run_typed<Half>(src, count, d, dst, stride, cast);
+      if (t.size == 4) return run_typed<float>(src, count, d, dst, stride, cast);
+      return run_typed<double>(src, count, d, dst, stride, cast);
+    case DTypeKind::kBFloat:
+      return run_typed<BFloat>(src, count, d, dst, stride, cast);
+    default:
+      fail(ErrorCode::kUnsupported, "cannot decode stored dtype {}", t.name());
+  }
+}
+
+}  // namespace
+
+bool is_decodable(DataType t) {
+  switch (t.kind) {
+    case DTypeKind::kInt:
+    case DTypeKind::kUInt:
+      return t.size == 1 || t.size == 2 || t.size == 4 || t.size == 8;
+    case DTypeKind::kFloat:
+      return t.size == 2 || t.size == 4 || t.size == 8;
+    case DTypeKind::kBFloat:
+      return true;
+    default:
+      return false;
+  }
+}
+
+CfEncoding parse_cf_encoding(const ArrayMetadata& meta, const std::string& name) {
+  CfEncoding cf;
+  const json& attrs = meta.attributes;
+  if (!attrs.is_object()) return cf;
+  const DataType type = meta.data_type;
+  if (auto it = attrs.find("scale_factor"); it != attrs.end()) {
+    cf.scale = number_of(*it, type, name, "scale_factor");
+    cf.scaled = true;
+  }
+  if (auto it = attrs.find("add_offset"); it != attrs.end()) {
+    cf.offset = number_of(*it, type, name, "add_offset");
+    cf.scaled = true;
+  }
+  if (auto it = attrs.find("_FillValue"); it != attrs.end()) {
+    if (!it->is_null()) add_missing(cf.missing, number_of(*it, type, name, "_FillValue"));
+  } else if (meta.zarr_format == 2 && !meta.fill_value_null && is_decodable(type)) {
+    add_missing(cf.missing, value_of(meta.fill_value.data(), type));
+  }
+  if (auto it = attrs.find("missing_value"); it != attrs.end() && !it->is_null()) {
+    if (it->is_array() && it->size() != 1) {
+      for (const json& v : *it) add_missing(cf.missing, number_of(v, type, name, "missing_value"));
+    } else {
+      add_missing(cf.missing, number_of(*it, type, name, "missing_value"));
+    }
+  }
+  if (cf.any() && !is_decodable(type)) {
+    fail(ErrorCode::kUnsupported, "array '{}': CF encoding on dtype {} (expected a number type)",
+         name, type.name());
+  }
+  return cf;
+}
+
+void decode_run(const std::byte* src, int64_t count, const ChannelDecode& decode, std::byte* dst,
+                int64_t dst_stride, DataType out_type) {
+  if (out_type == DataType{DTypeKind::kFloat, 4}) {
+    run_out(src, count, decode, reinterpret_cast<float*>(dst), dst_stride,
+            [](float v) { return v; });
+  } else if (out_type == DataType{DTypeKind::kFloat, 2}) {
+    run_out(src, count, decode, reinterpret_cast<uint16_t*>(dst), dst_stride,
+            [](float v) { return float_to_half(v); });
+  } else if (out_type == DataType{DTypeKind::kBFloat, 2}) {
+    run_out(src, count, decode, reinterpret_cast<uint16_t*>(dst), dst_stride,
+            [](float v) { return float_to_bfloat16(v); });
+  } else {
+    fail(ErrorCode::kUnsupported, "output dtype {} (float32, float16, bfloat16 are supported)",
+         out_type.name());
+  }
+}
+
+namespace {
+
+template <int64_t kGroup, typename Out, typename Cast>
+void interleave_fixed(const float* tile, int64_t stride, int64_t n, Out* dst, int64_t channels,
+                      Cast cast) {
+  for (int64_t p = 0; p < n; ++p) {
+    Out* pixel = dst + p * channels;
+    for (int64_t j = 0; j < kGroup; ++j) pixel[j] = cast(tile[j * stride + p]);
+  }
+}
+
+template <typename Out, typename Cast>
+void interleave_typed(const float* tile, int64_t stride, int64_t group, int64_t n, Out* dst,
+                      int64_t channels, Cast cast) {
+  if (group == kInterleaveGroup) {
+    interleave_fixed<kInterleaveGroup>(tile, stride, n, dst, channels, cast);
+    return;
+  }
+  for (int64_t p = 0; p < n; ++p) {
+    for (int64_t j = 0; j < group; ++j) dst[p * channels + j] = cast(tile[j * stride + p]);
+  }
+}
+
+}  // namespace
+
+void interleave_channels(const float* tile, int64_t tile_stride, int64_t group, int64_t n,
+                         std::byte* dst, int64_t channels, DataType out_type) {
+  if (out_type == DataType{DTypeKind::kFloat, 4}) {
+    interleave_typed(tile, tile_stride, group, n, reinterpret_cast<float*>(dst), channels,
+                     [](float v) { return v; });
+  } else if (out_type == DataType{DTypeKind::kFloat, 2}) {
+    interleave_typed(tile, tile_stride, group, n, reinterpret_cast<uint16_t*>(dst), channels,
+                     [](float v) { return float_to_half(v); });
+  } else if (out_type == DataType{DTypeKind::kBFloat, 2}) {
+    interleave_typed(tile, tile_stride, group, n, reinterpret_cast<uint16_t*>(dst), channels,
+                     [](float v) { return float_to_bfloat16(v); });
+  } else {
+    fail(ErrorCode::kUnsupported, "output dtype {} (float32, float16, bfloat16 are supported)",
+         out_type.name());
+  }
+}
+
+void stream_out(std::byte* dst, const std::byte* src, size_t n) {
+#if defined(__SSE2__)
+  // Non-temporal stores: the batch is much larger than the cache, so reading its lines in
+  // before overwriting them (and evicting them again) only costs bandwidth.
+  const size_t head = std::min(n, (16 - reinterpret_cast<uintptr_t>(dst) % 16) % 16);
+  std::memcpy(dst, src, head);
+  size_t i = head;
+  for (; i + 64 <= n; i += 64) {
+    const auto* from = reinterpret_cast<const __m128i*>(src + i);
+    auto* to = reinterpret_cast<__m128i*>(dst + i);
+    const __m128i a = _mm_loadu_si128(from), b = _mm_loadu_si128(from + 1);
+    const __m128i c = _mm_loadu_si128(from + 2), d = _mm_loadu_si128(from + 3);
+    _mm_stream_si128(to, a);
+    _mm_stream_si128(to + 1, b);
+    _mm_stream_si128(to + 2, c);
+    _mm_stream_si128(to + 3, d);
+  }
+  std::memcpy(dst + i, src + i, n - i);
+  _mm_sfence();
+#else
+  std::memcpy(dst, src, n);
+#endif
+}
+
+}  // namespace chute

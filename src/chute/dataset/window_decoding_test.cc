@@ -1,0 +1,347 @@
+// Windows over stores as xarray writes them: CF decoding (packed int16, fill values), axes found
+// by dimension name in any stored order, float64/float16 variables, separate target variables,
+// forcings, statics, grid windows and explicit sample times; every value is compared with a
+// reference decoded here from the formula. Also the CF attribute parser and the decode kernel.
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+
+#include "chute/dataset/cf_decoding.h"
+#include "chute/dataset/window_dataset.h"
+#include "chute/pipeline/batch_assembler.h"
+#include "chute/pipeline/loader_test_support.h"
+#include "chute/pipeline/transforms.h"
+#include "chute/util/error.h"
+
+namespace chute {
+namespace {
+
+using namespace chute::loader_testing;
+using json = nlohmann::json;
+
+constexpr int64_t kT = 7, kL = 3, kH = 4, kW = 6;
+constexpr int16_t kFill = -32767;
+
+/// Stored value of array `id` at `index` (any order of axes), an integer in [-1000, 1000).
+double raw_value(int id, std::span<const int64_t> index) {
+  int64_t h = id + 11;
+  for (int64_t i : index) h = h * 131 + i;
+  return static_cast<double>((h * 7919) % 2000 - 1000);
+}
+
+/// Writes an array of `type` holding f(index) with the `bytes` codec and opens it.
+template <typename F>
+ArrayPtr make_array(const std::shared_ptr<MemoryStore>& store, const std::string& name,
+                    DataType type, std::vector<int64_t> shape, std::vector<int64_t> chunks,
+                    std::vector<std::string> dims, json attrs, F f) {
+  ArrayMetadata m;
+  m.shape = shape;
+  m.chunk_shape = chunks;
+  m.data_type = type;
+  m.fill_value.assign(type.size, std::byte{0});
+  m.fill_value_null = true;
+  m.codecs = {CodecSpec{"bytes", {{"endian", "little"}}}};
+  m.dimension_names = std::move(dims);
+  m.attributes = std::move(attrs);
+  auto chain = CodecChain::create(m.codecs, m.data_type, m.chunk_shape);
+  CodecScratch scratch;
+  ByteBuffer encoded;
+  const size_t rank = shape.size();
+  std::vector<int64_t> grid(rank);
+  for (size_t d = 0; d < rank; ++d) grid[d] = (shape[d] + chunks[d] - 1) / chunks[d];
+  std::vector<int64_t> coords(rank, 0);
+  do {
+    std::vector<std::byte> chunk;
+    std::vector<int64_t> local(rank, 0), global(rank);
+    do {
+      bool inside = true;
+      for (size_t d = 0; d < rank; ++d) {
+        global[d] = coords[d] * chunks[d] + local[d];
+        inside = inside && global[d] < shape[d];
+      }
+      const double v = inside ? f(global) : 0.0;
+      std::byte bytes[8];
+      if (type == DataType{DTypeKind::kInt, 2}) {
+        const auto x = static_cast<int16_t>(v);
+        std::memcpy(bytes, &x, 2);
+      } else if (type == DataType{DTypeKind::kFloat, 8}) {
+        std::memcpy(bytes, &v, 8);
+      } else if (type == DataType{DTypeKind::kFloat, 2}) {
+        const uint16_t x = float_to_half(static_cast<float>(v));
+        std::memcpy(bytes, &x, 2);
+      } else {
+        const auto x = static_cast<float>(v);
+        std::memcpy(bytes, &x, 4);
+      }
+      chunk.insert(chunk.end(), bytes, bytes + type.size);
+    } while (step(local, chunks));
+    chain->encode(chunk, encoded, scratch);
+    store->set(join_key(name, chunk_key(m.chunk_key_encoding, coords)),
+               std::vector<std::byte>(encoded.data(), encoded.data() + encoded.size()));
+  } while (step(coords, grid));
+  return std::make_shared<Array>(store, name, m, name);
+}
+
+// "t": int16 packed, stored (pressure_level, time, longitude, latitude), every 9th value the fill.
+double t_raw(std::span<const int64_t> i) {
+  return (i[0] + i[1] + i[2] + i[3]) % 9 == 0 ? kFill : raw_value(1, i);
+}
+double t_decoded(int64_t time, int64_t level, int64_t y, int64_t x) {
+  const int64_t index[4] = {level, time, x, y};
+  const double raw = t_raw(index);
+  return raw == kFill ? NAN : static_cast<float>(raw * 0.25 + 200.0);
+}
+// "sp": float64 (valid_time, lat, lon), no encoding.
+double sp_decoded(int64_t time, int64_t y, int64_t x) {
+  const int64_t index[3] = {time, y, x};
+  return static_cast<float>(raw_value(2, index) * 1.5);
+}
+// "orog": float16 static (latitude, longitude).
+double orog_decoded(int64_t y, int64_t x) {
+  const int64_t index[2] = {y, x};
+  return half_to_float(float_to_half(static_cast<float>(raw_value(3, index))));
+}
+
+Group make_xarray_group() {
+  auto store = std::make_shared<MemoryStore>();
+  Group group;
+  group.name = "memory/era5";
+  const json packed = {{"scale_factor", 0.25}, {"add_offset", 200.0}, {"_FillValue", kFill}};
+  group.arrays["t"] =
+      make_array(store, "t", DataType{DTypeKind::kInt, 2}, {kL, kT, kW, kH}, {1, 1, 4, 3},
+                 {"pressure_level", "time", "longitude", "latitude"}, packed, t_raw);
+  group.arrays["sp"] = make_array(store, "sp", DataType{DTypeKind::kFloat, 8}, {kT, kH, kW},
+                                  {2, kH, kW}, {"valid_time", "lat", "lon"}, json::object(),
+                                  [](std::span<const int64_t> i) { return raw_value(2, i) * 1.5; });
+  group.arrays["orog"] = make_array(store, "orog", DataType{DTypeKind::kFloat, 2}, {kH, kW},
+                                    {kH, kW}, {"latitude", "longitude"}, json::object(),
+                                    [](std::span<const int64_t> i) { return raw_value(3, i); });
+  const std::vector<double> levels = {500, 700, 850};
+  group.arrays["pressure_level"] =
+      make_array(store, "pressure_level", DataType{DTypeKind::kFloat, 8}, {kL}, {kL},
+                 {"pressure_level"}, json::object(),
+                 [&](std::span<const int64_t> i) { return levels[static_cast<size_t>(i[0])]; });
+  return group;
+}
+
+struct Ref {
+  std::string variable;
+  int64_t offset;
+  int64_t level;  // position, -1 without
+};
+
+double reference(const Ref& r, int64_t time, int64_t y, int64_t x) {
+  if (r.variable == "t") return t_decoded(time + r.offset, r.level, y, x);
+  if (r.variable == "sp") return sp_decoded(time + r.offset, y, x);
+  return orog_decoded(y, x);
+}
+
+/// Assembles every sample in one batch and compares each output value with `refs[k]`.
+void check(const std::shared_ptr<WindowDataset>& dataset, const std::vector<std::vector<Ref>>& refs,
+           int64_t lat0, int64_t lon0) {
+  const int64_t n = dataset->num_samples();
+  std::vector<int64_t> samples(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) samples[static_cast<size_t>(i)] = i;
+  BatchAssembler assembler(dataset, n, 2);
+  std::vector<std::byte> buffer(assembler.layout().total_bytes);
+  assembler.assemble(samples, buffer.data());
+  const bool last = dataset->options().channels_last;
+  const int64_t h = dataset->height(), w = dataset->width();
+  ASSERT_EQ(dataset->outputs().size(), refs.size());
+  int64_t nan_count = 0;
+  for (size_t k = 0; k < refs.size(); ++k) {
+    const auto nc = static_cast<int64_t>(refs[k].size());
+    ASSERT_EQ(dataset->outputs()[k].sample_elements(), nc * h * w);
+    const std::byte* base = buffer.data() + assembler.layout().offsets[k];
+    for (int64_t s = 0; s < n; ++s) {
+      const int64_t time = dataset->sample_time(s);
+      for (int64_t c = 0; c < nc; ++c) {
+        for (int64_t y = 0; y < h; ++y) {
+          for (int64_t x = 0; x < w; ++x) {
+            const int64_t within = last ? (y * w + x) * nc + c : (c * h + y) * w + x;
+            float actual;
+            std::memcpy(&actual, base + (s * nc * h * w + within) * 4, 4);
+            const auto expected = static_cast<float>(
+                reference(refs[k][static_cast<size_t>(c)], time, y + lat0, x + lon0));
+            if (std::isnan(expected)) {
+              ++nan_count;
+              ASSERT_TRUE(std::isnan(actual)) << "output " << k << " sample " << s << " c " << c;
+            } else {
+              ASSERT_EQ(actual, expected)
+                  << "output " << k << " sample " << s << " c " << c << " y " << y << " x " << x;
+            }
+          }
+        }
+      }
+    }
+  }
+  EXPECT_GT(nan_count, 0);  // the fixture's fill values reached the batch as NaN
+}
+
+WindowOptions xarray_options() {
+  WindowOptions o;
+  o.variables = {"t", "sp"};
+  o.target_variables = {"t"};
+  o.forcings = {"sp"};
+  o.statics = {"orog"};
+  o.level_values = {850, 500};
+  o.input_offsets = {-1, 0};
+  o.target_offsets = {1, 2};
+  return o;
+}
+
+std::vector<std::vector<Ref>> xarray_refs() {
+  std::vector<Ref> in, out;
+  for (int64_t off : {-1, 0}) {
+    in.push_back({"t", off, 2}), in.push_back({"t", off, 0}), in.push_back({"sp", off, -1});
+  }
+  for (int64_t off : {1, 2}) in.push_back({"sp", off, -1});
+  in.push_back({"orog", 0, -1});
+  for (int64_t off : {1, 2}) out.push_back({"t", off, 2}), out.push_back({"t", off, 0});
+  return {in, out};
+}
+
+TEST(WindowDecoding, XarrayLayoutChannelsLastAndFirst) {
+  for (bool channels_last : {true, false}) {
+    WindowOptions o = xarray_options();
+    o.channels_last = channels_last;
+    auto dataset = std::make_shared<WindowDataset>(make_xarray_group(), o);
+    EXPECT_TRUE(dataset->staged());
+    EXPECT_EQ(dataset->num_samples(), kT - 3);
+    EXPECT_EQ(dataset->channel_names(0).back(), "orog");
+    EXPECT_EQ(dataset->channel_names(0)[0], "t/level=850/t-1");
+    EXPECT_EQ(dataset->channel_names(1).size(), 4u);
+    check(dataset, xarray_refs(), 0, 0);
+  }
+}
+
+TEST(WindowDecoding, GridWindowAndSampleTimes) {
+  WindowOptions o = xarray_options();
+  o.lat_start = 1, o.lat_stop = 3, o.lon_start = 2, o.lon_stop = 5;
+  o.sample_times = {4, 1};
+  auto dataset = std::make_shared<WindowDataset>(make_xarray_group(), o);
+  EXPECT_EQ(dataset->num_samples(), 2);
+  EXPECT_EQ(dataset->sample_time(0), 4);
+  EXPECT_EQ(dataset->height(), 2);
+  EXPECT_EQ(dataset->width(), 3);
+  check(dataset, xarray_refs(), 1, 2);
+
+  o.sample_times = {5};  // 5 + 2 leaves the 7 steps
+  EXPECT_THROW(WindowDataset(make_xarray_group(), o), Error);
+}
+
+TEST(WindowDecoding, SampleStrideTakesEveryKthStep) {
+  WindowOptions o = xarray_options();
+  o.input_offsets = {0};
+  o.target_offsets = {2};
+  o.sample_stride = 2;
+  WindowDataset dataset(make_xarray_group(), o);
+  EXPECT_EQ(dataset.num_samples(), 3);  // t = 0, 2, 4 (t + 2 <= 6)
+  EXPECT_EQ(dataset.sample_time(2), 4);
+}
+
+TEST(WindowDecoding, DecodeOffReadsStoredValues) {
+  WindowOptions o;
+  o.variables = {"t"};
+  o.level_indices = {1};
+  o.input_offsets = {0};
+  o.target_offsets = {};
+  o.decode_cf = false;
+  o.channels_last = false;
+  auto dataset = std::make_shared<WindowDataset>(make_xarray_group(), o);
+  BatchAssembler assembler(dataset, 1, 1);
+  std::vector<std::byte> buffer(assembler.layout().total_bytes);
+  const int64_t samples[1] = {3};
+  assembler.assemble(samples, buffer.data());
+  for (int64_t y = 0; y < kH; ++y) {
+    for (int64_t x = 0; x < kW; ++x) {
+      float actual;
+      std::memcpy(&actual, buffer.data() + (y * kW + x) * 4, 4);
+      const int64_t index[4] = {1, 3, x, y};
+      EXPECT_EQ(actual, static_cast<float>(t_raw(index)));
+    }
+  }
+}
+
+TEST(WindowDecoding, ClearErrorsForUnknownDimensionsAndStatics) {
+  auto store = std::make_shared<MemoryStore>();
+  Group group = make_xarray_group();
+  group.arrays["ens"] = make_array(store, "ens", DataType{DTypeKind::kFloat, 4}, {kT, 2, kH, kW},
+                                   {1, 2, kH, kW}, {"time", "member", "lat", "lon"}, json::object(),
+                                   [](std::span<const int64_t>) { return 1.0; });
+  WindowOptions o;
+  o.variables = {"ens"};
+  try {
+    WindowDataset dataset(group, o);
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("'member'"), std::string::npos) << e.what();
+  }
+  o.variables = {"sp"};
+  o.statics = {"t"};
+  try {
+    WindowDataset dataset(group, o);
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("static field 't'"), std::string::npos) << e.what();
+  }
+}
+
+TEST(CfEncoding, ParsesXarrayAttributes) {
+  ArrayMetadata m;
+  m.zarr_format = 3;
+  m.data_type = DataType{DTypeKind::kFloat, 4};
+  m.fill_value.assign(4, std::byte{0});
+  // xarray writes a float _FillValue of a v3 array as base64 of its float64: -9999.0 here.
+  m.attributes = {
+      {"_FillValue", "AAAAAICHw8A="}, {"missing_value", {1e20, -9999.0}}, {"scale_factor", {2.0}}};
+  const CfEncoding cf = parse_cf_encoding(m, "x");
+  EXPECT_TRUE(cf.scaled);
+  EXPECT_EQ(cf.scale, 2.0);
+  EXPECT_EQ(cf.offset, 0.0);
+  EXPECT_EQ(cf.missing, (std::vector<double>{-9999.0, 1e20}));
+
+  m.zarr_format = 2;  // v2: a non-null fill_value counts as _FillValue, as xarray reads it
+  m.attributes = json::object();
+  const float fill = -1.5f;
+  std::memcpy(m.fill_value.data(), &fill, 4);
+  EXPECT_EQ(parse_cf_encoding(m, "x").missing, (std::vector<double>{-1.5}));
+  m.fill_value_null = true;
+  EXPECT_FALSE(parse_cf_encoding(m, "x").any());
+
+  m.attributes = {{"scale_factor", "big"}};
+  try {
+    parse_cf_encoding(m, "temperature");
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kInvalidMetadata);
+    EXPECT_NE(std::string(e.what()).find("'temperature'"), std::string::npos);
+  }
+}
+
+TEST(CfEncoding, DecodeRunMasksScalesNormalisesAndCasts) {
+  const int16_t raw[4] = {100, kFill, -4, 0};
+  ChannelDecode d;
+  d.stored = DataType{DTypeKind::kInt, 2};
+  d.cf.scale = 0.5, d.cf.offset = 10, d.cf.scaled = true, d.cf.missing = {kFill};
+  d.mean = 2, d.inv_std = 0.5f;
+  float out[8];
+  std::fill(out, out + 8, -1.0f);
+  decode_run(reinterpret_cast<const std::byte*>(raw), 4, d, reinterpret_cast<std::byte*>(out), 2,
+             DataType{DTypeKind::kFloat, 4});
+  EXPECT_EQ(out[0], (100 * 0.5f + 10 - 2) * 0.5f);
+  EXPECT_EQ(out[1], -1.0f);  // the stride skips it
+  EXPECT_TRUE(std::isnan(out[2]));
+  EXPECT_EQ(out[4], (-4 * 0.5f + 10 - 2) * 0.5f);
+  EXPECT_EQ(out[6], (10 - 2) * 0.5f);
+  uint16_t half[4];
+  decode_run(reinterpret_cast<const std::byte*>(raw), 4, d, reinterpret_cast<std::byte*>(half), 1,
+             DataType{DTypeKind::kBFloat, 2});
+  EXPECT_EQ(half[0], float_to_bfloat16(out[0]));
+  EXPECT_TRUE(std::isnan(bfloat16_to_float(half[1])));
+}
+
+}  // namespace
+}  // namespace chute

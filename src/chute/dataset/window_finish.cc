@@ -1,0 +1,187 @@
+// WindowDataset: the placement pass after the reads (window_dataset.h): decoding, normalisation,
+// casts, NaN policies and masks, computed forcings, and the channels-last interleave.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <functional>
+
+#include "chute/dataset/computed_forcings.h"
+#include "chute/dataset/window_dataset.h"
+#include "chute/pipeline/transforms.h"
+#include "chute/util/error.h"
+
+namespace chute {
+
+namespace {
+
+constexpr DataType kFloat32{DTypeKind::kFloat, 4};
+
+/// The time index plan() wrote at the start of a staged slot.
+int64_t slot_time(const std::byte* slot) {
+  int64_t time;
+  std::memcpy(&time, slot, sizeof(time));
+  return time;
+}
+
+}  // namespace
+
+void WindowDataset::place_computed(const Channel& c, int64_t time, int64_t p0, int64_t n,
+                                   std::byte* dst, int64_t stride, DataType out_type) const {
+  const auto kind = static_cast<ComputedForcing>(c.computed);
+  const int64_t seconds = options_.time_seconds[static_cast<size_t>(time + c.offset)];
+  thread_local std::vector<float> values;
+  values.resize(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) {
+    const int64_t y = (p0 + i) / width_, x = (p0 + i) % width_;
+    values[static_cast<size_t>(i)] = static_cast<float>(computed_forcing(
+        kind, seconds, options_.lat_values[static_cast<size_t>(options_.lat_start + y)],
+        options_.lon_values[static_cast<size_t>(options_.lon_start + x)]));
+  }
+  decode_run(reinterpret_cast<const std::byte*>(values.data()), n, c.decode, dst, stride, out_type);
+}
+
+void WindowDataset::check_no_nan(const Channel& c, int64_t time, const float* values,
+                                 int64_t n) const {
+  for (int64_t i = 0; i < n; ++i) {
+    if (!std::isnan(values[i])) continue;
+    const std::string level =
+        c.level < 0 ? std::string()
+                    : fmt::format(" level {}", level_values_.empty()
+                                                   ? static_cast<double>(c.level)
+                                                   : level_values_[static_cast<size_t>(c.level)]);
+    fail(ErrorCode::kInvalidArgument,
+         "variable '{}'{} holds a missing value (NaN) at time index {} (nan='error'; pass "
+         "nan='keep' or a fill value)",
+         c.variable->name, level, c.timeless ? 0 : time + c.offset);
+  }
+}
+
+void WindowDataset::finish(const BatchMemory& memory, ThreadPool* pool) const {
+  if (!staged() && !normalise_) return;
+  const int64_t plane = height_ * width_;
+  const DataType out_type = options_.output_dtype;
+  const auto osize = static_cast<int64_t>(out_type.size);
+  const int64_t batch = memory.batch_size;
+  auto run = [&](size_t n, const std::function<void(size_t)>& item) {
+    if (pool) {
+      pool->parallel_for(n, [&](size_t i, size_t) { item(i); });
+    } else {
+      for (size_t i = 0; i < n; ++i) item(i);
+    }
+  };
+  for (size_t k = 0; k < layout_.size(); ++k) {
+    const Output& output = layout_[k];
+    const auto channels = static_cast<int64_t>(output.channels.size());
+    const std::byte* in = staged() ? memory.staging[k] : memory.outputs[k];
+    std::byte* out = memory.outputs[k];
+    if (!staged() && options_.channels_last) {  // direct: normalise in place, as placed
+      std::vector<float> mean, inv_std;
+      for (const Channel& c : output.channels) {
+        mean.push_back(c.decode.mean), inv_std.push_back(c.decode.inv_std);
+      }
+      run(static_cast<size_t>(batch), [&](size_t slot) {
+        auto* values =
+            reinterpret_cast<float*>(out) + static_cast<int64_t>(slot) * plane * channels;
+        normalize_cast(values, reinterpret_cast<std::byte*>(values), out_type,
+                       ChannelLayout{plane, channels, 1}, mean.data(), inv_std.data(), channels);
+      });
+      continue;
+    }
+    if (!options_.channels_last) {
+      // One plane per item: decode, normalise and cast it into its place (in place when direct).
+      run(static_cast<size_t>(batch * channels), [&](size_t i) {
+        const int64_t slot = static_cast<int64_t>(i) / channels;
+        const int64_t ci = static_cast<int64_t>(i) % channels;
+        const Channel& c = output.channels[static_cast<size_t>(ci)];
+        const std::byte* slot_in = in + slot * output.slot_bytes;
+        std::byte* dst = out + (slot * channels + ci) * plane * osize;
+        if (c.computed >= 0) {
+          place_computed(c, slot_time(slot_in), 0, plane, dst, 1, out_type);
+          return;
+        }
+        if (c.mask_of >= 0) {
+          thread_local std::vector<float> values;
+          values.resize(static_cast<size_t>(plane));
+          decode_run(slot_in + c.plane_offset, plane, c.decode,
+                     reinterpret_cast<std::byte*>(values.data()), 1, kFloat32);
+          for (float& v : values) v = std::isnan(v) ? 1.0f : 0.0f;
+          decode_run(reinterpret_cast<const std::byte*>(values.data()), plane, ChannelDecode{}, dst,
+                     1, out_type);
+          return;
+        }
+        decode_run(slot_in + c.plane_offset, plane, c.decode, dst, 1, out_type);
+        if (options_.nan == WindowOptions::NanPolicy::kError) {
+          thread_local std::vector<float> values;
+          values.resize(static_cast<size_t>(plane));
+          ChannelDecode plain = c.decode;
+          plain.mean = 0, plain.inv_std = 1;
+          decode_run(slot_in + c.plane_offset, plane, plain,
+                     reinterpret_cast<std::byte*>(values.data()), 1, kFloat32);
+          check_no_nan(c, slot_time(slot_in), values.data(), plane);
+        }
+      });
+      continue;
+    }
+    // Channels-last: tiles of pixels; each group of 8 channels is decoded, normalised and
+    // made float32 into a small contiguous tile (SIMD-friendly), then interleaved with the cast
+    // into a cache-resident bounce buffer holding the tile's pixels × channels, which is then
+    // streamed out (non-temporal stores): the batch is written once, front to back, without
+    // reading its lines first.
+    constexpr int64_t kBounceBytes = 64 << 10;
+    const int64_t pixels = std::clamp<int64_t>(kBounceBytes / (channels * osize), 16, 1024);
+    constexpr int64_t kTilesPerItem = 8;
+    const int64_t tiles = (plane + pixels - 1) / pixels;
+    const int64_t items_per_slot = (tiles + kTilesPerItem - 1) / kTilesPerItem;
+    run(static_cast<size_t>(batch * items_per_slot), [&](size_t i) {
+      const int64_t slot = static_cast<int64_t>(i) / items_per_slot;
+      const int64_t first_tile = (static_cast<int64_t>(i) % items_per_slot) * kTilesPerItem;
+      const std::byte* slot_in = in + slot * output.slot_bytes;
+      std::byte* slot_out = out + slot * plane * channels * osize;
+      thread_local std::vector<float> tile;
+      thread_local std::vector<std::byte> bounce;
+      tile.resize(static_cast<size_t>(kInterleaveGroup * pixels));
+      bounce.resize(static_cast<size_t>(pixels * channels * osize));
+      auto* tile_bytes = reinterpret_cast<std::byte*>(tile.data());
+      for (int64_t tl = first_tile; tl < std::min(tiles, first_tile + kTilesPerItem); ++tl) {
+        const int64_t p0 = tl * pixels, n = std::min(pixels, plane - p0);
+        for (int64_t c0 = 0; c0 < channels; c0 += kInterleaveGroup) {
+          const int64_t group = std::min(kInterleaveGroup, channels - c0);
+          for (int64_t j = 0; j < group; ++j) {
+            const Channel& c = output.channels[static_cast<size_t>(c0 + j)];
+            std::byte* row = tile_bytes + j * pixels * 4;
+            if (c.computed >= 0) {
+              place_computed(c, slot_time(slot_in), p0, n, row, 1, kFloat32);
+            } else if (c.mask_of >= 0) {
+              decode_run(slot_in + c.plane_offset + p0 * c.decode.stored.size, n, c.decode, row, 1,
+                         kFloat32);
+              auto* values = reinterpret_cast<float*>(row);
+              for (int64_t k = 0; k < n; ++k) values[k] = std::isnan(values[k]) ? 1.0f : 0.0f;
+            } else {
+              ChannelDecode decode = c.decode;
+              if (options_.nan == WindowOptions::NanPolicy::kError) {
+                decode.mean = 0, decode.inv_std = 1;  // check the values, then normalise
+              }
+              decode_run(slot_in + c.plane_offset + p0 * c.decode.stored.size, n, decode, row, 1,
+                         kFloat32);
+              if (options_.nan == WindowOptions::NanPolicy::kError) {
+                auto* values = reinterpret_cast<float*>(row);
+                check_no_nan(c, slot_time(slot_in), values, n);
+                for (int64_t k = 0; k < n; ++k) {
+                  values[k] = (values[k] - c.decode.mean) * c.decode.inv_std;
+                }
+              }
+            }
+          }
+          interleave_channels(tile.data(), pixels, group, n, bounce.data() + c0 * osize, channels,
+                              out_type);
+        }
+        stream_out(slot_out + p0 * channels * osize, bounce.data(),
+                   static_cast<size_t>(n * channels * osize));
+      }
+    });
+  }
+}
+
+}  // namespace chute
