@@ -108,10 +108,10 @@ void run(const CLI::App& command, MakeOptions& o) {
                        bench::shell_quote(o.out) + " --format " +
                        std::to_string(o.common.zarr_format) + " --seed " +
                        std::to_string(o.common.seed);
-    if (o.times >= 0) line += " --times " + std::to_string(o.times);
-    if (o.levels >= 0) line += " --levels " + std::to_string(o.levels);
-    if (o.lat >= 0) line += " --lat " + std::to_string(o.lat);
-    if (o.lon >= 0) line += " --lon " + std::to_string(o.lon);
+    if (o.times) line += " --times " + std::to_string(*o.times);
+    if (o.levels) line += " --levels " + std::to_string(*o.levels);
+    if (o.lat) line += " --lat " + std::to_string(*o.lat);
+    if (o.lon) line += " --lon " + std::to_string(*o.lon);
     prepare_output(o);
     const int status = std::system(line.c_str());
     if (status == -1 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
