@@ -88,11 +88,15 @@ class ChuteIterableDataset(torch.utils.data.IterableDataset):
         return len(self._get_loader())
 
     def state_dict(self) -> dict[str, int]:
-        """{"seed", "epoch", "next_batch"}: where the next pass starts (or the running one is)."""
+        """{"seed", "epoch", "next_batch"}: where the next pass starts (or the running one is),
+        with the loader's "batch_size", "world_size" and "dataset" fingerprint."""
         if self._running is not None:
             return self._get_loader().state_dict()
-        seed = int(self._options.get("seed", 0))
-        return {"seed": seed, "epoch": self._epoch, "next_batch": self._start_batch}
+        # The loader's state carries what it was taken from (batch size, world size, dataset);
+        # the position is this adapter's own until a pass runs.
+        state = dict(self._get_loader().state_dict())
+        state.update(epoch=self._epoch, next_batch=self._start_batch)
+        return state
 
     def load_state_dict(self, state: Mapping[str, int]) -> None:
         """Makes the next pass resume exactly at `state` (from state_dict() or Loader)."""
@@ -103,6 +107,12 @@ class ChuteIterableDataset(torch.utils.data.IterableDataset):
                 f"saved state has seed {seed}, this dataset's loader seed "
                 f"{loader.state_dict()['seed']}"
             )
+        current = loader.state_dict()
+        for key in ("batch_size", "world_size", "dataset"):
+            if key in state and int(state[key]) != current[key]:
+                raise _chute.InvalidArgumentError(
+                    f"saved state has {key} {state[key]}, this dataset's loader {current[key]}"
+                )
         if not 0 <= batch <= len(loader):
             raise _chute.InvalidArgumentError(
                 f"saved state's next batch {batch} outside [0, {len(loader)}]"

@@ -25,8 +25,8 @@ SMALL = {
     ("make-dataset", "packed"): ["--samples", "32", "--lat", "8", "--lon", "16",
                                  "--input-channels", "8", "--target-channels", "2",
                                  "--chunk-channels", "4"],
-    ("make-dataset", "variables"): ["--times", "8", "--lat", "5", "--lon", "8"],
-    ("make-dataset", "volume"): ["--size", "16", "--chunk", "8"],
+    ("make-dataset", "variables"): ["--times", "24", "--lat", "5", "--lon", "8"],
+    ("make-dataset", "volume"): ["--size", "64", "--chunk", "32", "--npy"],
     ("bench",): ["--batches", "2", "--warmup", "1", "--trials", "1", "--batch-size", "4",
                  "--peer-seconds", "5", "--threads", "2", "-q"],
 }  # fmt: skip
