@@ -5,12 +5,9 @@
 #include <cstring>
 #include <limits>
 
+#include "chute/array/strided_copy.h"
 #include "chute/pipeline/transforms.h"
 #include "chute/util/error.h"
-
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
 
 namespace chute {
 
@@ -295,27 +292,8 @@ void interleave_channels(const float* tile, int64_t tile_stride, int64_t group, 
 }
 
 void stream_out(std::byte* dst, const std::byte* src, size_t n) {
-#if defined(__SSE2__)
-  // Non-temporal stores: the batch is much larger than the cache, so reading its lines in
-  // before overwriting them (and evicting them again) only costs bandwidth.
-  const size_t head = std::min(n, (16 - reinterpret_cast<uintptr_t>(dst) % 16) % 16);
-  std::memcpy(dst, src, head);
-  size_t i = head;
-  for (; i + 64 <= n; i += 64) {
-    const auto* from = reinterpret_cast<const __m128i*>(src + i);
-    auto* to = reinterpret_cast<__m128i*>(dst + i);
-    const __m128i a = _mm_loadu_si128(from), b = _mm_loadu_si128(from + 1);
-    const __m128i c = _mm_loadu_si128(from + 2), d = _mm_loadu_si128(from + 3);
-    _mm_stream_si128(to, a);
-    _mm_stream_si128(to + 1, b);
-    _mm_stream_si128(to + 2, c);
-    _mm_stream_si128(to + 3, d);
-  }
-  std::memcpy(dst + i, src + i, n - i);
-  _mm_sfence();
-#else
-  std::memcpy(dst, src, n);
-#endif
+  stream_bytes(dst, src, n);
+  stream_fence();
 }
 
 }  // namespace chute

@@ -12,7 +12,8 @@
 namespace chute {
 
 SingleFileStore::SingleFileStore(std::string path) : path_(std::move(path)) {
-  fd_ = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
+  // Without blocking: opening a FIFO for reading would wait for a writer forever.
+  fd_ = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
   if (fd_ < 0) fail_errno(errno, "open", path_);
   struct stat st;
   if (::fstat(fd_, &st) != 0) {
@@ -23,6 +24,11 @@ SingleFileStore::SingleFileStore(std::string path) : path_(std::move(path)) {
   if (S_ISDIR(st.st_mode)) {
     ::close(fd_);
     fail(ErrorCode::kInvalidArgument, "'{}' is a folder, expected a file", path_);
+  }
+  if (!S_ISREG(st.st_mode)) {
+    ::close(fd_);
+    fail(ErrorCode::kIoError, "'{}' is {}, expected a regular file", path_,
+         S_ISFIFO(st.st_mode) ? "a FIFO (named pipe)" : "a socket or device");
   }
   size_ = static_cast<uint64_t>(st.st_size);
 }
