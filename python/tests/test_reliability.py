@@ -174,12 +174,18 @@ def test_fifo_at_a_key_is_an_error_not_a_hang(dataset, key):
     assert "is a FIFO" in result.stdout and key in result.stdout
 
 
-@pytest.mark.parametrize("name", ["x.npy", "v.h5/Nbody"])
-def test_fifo_at_a_single_file_source_is_an_error_not_a_hang(tmp_path, name):
-    os.mkfifo(tmp_path / name.split("/")[0])
-    result = run_python(OPEN_AND_READ, str(tmp_path / name))  # before: blocked in open()
+def test_fifo_at_an_npy_path_is_an_error_not_a_hang(tmp_path):
+    os.mkfifo(tmp_path / "x.npy")
+    result = run_python(OPEN_AND_READ, str(tmp_path / "x.npy"))  # before: blocked in open()
     assert "ERROR StorageError" in result.stdout, result.stdout + result.stderr
     assert "is a FIFO" in result.stdout
+
+
+def test_fifo_at_an_hdf5_path_is_an_error_not_a_hang(tmp_path):
+    # A FIFO is not recognised as an HDF5 file, so the path is not a dataset of one.
+    os.mkfifo(tmp_path / "v.h5")
+    result = run_python(OPEN_AND_READ, str(tmp_path / "v.h5/Nbody"))
+    assert "ERROR NotFoundError" in result.stdout, result.stdout + result.stderr
 
 
 def test_fifo_inside_a_group_is_not_opened(tmp_path, dataset):
