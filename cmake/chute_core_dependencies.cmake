@@ -1,7 +1,7 @@
 # What chute_core needs from the system. Included by the build (CMakeLists.txt) and by the
 # installed package (chuteConfig.cmake), so a dependency added here is found in both places.
 # Adding a PRIVATE dependency to chute_core: find it here, then name it in CHUTE_CORE_PRIVATE_LIBS,
-# e.g. `chute_find_dependency(HDF5 COMPONENTS C)` and `HDF5::HDF5`. A wheel picks it up too
+# e.g. `chute_find_dependency(Foo)` (or pkg_check_modules) and `Foo::Foo`. A wheel picks it up too
 # (auditwheel copies the shared library in).
 include(CMakeFindDependencyMacro)
 
@@ -20,7 +20,6 @@ chute_find_dependency(ZLIB)
 chute_find_dependency(nlohmann_json 3.10)
 chute_find_dependency(fmt)
 chute_find_dependency(PkgConfig)
-chute_find_dependency(HDF5 COMPONENTS C)  # the HDF5 source reads metadata with libhdf5
 # A static chute_core carries its private dependencies into whoever links it, so the installed
 # package recreates these imported targets too.
 if(NOT TARGET PkgConfig::BLOSC)
@@ -29,9 +28,14 @@ endif()
 if(NOT TARGET PkgConfig::ZSTD)
   pkg_check_modules(ZSTD REQUIRED IMPORTED_TARGET libzstd)
 endif()
+# libhdf5 (the HDF5 source reads metadata with it) through pkg-config, not FindHDF5: FindHDF5
+# try-compiles C, which a C++-only project that finds chute has not enabled.
+if(NOT TARGET PkgConfig::HDF5)
+  pkg_check_modules(HDF5 REQUIRED IMPORTED_TARGET hdf5)
+endif()
 if(NOT TARGET PkgConfig::LZ4)
   pkg_check_modules(LZ4 REQUIRED IMPORTED_TARGET liblz4)
 endif()
 
 set(CHUTE_CORE_PUBLIC_LIBS nlohmann_json::nlohmann_json fmt::fmt Threads::Threads)
-set(CHUTE_CORE_PRIVATE_LIBS PkgConfig::BLOSC PkgConfig::ZSTD PkgConfig::LZ4 ZLIB::ZLIB hdf5::hdf5)
+set(CHUTE_CORE_PRIVATE_LIBS PkgConfig::BLOSC PkgConfig::ZSTD PkgConfig::LZ4 ZLIB::ZLIB PkgConfig::HDF5)
