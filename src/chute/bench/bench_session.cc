@@ -227,42 +227,33 @@ json run_bench(const BenchOptions& o, const std::function<void(const std::string
   // The peers read the same batches (warm-up ones included) with the same thread count.
   if (!o.peers.empty()) {
     json peers;
-    if (data.workload == "volume") {
+    if (data.workload == "volume" || data.workload == "packed") {
       PeerSpec spec;
       spec.peers = o.peers;
-      spec.batches = io.batch_indices;
-      spec.crops = crops_of_batches(*data.crops, io.batch_indices, o.seed, batches_per_epoch);
-      spec.volume = data.volume;
-      spec.warmup = std::max(1, o.warmup);
-      spec.trials = o.trials;
-      spec.threads = threads;
-      spec.batch_size = o.batch_size;
-      spec.max_seconds_per_peer = o.peer_seconds;
-      log(fmt::format("peers: {} reading the same {} batches of crops...", fmt::join(o.peers, ", "),
-                      spec.batches.size()));
-      peers = run_peers(spec);
-      add_ratios(peers, io.samples_per_s.mean);
-    } else if (data.workload == "packed") {
-      PeerSpec spec;
-      spec.peers = o.peers;
-      spec.arrays = data.packed_arrays;
       spec.batches = io.batch_indices;
       spec.warmup = std::max(1, o.warmup);
       spec.trials = o.trials;
       spec.threads = threads;
       spec.batch_size = o.batch_size;
       spec.max_seconds_per_peer = o.peer_seconds;
-      log(fmt::format("peers: {} reading the same {} batches...", fmt::join(o.peers, ", "),
-                      spec.batches.size()));
+      const bool volume = data.workload == "volume";
+      if (volume) {
+        spec.crops = crops_of_batches(*data.crops, io.batch_indices, o.seed, batches_per_epoch);
+        spec.volume = data.volume;
+      } else {
+        spec.arrays = data.packed_arrays;
+      }
+      log(fmt::format("peers: {} reading the same {} batches{}...", fmt::join(o.peers, ", "),
+                      spec.batches.size(), volume ? " of crops" : ""));
       peers = run_peers(spec);
       add_ratios(peers, io.samples_per_s.mean);
     } else {
       peers = json::array();
       for (const std::string& name : o.peers) {
-        peers.push_back(
-            {{"name", name},
-             {"status", "skipped"},
-             {"note", "the peers read packed datasets only (workload is " + data.workload + ")"}});
+        peers.push_back({{"name", name},
+                         {"status", "skipped"},
+                         {"note", "the peers read packed and volume datasets only (workload is " +
+                                      data.workload + ")"}});
       }
     }
     for (const json& peer : peers) {

@@ -61,8 +61,9 @@ std::vector<RankMetric> metrics_of(const json& report, double launch_s) {
 
 /// Opens the dataset on every rank and agrees on the outcome before anything long starts.
 void check_dataset_opens(Comm& comm, const bench::BenchOptions& o) {
-  run_on_all_ranks(comm, "opening the dataset",
-                   [&] { (void)bench::open_bench_dataset(o.dataset, o.arrays, o.volume, o.windows); });
+  run_on_all_ranks(comm, "opening the dataset", [&] {
+    (void)bench::open_bench_dataset(o.dataset, o.arrays, o.volume, o.windows);
+  });
 }
 
 json run_ranks_side_by_side(Comm& comm, bench::BenchOptions options, const BenchLog& log,
