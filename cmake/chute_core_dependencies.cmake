@@ -21,21 +21,17 @@ chute_find_dependency(nlohmann_json 3.10)
 chute_find_dependency(fmt)
 chute_find_dependency(PkgConfig)
 # A static chute_core carries its private dependencies into whoever links it, so the installed
-# package recreates these imported targets too.
-if(NOT TARGET PkgConfig::BLOSC)
-  pkg_check_modules(BLOSC REQUIRED IMPORTED_TARGET blosc)
-endif()
-if(NOT TARGET PkgConfig::ZSTD)
-  pkg_check_modules(ZSTD REQUIRED IMPORTED_TARGET libzstd)
-endif()
-# libhdf5 (the HDF5 source reads metadata with it) through pkg-config, not FindHDF5: FindHDF5
-# try-compiles C, which a C++-only project that finds chute has not enabled.
-if(NOT TARGET PkgConfig::HDF5)
-  pkg_check_modules(HDF5 REQUIRED IMPORTED_TARGET hdf5)
-endif()
-if(NOT TARGET PkgConfig::LZ4)
-  pkg_check_modules(LZ4 REQUIRED IMPORTED_TARGET liblz4)
-endif()
+# package recreates these imported targets too. libhdf5 (the HDF5 source reads metadata with it)
+# comes through pkg-config, not FindHDF5: FindHDF5 try-compiles C, which a C++-only project
+# that finds chute has not enabled.
+foreach(module BLOSC:blosc ZSTD:libzstd LZ4:liblz4 HDF5:hdf5)
+  string(REPLACE ":" ";" module ${module})
+  list(GET module 0 prefix)
+  list(GET module 1 package)
+  if(NOT TARGET PkgConfig::${prefix})
+    pkg_check_modules(${prefix} REQUIRED IMPORTED_TARGET ${package})
+  endif()
+endforeach()
 
 set(CHUTE_CORE_PUBLIC_LIBS nlohmann_json::nlohmann_json fmt::fmt Threads::Threads)
 set(CHUTE_CORE_PRIVATE_LIBS PkgConfig::BLOSC PkgConfig::ZSTD PkgConfig::LZ4 ZLIB::ZLIB PkgConfig::HDF5)
