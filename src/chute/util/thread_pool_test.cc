@@ -4,6 +4,7 @@
 #include <sched.h>
 
 #include <atomic>
+#include <chrono>
 #include <numeric>
 #include <set>
 #include <thread>
@@ -35,6 +36,9 @@ TEST(ThreadPool, FirstErrorIsRethrownAndStopsTheRest) {
     pool.parallel_for(10000, [&](size_t i, size_t) {
       ran++;
       if (i == 3) fail(ErrorCode::kCorruptData, "bad chunk {}", i);
+      // Items take a little time, as chunks do: on a loaded machine the other worker must not
+      // finish all 10,000 before the error has stopped the loop.
+      std::this_thread::sleep_for(std::chrono::microseconds(20));
     });
     FAIL() << "expected an error";
   } catch (const Error& e) {
