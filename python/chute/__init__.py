@@ -11,7 +11,8 @@ Errors are chute.Error subclasses that also derive from the built-in exception t
     InvalidArgumentError, InvalidMetadataError, UnsupportedError, CorruptDataError -> ValueError
     NotFoundError -> FileNotFoundError, PermissionDeniedError -> PermissionError,
     StorageError -> OSError, OutOfRangeError -> IndexError, InternalError -> RuntimeError,
-    ReadTimeoutError -> TimeoutError, CancelledError -> chute.Error only.
+    ReadTimeoutError -> TimeoutError, StoreUnavailableError -> ConnectionError,
+    CancelledError -> chute.Error only.
 """
 
 from importlib import metadata as _metadata
@@ -29,6 +30,7 @@ from ._chute import (
     OutOfRangeError,
     PermissionDeniedError,
     StorageError,
+    StoreUnavailableError,
     UnsupportedError,
     get_threads,
     set_threads,
@@ -66,6 +68,7 @@ __all__ = [
     "OutOfRangeError",
     "PermissionDeniedError",
     "StorageError",
+    "StoreUnavailableError",
     "UnsupportedError",
     "apply_cube_symmetry",
     "crops",

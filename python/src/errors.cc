@@ -23,7 +23,7 @@ struct ErrorClass {
 };
 
 // The one table: error code -> Python class name and its built-in base. Indexed by ErrorCode.
-std::array<ErrorClass, 11> error_table() {
+std::array<ErrorClass, 12> error_table() {
   return {{
       {ErrorCode::kInvalidArgument, "InvalidArgumentError", PyExc_ValueError,
        "A bad request or option from the caller."},
@@ -45,12 +45,14 @@ std::array<ErrorClass, 11> error_table() {
       {ErrorCode::kInternal, "InternalError", PyExc_RuntimeError, "A bug in chute."},
       {ErrorCode::kTimeout, "ReadTimeoutError", PyExc_TimeoutError,
        "No batch within the Loader's timeout (a read stuck on storage)."},
+      {ErrorCode::kUnavailable, "StoreUnavailableError", PyExc_ConnectionError,
+       "A store still failing after its retries (HTTP 5xx or 429, a reset or stalled stream)."},
   }};
 }
 
 // Owned by the module for the life of the process (exception classes are never unloaded).
 PyObject* g_base_class = nullptr;
-std::array<PyObject*, 11> g_classes{};
+std::array<PyObject*, 12> g_classes{};
 
 PyObject* new_class(const char* name, PyObject* bases, const char* doc) {
   std::string qualified = std::string("chute.") + name;

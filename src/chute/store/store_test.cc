@@ -104,6 +104,48 @@ TEST_P(StoreConformance, ListsDirectChildren) {
   EXPECT_TRUE(store->list("nope").empty());
 }
 
+TEST_P(StoreConformance, BatchedRequestsServeEveryKindOfRange) {
+  StorePtr store = GetParam()();
+  ByteBuffer whole, suffix, longer_suffix, tail, missing;
+  std::byte exact[5];
+  std::vector<ReadRequest> requests = {
+      {"a", ByteRange::whole(), {}, &whole},
+      {"a", ByteRange::at(6, 5), exact, nullptr},
+      {"a", ByteRange::last(3), {}, &suffix},
+      {"dir/b", ByteRange::last(10), {}, &longer_suffix},
+      {"a", ByteRange{2, std::nullopt, false}, {}, &tail},
+      {"nope", ByteRange::whole(), {}, &missing},
+  };
+  std::vector<ReadOutcome> outcomes = store->read_all(requests);
+  ASSERT_EQ(outcomes.size(), requests.size());
+  for (size_t i = 0; i + 1 < outcomes.size(); ++i) {
+    ASSERT_TRUE(check_outcome(outcomes[i])) << "request " << i;
+  }
+  EXPECT_EQ(as_string(whole), "hello world");
+  EXPECT_EQ(std::memcmp(exact, "world", 5), 0);
+  EXPECT_EQ(as_string(suffix), "rld");
+  EXPECT_EQ(as_string(longer_suffix), "xyz");
+  EXPECT_EQ(as_string(tail), "llo world");
+  EXPECT_EQ(outcomes[4].nbytes, 9u);
+  EXPECT_EQ(outcomes.back().status, ReadStatus::kMissing);
+  EXPECT_FALSE(check_outcome(outcomes.back()));
+}
+
+TEST_P(StoreConformance, BatchedRangePastTheEndFailsWithoutThrowing) {
+  StorePtr store = GetParam()();
+  std::byte out[8];
+  std::vector<ReadRequest> requests = {{"a", ByteRange::at(6, 8), out, nullptr}};
+  std::vector<ReadOutcome> outcomes = store->read_all(requests);
+  ASSERT_EQ(outcomes[0].status, ReadStatus::kFailed);
+  try {
+    check_outcome(outcomes[0]);
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kCorruptData);
+    EXPECT_FALSE(is_transient(e.code()));
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(AllStores, StoreConformance,
                          ::testing::Values(make_memory_store, make_file_store,
                                            make_counting_store));

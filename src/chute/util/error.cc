@@ -29,8 +29,14 @@ const char* error_code_name(ErrorCode code) {
       return "internal error";
     case ErrorCode::kTimeout:
       return "timeout";
+    case ErrorCode::kUnavailable:
+      return "unavailable";
   }
   return "error";
+}
+
+bool is_transient(ErrorCode code) {
+  return code == ErrorCode::kUnavailable || code == ErrorCode::kTimeout;
 }
 
 void fail_errno(int err, const std::string& operation, const std::string& path) {

@@ -23,9 +23,14 @@ enum class ErrorCode {
   kCancelled,         // the pipeline was stopped
   kInternal,          // a bug in chute
   kTimeout,           // waited longer than the caller's timeout (TimeoutError)
+  kUnavailable,       // a store failing for now: 5xx, 429, reset, stalled (still so after retries)
 };
 
 const char* error_code_name(ErrorCode code);
+
+/// Whether a failure with this code may succeed when retried (kUnavailable, kTimeout); the
+/// others (missing, denied, corrupt, bad request) fail the same way every time.
+bool is_transient(ErrorCode code);
 
 class Error : public std::runtime_error {
  public:
