@@ -27,7 +27,8 @@ int main(int argc, char** argv) {
   app.add_option("--http-stall-timeout", http.stall_timeout_s,
                  "seconds a transfer may stall before it is retried")
       ->group("HTTP (URL datasets)");
-  app.add_option("--http-retries", http.max_retries, "retries of a failed request (timeouts, "
+  app.add_option("--http-retries", http.max_retries,
+                 "retries of a failed request (timeouts, "
                  "resets, 429, 5xx)")
       ->group("HTTP (URL datasets)");
   app.add_option("--http-max-in-flight", http.max_in_flight,

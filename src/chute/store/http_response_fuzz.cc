@@ -19,10 +19,18 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::memcpy(&word, data + 1, 8);
   ByteRange asked;
   switch (data[0] % 4) {
-    case 0: asked = ByteRange::whole(); break;
-    case 1: asked = ByteRange::at(word >> 40, (word & 0xffff) + 1); break;
-    case 2: asked = ByteRange::last((word & 0xffff) + 1); break;
-    default: asked = ByteRange{word >> 40, std::nullopt, false}; break;
+    case 0:
+      asked = ByteRange::whole();
+      break;
+    case 1:
+      asked = ByteRange::at(word >> 40, (word & 0xffff) + 1);
+      break;
+    case 2:
+      asked = ByteRange::last((word & 0xffff) + 1);
+      break;
+    default:
+      asked = ByteRange{word >> 40, std::nullopt, false};
+      break;
   }
   const std::string_view text(reinterpret_cast<const char*>(data + 9), size - 9);
   long status = 0;

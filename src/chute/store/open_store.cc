@@ -35,8 +35,9 @@ std::optional<std::string> url_scheme(std::string_view location) {
   std::string scheme;
   for (char c : location.substr(0, sep)) {
     const char lower = c >= 'A' && c <= 'Z' ? char(c + 32) : c;
-    const bool ok = (lower >= 'a' && lower <= 'z') ||
-                    (!scheme.empty() && ((c >= '0' && c <= '9') || c == '+' || c == '-' || c == '.'));
+    const bool ok =
+        (lower >= 'a' && lower <= 'z') ||
+        (!scheme.empty() && ((c >= '0' && c <= '9') || c == '+' || c == '-' || c == '.'));
     if (!ok) return std::nullopt;
     scheme += lower;
   }

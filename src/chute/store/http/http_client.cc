@@ -93,14 +93,14 @@ bool accept_response(Transfer* t) {
   }
   if (!t->to_sink()) return true;
   if (t->original.method != "HEAD") {
-    t->mismatch = check_range_response(t->original.range, t->status, t->content_range,
-                                       t->content_length);
+    t->mismatch =
+        check_range_response(t->original.range, t->status, t->content_range, t->content_length);
     if (!t->mismatch.empty()) return false;
   }
   const BodySink& sink = t->sink;
   if (!sink.into.empty() && t->content_length && *t->content_length != sink.into.size()) {
-    t->mismatch = "expected " + std::to_string(sink.into.size()) +
-                  " bytes, Content-Length says " + std::to_string(*t->content_length);
+    t->mismatch = "expected " + std::to_string(sink.into.size()) + " bytes, Content-Length says " +
+                  std::to_string(*t->content_length);
     return false;
   }
   if (sink.buffer) sink.buffer->resize(t->content_length ? size_t(*t->content_length) : 0);
@@ -198,7 +198,8 @@ class CurlClient final : public HttpClient {
       }
     }
     if (transfer) {
-      finish_with(*transfer, make_error(ErrorCode::kCancelled, *transfer, "the HTTP client is shut down"));
+      finish_with(*transfer,
+                  make_error(ErrorCode::kCancelled, *transfer, "the HTTP client is shut down"));
       return;
     }
     curl_multi_wakeup(multi_);
@@ -339,8 +340,8 @@ class CurlClient final : public HttpClient {
         finish_with(*t, make_error(e.code(), *t, std::string("signing failed: ") + e.what()));
         return;
       } catch (const std::exception& e) {
-        finish_with(*t, make_error(ErrorCode::kInternal, *t,
-                                   std::string("signing failed: ") + e.what()));
+        finish_with(
+            *t, make_error(ErrorCode::kInternal, *t, std::string("signing failed: ") + e.what()));
         return;
       }
     }
@@ -361,7 +362,8 @@ class CurlClient final : public HttpClient {
     curl_easy_setopt(easy, CURLOPT_MAXREDIRS, 5L);
     curl_easy_setopt(easy, CURLOPT_CONNECTTIMEOUT_MS, long(opts.connect_timeout_s * 1000));
     curl_easy_setopt(easy, CURLOPT_TIMEOUT_MS, long(opts.request_timeout_s * 1000));
-    curl_easy_setopt(easy, CURLOPT_LOW_SPEED_LIMIT, long(std::max<int64_t>(1, opts.stall_min_bytes_per_s)));
+    curl_easy_setopt(easy, CURLOPT_LOW_SPEED_LIMIT,
+                     long(std::max<int64_t>(1, opts.stall_min_bytes_per_s)));
     curl_easy_setopt(easy, CURLOPT_LOW_SPEED_TIME,
                      long(std::max(1.0, std::ceil(opts.stall_timeout_s))));
     curl_easy_setopt(easy, CURLOPT_SSL_VERIFYPEER, opts.verify_tls ? 1L : 0L);
@@ -413,8 +415,8 @@ class CurlClient final : public HttpClient {
     }
     if (code != CURLE_OK) {
       if (code == CURLE_WRITE_ERROR && !t->mismatch.empty()) {
-        why = "HTTP " + std::to_string(t->status) + ": response does not match the request: " +
-              t->mismatch;
+        why = "HTTP " + std::to_string(t->status) +
+              ": response does not match the request: " + t->mismatch;
         final_code = ErrorCode::kCorruptData;
       } else {
         why = std::string("curl error ") + std::to_string(int(code)) + " (" +
@@ -429,8 +431,8 @@ class CurlClient final : public HttpClient {
       if (!t->sink.into.empty()) expected = t->sink.into.size();
       if (!head && t->content_length) expected = expected.value_or(*t->content_length);
       if (!head && expected && t->received != *expected) {
-        why = "HTTP " + std::to_string(t->status) + ": short body, " +
-              std::to_string(t->received) + " of " + std::to_string(*expected) + " bytes";
+        why = "HTTP " + std::to_string(t->status) + ": short body, " + std::to_string(t->received) +
+              " of " + std::to_string(*expected) + " bytes";
         retry = true;
         final_code = ErrorCode::kCorruptData;
       } else {
@@ -446,7 +448,7 @@ class CurlClient final : public HttpClient {
       if (retryable) {
         retry = true;
       } else {
-        final_code = status == 404                   ? ErrorCode::kNotFound
+        final_code = status == 404                    ? ErrorCode::kNotFound
                      : status == 401 || status == 403 ? ErrorCode::kPermissionDenied
                                                       : ErrorCode::kInvalidArgument;
         if (!t->body.empty()) why += ": " + t->body.substr(0, 300);
@@ -455,8 +457,8 @@ class CurlClient final : public HttpClient {
       }
     }
     if (retry && t->attempt <= opts.max_retries) {
-      const double wait = backoff_seconds(t->attempt - 1, opts.backoff_base_s, opts.backoff_max_s,
-                                          jitter);
+      const double wait =
+          backoff_seconds(t->attempt - 1, opts.backoff_base_s, opts.backoff_max_s, jitter);
       const auto when = Clock::now() + std::chrono::duration_cast<Clock::duration>(
                                            std::chrono::duration<double>(wait));
       ++queued_;

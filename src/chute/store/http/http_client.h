@@ -33,13 +33,13 @@ struct HttpOptions {
   double request_timeout_s = 300.0;  // one attempt, start to last byte
   double stall_timeout_s = 30.0;     // below stall_min_bytes_per_s for this long: abort (>= 1 s)
   int64_t stall_min_bytes_per_s = 1;
-  int max_retries = 5;  // attempts = max_retries + 1
+  int max_retries = 5;           // attempts = max_retries + 1
   double backoff_base_s = 0.05;  // attempt n waits uniform(0, min(max, base * 2^n))
   double backoff_max_s = 5.0;
-  int max_in_flight = 64;  // transfers running at once, whole process
-  uint64_t coalesce_gap = uint64_t{1} << 20;  // HttpStore: merge ranges this close ...
+  int max_in_flight = 64;                      // transfers running at once, whole process
+  uint64_t coalesce_gap = uint64_t{1} << 20;   // HttpStore: merge ranges this close ...
   uint64_t coalesce_max = uint64_t{16} << 20;  // ... into reads of at most this size
-  uint64_t split_size = uint64_t{16} << 20;  // HttpStore: longer ranges go out as parallel parts
+  uint64_t split_size = uint64_t{16} << 20;    // HttpStore: longer ranges go out as parallel parts
   bool verify_tls = true;
 };
 
@@ -81,11 +81,11 @@ struct BodySink {
 };
 
 struct HttpResult {
-  long status = 0;  // the last attempt's HTTP status; 0 when no response came (transport error)
-  Headers headers;  // the last response's headers (names as sent by the server)
-  uint64_t nbytes = 0;                   // body bytes delivered to the sink
-  std::optional<uint64_t> object_size;   // from Content-Range ".../T" or a 200's Content-Length
-  std::string body;                      // see BodySink
+  long status = 0;      // the last attempt's HTTP status; 0 when no response came (transport error)
+  Headers headers;      // the last response's headers (names as sent by the server)
+  uint64_t nbytes = 0;  // body bytes delivered to the sink
+  std::optional<uint64_t> object_size;  // from Content-Range ".../T" or a 200's Content-Length
+  std::string body;                     // see BodySink
   int attempts = 0;
   /// Set when the request failed for good: kUnavailable (transient failure still there after
   /// the retries; the message names URL, `what`, status or curl error and attempts),

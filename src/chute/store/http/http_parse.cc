@@ -154,9 +154,8 @@ std::string check_range_response(const ByteRange& asked, long status,
   return "";
 }
 
-std::vector<CoalescedRead> coalesce_ranges(
-    const std::vector<std::pair<uint64_t, uint64_t>>& ranges, uint64_t max_gap,
-    uint64_t max_size) {
+std::vector<CoalescedRead> coalesce_ranges(const std::vector<std::pair<uint64_t, uint64_t>>& ranges,
+                                           uint64_t max_gap, uint64_t max_size) {
   std::vector<size_t> order(ranges.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;
   std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {

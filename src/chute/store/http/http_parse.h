@@ -64,9 +64,8 @@ struct CoalescedRead {
 /// neighbours whose gap is <= max_gap join while the merged read stays <= max_size
 /// (a single range longer than max_size stays alone). Overlapping ranges always merge when
 /// the size allows. Returns reads in ascending order; each input index appears exactly once.
-std::vector<CoalescedRead> coalesce_ranges(
-    const std::vector<std::pair<uint64_t, uint64_t>>& ranges, uint64_t max_gap,
-    uint64_t max_size);
+std::vector<CoalescedRead> coalesce_ranges(const std::vector<std::pair<uint64_t, uint64_t>>& ranges,
+                                           uint64_t max_gap, uint64_t max_size);
 
 /// Splits [begin, end) into parts of at most part_size bytes (at least one part).
 std::vector<std::pair<uint64_t, uint64_t>> split_range(uint64_t begin, uint64_t end,

@@ -1,11 +1,12 @@
 // The HTTP client's pure parts: header parsing, Range text, response checks, retry backoff,
 // coalescing and splitting of ranges; plus URL schemes of open_store. No network.
+#include "chute/store/http/http_parse.h"
+
 #include <gtest/gtest.h>
 
 #include <set>
 
 #include "chute/store/http/http_client.h"
-#include "chute/store/http/http_parse.h"
 #include "chute/store/http/http_store.h"
 #include "chute/store/open_store.h"
 #include "chute/util/error.h"
@@ -27,9 +28,9 @@ TEST(HttpParse, ContentRange) {
   ASSERT_TRUE(r);
   EXPECT_FALSE(r->satisfied);
   EXPECT_EQ(r->size, 77u);
-  for (const char* bad : {"", "bytes", "bytes 5-4/10", "bytes 0-10/10", "bytes */*", "bytes 1-2",
-                          "items 0-1/2", "bytes -1-2/3", "bytes 0-99999999999999999999/1",
-                          "bytes 0x1-2/3"}) {
+  for (const char* bad :
+       {"", "bytes", "bytes 5-4/10", "bytes 0-10/10", "bytes */*", "bytes 1-2", "items 0-1/2",
+        "bytes -1-2/3", "bytes 0-99999999999999999999/1", "bytes 0x1-2/3"}) {
     EXPECT_FALSE(parse_content_range(bad)) << bad;
   }
 }
@@ -81,12 +82,9 @@ TEST(HttpParse, ResponseMustMatchTheRangeAsked) {
   EXPECT_EQ(check_range_response(ByteRange::last(160), 206, cr(0, 99, 100), 100), "");
   EXPECT_NE(check_range_response(ByteRange::last(16), 206, cr(80, 95, 100), 16), "");
   // Open-ended: up to the end.
-  EXPECT_EQ(check_range_response(ByteRange{90, std::nullopt, false}, 206, cr(90, 99, 100), 10),
-            "");
-  EXPECT_NE(check_range_response(ByteRange{90, std::nullopt, false}, 206, cr(90, 95, 100), 6),
-            "");
-  const std::string reason =
-      check_range_response(ByteRange::at(0, 100), 206, cr(0, 49, 50), 50);
+  EXPECT_EQ(check_range_response(ByteRange{90, std::nullopt, false}, 206, cr(90, 99, 100), 10), "");
+  EXPECT_NE(check_range_response(ByteRange{90, std::nullopt, false}, 206, cr(90, 95, 100), 6), "");
+  const std::string reason = check_range_response(ByteRange::at(0, 100), 206, cr(0, 49, 50), 50);
   EXPECT_NE(reason.find("bytes=0-99"), std::string::npos) << reason;
   EXPECT_NE(reason.find("0-49/50"), std::string::npos) << reason;
 }
@@ -95,7 +93,7 @@ TEST(HttpRetry, StatusesAndFullJitterBackoff) {
   for (long s : {408L, 429L, 500L, 502L, 503L, 504L}) EXPECT_TRUE(is_retryable_status(s)) << s;
   for (long s : {200L, 206L, 400L, 401L, 403L, 404L, 416L}) EXPECT_FALSE(is_retryable_status(s));
   EXPECT_DOUBLE_EQ(backoff_seconds(0, 0.1, 5, 0.999999), 0.1 * 0.999999);
-  EXPECT_DOUBLE_EQ(backoff_seconds(3, 0.1, 5, 0.5), 0.4);  // 0.5 * 0.1 * 2^3
+  EXPECT_DOUBLE_EQ(backoff_seconds(3, 0.1, 5, 0.5), 0.4);   // 0.5 * 0.1 * 2^3
   EXPECT_DOUBLE_EQ(backoff_seconds(20, 0.1, 5, 0.5), 2.5);  // capped at max
   EXPECT_DOUBLE_EQ(backoff_seconds(1000, 0.1, 5, 1.0), 5.0);
   EXPECT_DOUBLE_EQ(backoff_seconds(2, 0.1, 5, 0.0), 0.0);  // full jitter reaches zero
@@ -164,7 +162,8 @@ TEST(OpenStore, SchemesAndUrls) {
   EXPECT_FALSE(url_scheme("C://x"));
   EXPECT_EQ(url_root("https://example.org/a/b.zarr"), "https://example.org");
   EXPECT_EQ(url_root("/data/a"), "");
-  EXPECT_EQ(open_store("http://127.0.0.1:9/data.zarr/")->describe(), "http://127.0.0.1:9/data.zarr");
+  EXPECT_EQ(open_store("http://127.0.0.1:9/data.zarr/")->describe(),
+            "http://127.0.0.1:9/data.zarr");
   try {
     open_store("ftp://host/x");
     FAIL() << "ftp:// opened";

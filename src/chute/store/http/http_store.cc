@@ -82,8 +82,8 @@ std::optional<uint64_t> HttpStore::size(std::string_view key) const {
   if (result.status == 405 || result.status == 501) {
     // No HEAD: a one-byte range tells the size through Content-Range.
     ByteBuffer one;
-    result = HttpClient::instance().fetch(make_request(key, ByteRange::at(0, 1)),
-                                          BodySink{{}, &one});
+    result =
+        HttpClient::instance().fetch(make_request(key, ByteRange::at(0, 1)), BodySink{{}, &one});
     if (result.status == 404) return std::nullopt;
   }
   if (!result.ok()) std::rethrow_exception(result.error);
@@ -98,8 +98,7 @@ bool HttpStore::read(std::string_view key, ByteBuffer& out) const {
   return check_outcome(read_all({&request, 1})[0]);
 }
 
-bool HttpStore::read_range(std::string_view key, uint64_t offset,
-                           std::span<std::byte> out) const {
+bool HttpStore::read_range(std::string_view key, uint64_t offset, std::span<std::byte> out) const {
   if (out.empty()) return size(key).has_value();
   ReadRequest request{std::string(key), ByteRange::at(offset, out.size()), out, nullptr};
   return check_outcome(read_all({&request, 1})[0]);
@@ -125,8 +124,8 @@ void HttpStore::submit(std::span<const ReadRequest> requests, const ReadCallback
     const ReadRequest& r = requests[i];
     if (r.into.empty() && r.buffer == nullptr) {
       done(i, {ReadStatus::kFailed, 0,
-               std::make_exception_ptr(Error(ErrorCode::kInternal,
-                                             "'" + r.key + "': a read with nowhere to put it"))});
+               std::make_exception_ptr(
+                   Error(ErrorCode::kInternal, "'" + r.key + "': a read with nowhere to put it"))});
       continue;
     }
     if (r.range.suffix && !r.range.length) {
@@ -139,8 +138,8 @@ void HttpStore::submit(std::span<const ReadRequest> requests, const ReadCallback
     if (!length && !r.range.suffix && !r.into.empty()) length = r.into.size();
     if (!r.range.suffix && length && !r.into.empty() && *length != r.into.size()) {
       done(i, {ReadStatus::kFailed, 0,
-               std::make_exception_ptr(Error(
-                   ErrorCode::kInternal, "'" + r.key + "': a range longer than its buffer"))});
+               std::make_exception_ptr(Error(ErrorCode::kInternal,
+                                             "'" + r.key + "': a range longer than its buffer"))});
       continue;
     }
     if (!r.range.suffix && length && *length == 0) {
@@ -154,7 +153,9 @@ void HttpStore::submit(std::span<const ReadRequest> requests, const ReadCallback
     }
     // Whole, open-ended or suffix: one GET straight into the request's sink.
     client.start(make_request(r.key, r.range), BodySink{r.into, r.buffer},
-                 [i, shared_done](HttpResult result) { (*shared_done)(i, outcome_of(result, result.nbytes)); });
+                 [i, shared_done](HttpResult result) {
+                   (*shared_done)(i, outcome_of(result, result.nbytes));
+                 });
   }
   for (auto& [key, indices] : by_key) {
     std::vector<std::pair<uint64_t, uint64_t>> ranges;
@@ -186,20 +187,25 @@ void HttpStore::submit(std::span<const ReadRequest> requests, const ReadCallback
         auto group = std::make_shared<Group>();
         group->remaining = parts.size();
         for (const auto& [begin, end] : parts) {
-          client.start(make_request(r.key, ByteRange::at(begin, end - begin)),
-                       BodySink{into.subspan(size_t(begin - read.begin), size_t(end - begin)),
-                                nullptr},
-                       [i, length, group, shared_done](HttpResult result) {
-                         const ReadCallback& done = *shared_done;
-                         std::unique_lock lock(group->mutex);
-                         if (result.status == 404) group->missing = true;
-                         else if (!result.ok() && !group->error) group->error = result.error;
-                         if (--group->remaining != 0) return;
-                         lock.unlock();
-                         if (group->error) done(i, {ReadStatus::kFailed, 0, group->error});
-                         else if (group->missing) done(i, {ReadStatus::kMissing, 0, nullptr});
-                         else done(i, {ReadStatus::kOk, length, nullptr});
-                       });
+          client.start(
+              make_request(r.key, ByteRange::at(begin, end - begin)),
+              BodySink{into.subspan(size_t(begin - read.begin), size_t(end - begin)), nullptr},
+              [i, length, group, shared_done](HttpResult result) {
+                const ReadCallback& done = *shared_done;
+                std::unique_lock lock(group->mutex);
+                if (result.status == 404)
+                  group->missing = true;
+                else if (!result.ok() && !group->error)
+                  group->error = result.error;
+                if (--group->remaining != 0) return;
+                lock.unlock();
+                if (group->error)
+                  done(i, {ReadStatus::kFailed, 0, group->error});
+                else if (group->missing)
+                  done(i, {ReadStatus::kMissing, 0, nullptr});
+                else
+                  done(i, {ReadStatus::kOk, length, nullptr});
+              });
         }
         continue;
       }
@@ -208,28 +214,27 @@ void HttpStore::submit(std::span<const ReadRequest> requests, const ReadCallback
       std::vector<size_t> members;
       for (size_t m : read.members) members.push_back(indices[m]);
       const uint64_t base = read.begin;
-      client.start(make_request(key, ByteRange::at(read.begin, read.end - read.begin)),
-                   BodySink{scratch->span(), nullptr},
-                   [scratch, members = std::move(members), base, requests, shared_done](
-                       HttpResult result) {
-                     const ReadCallback& done = *shared_done;
-                     for (size_t i : members) {
-                       const ReadRequest& r = requests[i];
-                       const uint64_t length = r.range.length ? *r.range.length : r.into.size();
-                       if (!result.ok()) {
-                         done(i, outcome_of(result, 0));
-                         continue;
-                       }
-                       std::span<std::byte> into = r.into;
-                       if (into.empty()) {
-                         r.buffer->resize(size_t(length));
-                         into = r.buffer->span();
-                       }
-                       std::memcpy(into.data(), scratch->data() + (r.range.offset - base),
-                                   size_t(length));
-                       done(i, {ReadStatus::kOk, length, nullptr});
-                     }
-                   });
+      client.start(
+          make_request(key, ByteRange::at(read.begin, read.end - read.begin)),
+          BodySink{scratch->span(), nullptr},
+          [scratch, members = std::move(members), base, requests, shared_done](HttpResult result) {
+            const ReadCallback& done = *shared_done;
+            for (size_t i : members) {
+              const ReadRequest& r = requests[i];
+              const uint64_t length = r.range.length ? *r.range.length : r.into.size();
+              if (!result.ok()) {
+                done(i, outcome_of(result, 0));
+                continue;
+              }
+              std::span<std::byte> into = r.into;
+              if (into.empty()) {
+                r.buffer->resize(size_t(length));
+                into = r.buffer->span();
+              }
+              std::memcpy(into.data(), scratch->data() + (r.range.offset - base), size_t(length));
+              done(i, {ReadStatus::kOk, length, nullptr});
+            }
+          });
     }
   }
 }
