@@ -23,8 +23,9 @@ chute_find_dependency(PkgConfig)
 # A static chute_core carries its private dependencies into whoever links it, so the installed
 # package recreates these imported targets too. libhdf5 (the HDF5 source reads metadata with it)
 # comes through pkg-config, not FindHDF5: FindHDF5 try-compiles C, which a C++-only project
-# that finds chute has not enabled.
-foreach(module BLOSC:blosc ZSTD:libzstd LZ4:liblz4 HDF5:hdf5)
+# that finds chute has not enabled. libcurl (Debian's libcurl4-openssl-dev) drives the HTTP
+# client under src/chute/store/http/.
+foreach(module BLOSC:blosc ZSTD:libzstd LZ4:liblz4 HDF5:hdf5 CURL:libcurl)
   string(REPLACE ":" ";" module ${module})
   list(GET module 0 prefix)
   list(GET module 1 package)
@@ -34,7 +35,8 @@ foreach(module BLOSC:blosc ZSTD:libzstd LZ4:liblz4 HDF5:hdf5)
 endforeach()
 
 set(CHUTE_CORE_PUBLIC_LIBS nlohmann_json::nlohmann_json fmt::fmt Threads::Threads)
-set(CHUTE_CORE_PRIVATE_LIBS PkgConfig::BLOSC PkgConfig::ZSTD PkgConfig::LZ4 ZLIB::ZLIB PkgConfig::HDF5)
+set(CHUTE_CORE_PRIVATE_LIBS PkgConfig::BLOSC PkgConfig::ZSTD PkgConfig::LZ4 ZLIB::ZLIB PkgConfig::HDF5
+                            PkgConfig::CURL)
 
 # The object stores (src/chute/store/s3_*.cc, aws_*.cc): libcrypto (OpenSSL, Debian's
 # libssl-dev) computes AWS Signature V4's SHA-256 and HMAC; expat (libexpat1-dev) parses S3's
