@@ -75,8 +75,7 @@ IniSections parse_ini(std::string_view text, std::string_view where) {
     if (indented && !last_key.empty()) {
       // A nested line under "s3 =": "  endpoint_url = ..." becomes "s3.endpoint_url".
       if (equals == std::string_view::npos) {
-        fail(ErrorCode::kInvalidArgument, "{} line {}: expected 'key = value'", where,
-             line_number);
+        fail(ErrorCode::kInvalidArgument, "{} line {}: expected 'key = value'", where, line_number);
       }
       (*section)[last_key + "." + lower(trim(line.substr(0, equals)))] =
           std::string(trim(line.substr(equals + 1)));
@@ -117,8 +116,8 @@ S3Location parse_bucket_url(std::string_view url, std::string_view scheme) {
   const std::string& b = location.bucket;
   bool valid = b.size() >= 3 && b.size() <= 222;  // GCS allows dotted names up to 222
   for (char c : b) {
-    valid = valid && ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' ||
-                      c == '.' || c == '_');
+    valid = valid &&
+            ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '.' || c == '_');
   }
   if (!valid) {
     fail(ErrorCode::kInvalidArgument,
@@ -142,12 +141,11 @@ S3Config resolve_s3_config(std::string_view bucket, const S3Options& options,
   const auto env = [&](std::string_view name) { return non_empty(environment(name)); };
   S3Config config;
 
-  const std::string profile_name =
-      options.profile.value_or(env("AWS_PROFILE").value_or("default"));
+  const std::string profile_name = options.profile.value_or(env("AWS_PROFILE").value_or("default"));
   const bool profile_explicit = options.profile.has_value() || env("AWS_PROFILE").has_value();
   const std::optional<std::string> home = env("HOME");
-  const std::string credentials_path = env("AWS_SHARED_CREDENTIALS_FILE")
-                                           .value_or(home ? *home + "/.aws/credentials" : "");
+  const std::string credentials_path =
+      env("AWS_SHARED_CREDENTIALS_FILE").value_or(home ? *home + "/.aws/credentials" : "");
   const std::string config_path =
       env("AWS_CONFIG_FILE").value_or(home ? *home + "/.aws/config" : "");
   // The profile's values: the credentials file's [NAME], then the config file's
@@ -172,8 +170,10 @@ S3Config resolve_s3_config(std::string_view bucket, const S3Options& options,
     return found->second;
   };
 
-  config.region = options.region.value_or(env("AWS_REGION").value_or(
-      env("AWS_DEFAULT_REGION").value_or(from_profile("region").value_or("us-east-1"))));
+  config.region = options.region.value_or(
+      env("AWS_REGION")
+          .value_or(
+              env("AWS_DEFAULT_REGION").value_or(from_profile("region").value_or("us-east-1"))));
 
   std::optional<std::string> endpoint = options.endpoint_url;
   if (!endpoint) endpoint = env("AWS_ENDPOINT_URL_S3");
@@ -211,9 +211,9 @@ S3Config resolve_s3_config(std::string_view bucket, const S3Options& options,
     return config;
   }
   if (env("AWS_ACCESS_KEY_ID") && env("AWS_SECRET_ACCESS_KEY")) {
-    config.credentials = sigv4::Credentials{*env("AWS_ACCESS_KEY_ID"),
-                                            *env("AWS_SECRET_ACCESS_KEY"),
-                                            env("AWS_SESSION_TOKEN").value_or("")};
+    config.credentials =
+        sigv4::Credentials{*env("AWS_ACCESS_KEY_ID"), *env("AWS_SECRET_ACCESS_KEY"),
+                           env("AWS_SESSION_TOKEN").value_or("")};
     config.credentials_source = "environment (AWS_ACCESS_KEY_ID)";
     return config;
   }

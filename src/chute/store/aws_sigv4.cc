@@ -115,7 +115,8 @@ std::vector<Header> canonical_headers(const std::vector<Header>& headers) {
   for (const auto& [name, value] : headers) {
     std::string key = lower(name);
     std::string trimmed = trim_all(value);
-    auto same = std::find_if(out.begin(), out.end(), [&](const Header& h) { return h.first == key; });
+    auto same =
+        std::find_if(out.begin(), out.end(), [&](const Header& h) { return h.first == key; });
     if (same != out.end()) {
       same->second += ',' + trimmed;  // repeated headers join with commas
     } else {
@@ -137,8 +138,8 @@ std::string signed_header_names(const std::vector<Header>& headers) {
 }
 
 std::string canonical_request(const Request& request) {
-  std::string out = request.method + '\n' + request.canonical_uri + '\n' +
-                    canonical_query(request.query) + '\n';
+  std::string out =
+      request.method + '\n' + request.canonical_uri + '\n' + canonical_query(request.query) + '\n';
   for (const auto& [name, value] : canonical_headers(request.headers)) {
     out += name + ':' + value + '\n';
   }
@@ -186,8 +187,8 @@ std::string authorization(const Request& request, const Credentials& credentials
   const std::string scope = credential_scope(date, region, service);
   const std::string to_sign = string_to_sign(amz_date, scope, canonical_request(request));
   const Digest key = signing_key(credentials.secret_access_key, date, region, service);
-  const Digest signature = hmac_sha256(
-      std::string_view(reinterpret_cast<const char*>(key.data()), key.size()), to_sign);
+  const Digest signature =
+      hmac_sha256(std::string_view(reinterpret_cast<const char*>(key.data()), key.size()), to_sign);
   return fmt::format("AWS4-HMAC-SHA256 Credential={}/{}, SignedHeaders={}, Signature={}",
                      credentials.access_key_id, scope, signed_header_names(request.headers),
                      hex(signature));

@@ -30,15 +30,15 @@ class XmlWalker {
       *error = "out of memory";
       return false;
     }
-    State state{parser, {}, {}, {}, {}, [&](const std::string& path, const std::string& text) {
-                  on_end(path, text);
-                }};
+    State state{
+        parser, {}, {},
+        {},     {}, [&](const std::string& path, const std::string& text) {
+                  on_end(path, text); }};
     XML_SetUserData(parser, &state);
     XML_SetElementHandler(parser, &State::start, &State::end);
     XML_SetCharacterDataHandler(parser, &State::on_text);
     XML_SetStartDoctypeDeclHandler(parser, &State::doctype);
-    const XML_Status status =
-        XML_Parse(parser, xml.data(), static_cast<int>(xml.size()), XML_TRUE);
+    const XML_Status status = XML_Parse(parser, xml.data(), static_cast<int>(xml.size()), XML_TRUE);
     bool ok = status == XML_STATUS_OK && state.failure.empty();
     if (!ok) {
       *error = !state.failure.empty()
@@ -132,12 +132,12 @@ S3ListPage parse_list_objects_v2(std::string_view xml, std::string_view where) {
   if (!ok) fail(ErrorCode::kCorruptData, "{}: listing is not well-formed XML: {}", where, error);
   if (!saw_root) fail(ErrorCode::kCorruptData, "{}: listing has no <ListBucketResult>", where);
   if (!bad_size.empty()) {
-    fail(ErrorCode::kCorruptData, "{}: listing has an object size '{}' that is not a number",
-         where, bad_size.substr(0, 40));
+    fail(ErrorCode::kCorruptData, "{}: listing has an object size '{}' that is not a number", where,
+         bad_size.substr(0, 40));
   }
   if (page.truncated && page.next_continuation_token.empty()) {
-    fail(ErrorCode::kCorruptData,
-         "{}: listing is truncated but carries no <NextContinuationToken>", where);
+    fail(ErrorCode::kCorruptData, "{}: listing is truncated but carries no <NextContinuationToken>",
+         where);
   }
   return page;
 }

@@ -29,7 +29,7 @@ struct S3ListPage {
 S3ListPage parse_list_objects_v2(std::string_view xml, std::string_view where);
 
 struct S3ErrorBody {
-  std::string code;     // "NoSuchKey", "AccessDenied", "SlowDown", ...
+  std::string code;  // "NoSuchKey", "AccessDenied", "SlowDown", ...
   std::string message;
 };
 

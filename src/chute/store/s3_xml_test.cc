@@ -37,8 +37,7 @@ TEST(S3Xml, ParsesAListingPage) {
   EXPECT_EQ(page.objects[0].size, 434234u);
   EXPECT_EQ(page.objects[1].key, "data.zarr/a & b");
   EXPECT_EQ(page.objects[1].size, 0u);
-  EXPECT_EQ(page.common_prefixes,
-            (std::vector<std::string>{"data.zarr/temp/", "data.zarr/wind/"}));
+  EXPECT_EQ(page.common_prefixes, (std::vector<std::string>{"data.zarr/temp/", "data.zarr/wind/"}));
   EXPECT_TRUE(page.truncated);
   EXPECT_EQ(page.next_continuation_token, "1ueGcxLPRx1Tr/XYExHnhbYLgveDs2J/wm36Hy4vbOwM=");
 }
@@ -66,9 +65,10 @@ TEST(S3Xml, BadListingsAreCorruptDataNamingWhere) {
   expect_corrupt("<ListBucketResult><Contents>", "not well-formed");
   expect_corrupt("<html><body>proxy error</body></html>", "no <ListBucketResult>");
   expect_corrupt("", "not well-formed");
-  expect_corrupt("<ListBucketResult><Contents><Key>k</Key><Size>-3</Size></Contents>"
-                 "</ListBucketResult>",
-                 "'-3' that is not a number");
+  expect_corrupt(
+      "<ListBucketResult><Contents><Key>k</Key><Size>-3</Size></Contents>"
+      "</ListBucketResult>",
+      "'-3' that is not a number");
   expect_corrupt("<ListBucketResult><IsTruncated>true</IsTruncated></ListBucketResult>",
                  "no <NextContinuationToken>");
   expect_corrupt(R"(<?xml version="1.0"?><!DOCTYPE lolz [<!ENTITY lol "lol">]>
