@@ -19,6 +19,7 @@ from importlib import metadata as _metadata
 
 from . import _chute
 from ._array import Array, Group, open, open_group
+from ._http import http_options, set_http_options
 from ._chute import (
     CancelledError,
     CorruptDataError,
@@ -53,6 +54,8 @@ except _metadata.PackageNotFoundError:  # running from a build tree, not install
     __version__ = "0+unknown"
 
 __all__ = [
+    "http_options",
+    "set_http_options",
     "Array",
     "Batch",
     "CancelledError",

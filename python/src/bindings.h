@@ -8,5 +8,6 @@ namespace chute::python {
 void bind_errors(nanobind::module_& m);
 void bind_arrays(nanobind::module_& m);
 void bind_loader(nanobind::module_& m);
+void bind_http(nanobind::module_& m);
 
 }  // namespace chute::python

@@ -7,4 +7,5 @@ NB_MODULE(_chute, m) {
   chute::python::bind_errors(m);
   chute::python::bind_arrays(m);
   chute::python::bind_loader(m);
+  chute::python::bind_http(m);
 }

@@ -4,6 +4,7 @@
 #include <iostream>
 #include <string>
 
+#include "chute/store/http/http_client.h"
 #include "chute/util/error.h"
 #include "chute/version.h"
 #include "commands.h"
@@ -16,6 +17,24 @@ int main(int argc, char** argv) {
   chute::cli::register_make_dataset(app);
   chute::cli::register_bench(app);
   chute::cli::register_stats(app);
+  // HTTP client settings for URL datasets (https://...), before or after the command name.
+  chute::http::HttpOptions http = chute::http::options();
+  app.fallthrough();
+  app.add_option("--http-timeout", http.request_timeout_s, "seconds per HTTP request attempt")
+      ->group("HTTP (URL datasets)");
+  app.add_option("--http-connect-timeout", http.connect_timeout_s, "seconds to connect")
+      ->group("HTTP (URL datasets)");
+  app.add_option("--http-stall-timeout", http.stall_timeout_s,
+                 "seconds a transfer may stall before it is retried")
+      ->group("HTTP (URL datasets)");
+  app.add_option("--http-retries", http.max_retries, "retries of a failed request (timeouts, "
+                 "resets, 429, 5xx)")
+      ->group("HTTP (URL datasets)");
+  app.add_option("--http-max-in-flight", http.max_in_flight,
+                 "HTTP requests running at once (whole process)")
+      ->group("HTTP (URL datasets)");
+  // Applied once the command line is parsed, before the command runs.
+  app.parse_complete_callback([&http] { chute::http::set_options(http); });
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

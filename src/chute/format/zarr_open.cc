@@ -7,7 +7,7 @@
 #include "chute/format/npy.h"
 #include "chute/format/zarr.h"
 #include "chute/format/zarr_parse.h"
-#include "chute/store/file_store.h"
+#include "chute/store/open_store.h"
 #include "chute/util/error.h"
 #include "chute/util/json_limits.h"
 
@@ -78,11 +78,35 @@ ArrayPtr open_zarr_array(StorePtr store, const std::string& prefix, const std::s
   fail(ErrorCode::kNotFound, "no Zarr array at '{}' (no zarr.json or .zarray)", location);
 }
 
+namespace {
+
+// HDF5 and .npy are read through the local file APIs; over a URL they are refused clearly.
+void refuse_single_file_url(const std::string& location, const char* kind) {
+  fail(ErrorCode::kUnsupported,
+       "'{}': {} files are read from local paths only; over a URL chute reads Zarr stores "
+       "(copy the file locally, or convert it to Zarr)",
+       location, kind);
+}
+
+bool looks_like_hdf5_url(const std::string& url) {
+  for (const char* ext : {".h5/", ".hdf5/", ".he5/", ".nc/"}) {
+    if ((url + "/").find(ext) != std::string::npos) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
 ArrayPtr open_array(const std::string& path) {
   const std::string clean = strip_trailing_slashes(path);
-  if (is_npy_path(clean)) return open_npy(clean);
-  if (auto hdf5 = split_hdf5_path(clean)) return open_hdf5(hdf5->first, hdf5->second);
-  auto store = std::make_shared<FileStore>(clean);
+  if (is_url(clean)) {
+    if (is_npy_path(clean)) refuse_single_file_url(clean, "NumPy .npy");
+    if (looks_like_hdf5_url(clean)) refuse_single_file_url(clean, "HDF5");
+  } else {
+    if (is_npy_path(clean)) return open_npy(clean);
+    if (auto hdf5 = split_hdf5_path(clean)) return open_hdf5(hdf5->first, hdf5->second);
+  }
+  StorePtr store = open_store(clean);
   if (ArrayPtr array = try_open_zarr_array(store, "", clean)) return array;
   if (store_has_group(*store, "")) {
     fail(ErrorCode::kInvalidArgument, "'{}' is a Zarr group, not an array; open it as a group",
@@ -90,11 +114,13 @@ ArrayPtr open_array(const std::string& path) {
   }
   // "group/member": walk up to the nearest group, then find the member inside it (its own
   // metadata files, or the group's consolidated metadata).
-  for (size_t slash = clean.rfind('/'); slash != std::string::npos && slash > 0;
+  // (Over a URL the walk stops at "scheme://host".)
+  const size_t root = url_root(clean).size();
+  for (size_t slash = clean.rfind('/'); slash != std::string::npos && slash > root;
        slash = clean.rfind('/', slash - 1)) {
     const std::string group_path = clean.substr(0, slash);
     const std::string member = clean.substr(slash + 1);
-    auto group_store = std::make_shared<FileStore>(group_path);
+    StorePtr group_store = open_store(group_path);
     if (!store_has_group(*group_store, "")) continue;
     if (ArrayPtr array = try_open_zarr_array(group_store, member, clean)) return array;
     if (ArrayPtr array = open_consolidated_member(group_store, "", member, clean)) return array;
@@ -106,18 +132,21 @@ ArrayPtr open_array(const std::string& path) {
 
 Group open_group(const std::string& path) {
   const std::string clean = strip_trailing_slashes(path);
-  if (auto hdf5 = split_hdf5_path(clean)) return open_hdf5_group(hdf5->first, hdf5->second);
-  return open_zarr_group(std::make_shared<FileStore>(clean), "", clean);
+  if (is_url(clean)) {
+    if (looks_like_hdf5_url(clean)) refuse_single_file_url(clean, "HDF5");
+  } else if (auto hdf5 = split_hdf5_path(clean)) {
+    return open_hdf5_group(hdf5->first, hdf5->second);
+  }
+  return open_zarr_group(open_store(clean), "", clean);
 }
 
 bool is_group(const std::string& path) {
   try {
-    if (auto hdf5 = split_hdf5_path(strip_trailing_slashes(path))) {
+    if (auto hdf5 = is_url(path) ? std::nullopt : split_hdf5_path(strip_trailing_slashes(path))) {
       open_hdf5_group(hdf5->first, hdf5->second);
       return true;
     }
-    FileStore store(strip_trailing_slashes(path));
-    return store_has_group(store, "");
+    return store_has_group(*open_store(strip_trailing_slashes(path)), "");
   } catch (const Error&) {
     return false;
   }
