@@ -77,7 +77,14 @@ def _client(endpoint: str, service: str = "s3"):
 def _upload(s3, folder: Path, prefix: str) -> None:
     files = [p for p in folder.rglob("*") if p.is_file()]
     with ThreadPoolExecutor(8) as pool:
-        list(pool.map(lambda p: s3.upload_file(str(p), BUCKET, f"{prefix}/{p.relative_to(folder).as_posix()}"), files))
+        list(
+            pool.map(
+                lambda p: s3.upload_file(
+                    str(p), BUCKET, f"{prefix}/{p.relative_to(folder).as_posix()}"
+                ),
+                files,
+            )
+        )
 
 
 @pytest.fixture(scope="module")
@@ -151,7 +158,7 @@ def test_arrays_read_exactly(bucket, s3_env, name):
 
 
 def test_group_without_consolidated_metadata_lists_two_pages(bucket, s3_env):
-    assert not (bucket["group"] / "zarr.json").read_text().count("consolidated_metadata\": {")
+    assert not (bucket["group"] / "zarr.json").read_text().count('consolidated_metadata": {')
     group = chute.open_group(_url("group"))
     local = zarr.open_group(str(bucket["group"]), mode="r")
     assert sorted(group.keys()) == ["temp", "wind"]
@@ -253,3 +260,28 @@ def test_gs_urls_through_an_emulator_endpoint(bucket, s3_env, monkeypatch):
     np.testing.assert_array_equal(chute.open(f"gs://{BUCKET}/data/sharded.zarr")[...], expected)
     group = chute.open_group(f"gs://{BUCKET}/data/group.zarr")
     assert sorted(group.keys()) == ["temp", "wind"]
+
+
+def test_storage_options_from_python(bucket, s3_env, monkeypatch):
+    monkeypatch.delenv("AWS_ENDPOINT_URL_S3")
+    monkeypatch.delenv("AWS_ACCESS_KEY_ID")
+    monkeypatch.delenv("AWS_SECRET_ACCESS_KEY")
+    expected = zarr.open_array(str(bucket["sharded"]), mode="r")[...]
+    previous = chute.set_storage_options("s3", endpoint_url=s3_env, access_key_id="testing",
+                                         secret_access_key="testing")  # fmt: skip
+    try:
+        assert chute.storage_options("s3")["endpoint_url"] == s3_env
+        np.testing.assert_array_equal(chute.open(_url("sharded"))[...], expected)
+        chute.set_storage_options("s3", endpoint_url=s3_env, anonymous=True)
+        np.testing.assert_array_equal(chute.open(_url("sharded"))[...], expected)
+        with pytest.raises(chute.InvalidArgumentError, match="unknown s3 storage option"):
+            chute.set_storage_options("s3", endpoint=s3_env)
+        with pytest.raises(chute.InvalidArgumentError, match="http:// or https://"):
+            chute.set_storage_options("s3", endpoint_url="127.0.0.1:1")
+            chute.open(_url("sharded"))
+        with pytest.raises(chute.InvalidArgumentError, match="anonymous"):
+            chute.set_storage_options("s3", anonymous="yes")
+        with pytest.raises(chute.InvalidArgumentError):
+            chute.set_storage_options("ftp", endpoint_url=s3_env)
+    finally:
+        chute.set_storage_options("s3", **previous)

@@ -1,6 +1,7 @@
 #include "chute/store/s3_store.h"
 
 #include <chrono>
+#include <mutex>
 #include <set>
 
 #include "chute/store/aws_sigv4.h"
@@ -82,6 +83,19 @@ std::string describe_failure(const http::HttpResult& result) {
     if (!body->message.empty()) text += " (" + body->message + ")";
   }
   return text;
+}
+
+std::mutex g_defaults_mutex;
+std::map<std::string, StoreOpenOptions>& defaults() {
+  static std::map<std::string, StoreOpenOptions> by_scheme;
+  return by_scheme;
+}
+
+// The process-wide options for `scheme` overlaid with the call's own.
+StoreOpenOptions with_defaults(const std::string& scheme, const StoreOpenOptions& options) {
+  StoreOpenOptions merged = object_store_options(scheme);
+  for (const auto& [key, value] : options.settings) merged.settings[key] = value;
+  return merged;
 }
 
 bool parse_bool(const std::string& key, const std::string& value) {
@@ -221,7 +235,23 @@ S3Options s3_options_from(const StoreOpenOptions& options) {
   return out;
 }
 
-StorePtr open_s3_store(std::string_view location, const StoreOpenOptions& options) {
+void set_object_store_options(const std::string& scheme, const StoreOpenOptions& options) {
+  if (scheme != "s3" && scheme != "gs") {
+    fail(ErrorCode::kInvalidArgument, "storage options are for 's3' or 'gs', not '{}'", scheme);
+  }
+  (void)s3_options_from(options);  // validates
+  std::lock_guard lock(g_defaults_mutex);
+  defaults()[scheme] = options;
+}
+
+StoreOpenOptions object_store_options(const std::string& scheme) {
+  std::lock_guard lock(g_defaults_mutex);
+  const auto found = defaults().find(scheme);
+  return found == defaults().end() ? StoreOpenOptions{} : found->second;
+}
+
+StorePtr open_s3_store(std::string_view location, const StoreOpenOptions& given) {
+  const StoreOpenOptions options = with_defaults("s3", given);
   const S3Options s3 = s3_options_from(options);
   if (options.settings.count("token")) {
     fail(ErrorCode::kInvalidArgument,
@@ -233,7 +263,8 @@ StorePtr open_s3_store(std::string_view location, const StoreOpenOptions& option
   return std::make_shared<const S3Store>("s3", std::move(where), std::move(config));
 }
 
-StorePtr open_gcs_store(std::string_view location, const StoreOpenOptions& options) {
+StorePtr open_gcs_store(std::string_view location, const StoreOpenOptions& given) {
+  const StoreOpenOptions options = with_defaults("gs", given);
   const S3Options s3 = s3_options_from(options);
   for (const char* key : {"profile", "access_key_id", "secret_access_key", "session_token",
                           "region", "addressing_style"}) {

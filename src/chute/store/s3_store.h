@@ -8,7 +8,7 @@
 //
 // Errors name the bucket URL, the key and the HTTP status with S3's error code: a missing key
 // (404 NoSuchKey) is "missing" (kMissing / nullopt), a missing bucket in a listing is
-// kNotFound, 403 (AccessDenied, SignatureDoesNotMatch, ExpiredToken) is kPermissionDenied,
+// kNotFound, 403 (AccessDenied, SignatureDoesNotMatch, InvalidAccessKeyId) is kPermissionDenied,
 // 503 SlowDown and other 5xx are retried by the client and end as kUnavailable.
 
 #include <optional>
@@ -47,6 +47,12 @@ void sign_s3_request(http::HttpRequest& request, const sigv4::Credentials& crede
 /// "secret_access_key", "session_token", "anonymous", "addressing_style" = path|virtual).
 /// Throws kInvalidArgument naming an unknown key or a bad value.
 S3Options s3_options_from(const StoreOpenOptions& options);
+
+/// Process-wide options for `scheme` ("s3" or "gs"), used by every store of that scheme
+/// (what chute.set_storage_options sets); options given to open_store win over them.
+/// Validated here: kInvalidArgument naming an unknown key or bad value.
+void set_object_store_options(const std::string& scheme, const StoreOpenOptions& options);
+StoreOpenOptions object_store_options(const std::string& scheme);
 
 /// open_store's factories for "s3://" and "gs://".
 StorePtr open_s3_store(std::string_view location, const StoreOpenOptions& options);
