@@ -37,3 +37,16 @@ endforeach()
 set(CHUTE_CORE_PUBLIC_LIBS nlohmann_json::nlohmann_json fmt::fmt Threads::Threads)
 set(CHUTE_CORE_PRIVATE_LIBS PkgConfig::BLOSC PkgConfig::ZSTD PkgConfig::LZ4 ZLIB::ZLIB PkgConfig::HDF5
                             PkgConfig::CURL)
+
+# The object stores (src/chute/store/s3_*.cc, aws_*.cc): libcrypto (OpenSSL, Debian's
+# libssl-dev) computes AWS Signature V4's SHA-256 and HMAC; expat (libexpat1-dev) parses S3's
+# XML listings and error bodies.
+foreach(module CRYPTO:libcrypto EXPAT:expat)
+  string(REPLACE ":" ";" module ${module})
+  list(GET module 0 prefix)
+  list(GET module 1 package)
+  if(NOT TARGET PkgConfig::${prefix})
+    pkg_check_modules(${prefix} REQUIRED IMPORTED_TARGET ${package})
+  endif()
+endforeach()
+list(APPEND CHUTE_CORE_PRIVATE_LIBS PkgConfig::CRYPTO PkgConfig::EXPAT)

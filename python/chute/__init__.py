@@ -20,6 +20,7 @@ from importlib import metadata as _metadata
 from . import _chute
 from ._array import Array, Group, open, open_group
 from ._http import http_options, set_http_options
+from ._storage import set_storage_options, storage_options
 from ._chute import (
     CancelledError,
     CorruptDataError,
@@ -56,6 +57,8 @@ except _metadata.PackageNotFoundError:  # running from a build tree, not install
 __all__ = [
     "http_options",
     "set_http_options",
+    "set_storage_options",
+    "storage_options",
     "Array",
     "Batch",
     "CancelledError",

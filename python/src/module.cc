@@ -8,4 +8,5 @@ NB_MODULE(_chute, m) {
   chute::python::bind_arrays(m);
   chute::python::bind_loader(m);
   chute::python::bind_http(m);
+  chute::python::bind_object_store(m);
 }

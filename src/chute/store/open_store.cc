@@ -4,6 +4,7 @@
 
 #include "chute/store/file_store.h"
 #include "chute/store/http/http_store.h"
+#include "chute/store/s3_store.h"
 #include "chute/util/error.h"
 
 namespace chute {
@@ -18,6 +19,8 @@ std::map<std::string, StoreFactory> builtin_schemes() {
   return {
       {"http", &open_http},
       {"https", &open_http},
+      {"s3", &open_s3_store},
+      {"gs", &open_gcs_store},
   };
 }
 
