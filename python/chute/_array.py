@@ -7,6 +7,7 @@ axes are then applied as NumPy views, so results match NumPy's basic indexing ex
 
 from __future__ import annotations
 
+import contextlib
 import json
 import operator
 import os
@@ -16,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from . import _chute
+from ._options import flag as _flag
 
 __all__ = ["Array", "Group", "open", "open_group"]
 
@@ -314,23 +316,58 @@ class Group(Mapping):
 
 def _native_path(path: str | bytes | os.PathLike) -> bytes:
     """The path as the OS sees it: names need not be UTF-8 (bytes, or str from os.fsdecode)."""
+    if not isinstance(path, (str, bytes, os.PathLike)):
+        raise _chute.InvalidArgumentError(
+            f"path must be a str, bytes or os.PathLike, got {type(path).__name__} {path!r}"
+        )
     return os.fsencode(path)
 
 
-def open(path: str | bytes | os.PathLike, decode_cf: bool = False) -> Array:
+@contextlib.contextmanager
+def symlink_policy(follow_symlinks: bool | None) -> Iterator[None]:
+    """Stores opened inside the block on this thread follow symbolic links or not
+    (`follow_symlinks`); None keeps the process-wide `chute.set_follow_symlinks` choice."""
+    if follow_symlinks is None:
+        yield
+        return
+    scope = _chute._FileStoreScope()
+    scope.enter(_flag("follow_symlinks", follow_symlinks))
+    try:
+        yield
+    finally:
+        scope.exit()
+
+
+def open(
+    path: str | bytes | os.PathLike,
+    decode_cf: bool = False,
+    *,
+    follow_symlinks: bool | None = None,
+) -> Array:
     """Opens the array at `path`: a Zarr v2 or v3 array folder (or "group/member"), an HDF5
     dataset ("file.h5/dataset/path") or a NumPy .npy file.
 
     decode_cf=True decodes reads as xarray does (fill values -> NaN, scale_factor/add_offset,
-    times -> datetime64); off by default, as in zarr-python.
+    times -> datetime64); off by default, as in zarr-python. follow_symlinks=False confines
+    every read of this array to its folder (a key through a symbolic link is a
+    PermissionDeniedError); None: the process-wide `chute.set_follow_symlinks` (default True).
     """
-    return Array(_chute._open_array(_native_path(path)), bool(decode_cf))
+    decode_cf = _flag("decode_cf", decode_cf)
+    with symlink_policy(follow_symlinks):
+        return Array(_chute._open_array(_native_path(path)), decode_cf)
 
 
-def open_group(path: str | bytes | os.PathLike, decode_cf: bool = False) -> Group:
+def open_group(
+    path: str | bytes | os.PathLike,
+    decode_cf: bool = False,
+    *,
+    follow_symlinks: bool | None = None,
+) -> Group:
     """Opens the Zarr v2 or v3 group at `path` with all its arrays (consolidated if available),
     or an HDF5 file or group ("file.h5", "file.h5/group") with all datasets below it.
 
-    decode_cf=True opens every array with CF decoding (see `open`).
+    decode_cf=True opens every array with CF decoding (see `open`); follow_symlinks as in `open`.
     """
-    return Group(_chute._open_group(_native_path(path)), bool(decode_cf))
+    decode_cf = _flag("decode_cf", decode_cf)
+    with symlink_policy(follow_symlinks):
+        return Group(_chute._open_group(_native_path(path)), decode_cf)

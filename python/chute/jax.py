@@ -49,5 +49,13 @@ def to_jax(batch: Mapping[str, Any], device: Any = None) -> dict[str, Any]:
 
 def batches(loader: Loader, device: Any = None) -> Iterator[dict[str, Any]]:
     """The loader's next epoch (or the restored position) as dicts of jax.Array + "indices"."""
+    if not isinstance(loader, Loader):  # checked at the call, not at the first batch
+        from ._options import invalid
+
+        raise invalid(f"loader must be a chute.Loader, got {type(loader).__name__}")
+    return _batches(loader, device)
+
+
+def _batches(loader: Loader, device: Any) -> Iterator[dict[str, Any]]:
     for batch in loader:
         yield to_jax(batch, device)

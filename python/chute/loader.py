@@ -24,7 +24,7 @@ W2 windows over a Zarr group in xarray layout:
 
 from __future__ import annotations
 
-import operator
+import functools
 import os
 import sys
 from collections.abc import Iterator, Mapping, Sequence
@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from . import _chute
+from ._options import INT64_MAX, UINT64_MAX, flag, integer, invalid
 
 if TYPE_CHECKING:  # annotations only (never evaluated at run time): no runtime dependency
     from typing_extensions import Self
@@ -82,13 +83,34 @@ class Dataset:
         return f"chute.Dataset({self._core.describe()})"
 
 
-def packed(arrays: Mapping[str, str]) -> Dataset:
-    """W1: named arrays (local paths: an array folder or "group/member") sharing axis 0."""
+def packed(arrays: Mapping[str, str], *, follow_symlinks: bool | None = None) -> Dataset:
+    """W1: named arrays (local paths: an array folder or "group/member") sharing axis 0.
+
+    follow_symlinks as in `chute.open` (None: the process-wide setting)."""
+    from ._array import _native_path, symlink_policy
+
     if not isinstance(arrays, Mapping) or not arrays:
         raise _chute.InvalidArgumentError("packed() needs a non-empty mapping of name -> path")
-    return Dataset(_chute._open_packed([(str(k), os.fsencode(v)) for k, v in arrays.items()]))
+    paths = [(str(k), _native_path(v)) for k, v in arrays.items()]
+    with symlink_policy(follow_symlinks):
+        return Dataset(_chute._open_packed(paths))
 
 
+def _with_symlink_policy(function: Any) -> Any:
+    """Adds the keyword `follow_symlinks` (as in `chute.open`; None: the process-wide setting):
+    every store the call opens on this thread follows symbolic links or not."""
+
+    @functools.wraps(function)
+    def wrapper(*args: Any, follow_symlinks: bool | None = None, **kwargs: Any) -> Any:
+        from ._array import symlink_policy
+
+        with symlink_policy(follow_symlinks):
+            return function(*args, **kwargs)
+
+    return wrapper
+
+
+@_with_symlink_policy
 def windows(
     path: str | os.PathLike[str] | Sequence[str | os.PathLike[str]],
     variables: Sequence[str] | None = None,
@@ -166,15 +188,74 @@ def windows(
     arrays mean/<variable> and std/<variable> of the group `statistics` (written by
     `chute stats` / `chute.statistics()`). `dtype` is float32, float16 or bfloat16. Windows that would cross the ends are never sampled.
     """
+    from . import _options as check
     from ._array import open_group
     from ._weather import TimeAxis, area_ranges, as_timedelta, shard_rows
 
+    # Every option checked before anything is opened (issue 15).
+    if isinstance(path, (str, os.PathLike)):
+        paths = [check.path("path", path)]
+    else:
+        items = check._items("path", path, "store paths")
+        paths = [check.path(f"path[{i}]", p) for i, p in enumerate(items)]
+    if not paths:
+        raise _chute.InvalidArgumentError("windows() needs a store path (or a list of them)")
+    inputs_name = "input_variables" if input_variables is not None else "variables"
     inputs = input_variables if input_variables is not None else variables
     if not inputs:
         raise _chute.InvalidArgumentError("windows() needs variables (or input_variables)")
-    paths = [str(path)] if isinstance(path, (str, os.PathLike)) else [str(p) for p in path]
-    if not paths:
-        raise _chute.InvalidArgumentError("windows() needs a store path (or a list of them)")
+    inputs = check.texts(inputs_name, inputs)
+    if target_variables is not None:
+        target_variables = check.non_empty(
+            "target_variables", check.texts("target_variables", target_variables)
+        )
+    forcings = check.texts("forcings", forcings)
+    computed_forcings = check.texts("computed_forcings", computed_forcings)
+    statics = check.texts("statics", statics)
+    if levels is not None:
+        levels = check.non_empty("levels", check.numbers("levels", levels))
+    if level_indices is not None:
+        level_indices = check.non_empty(
+            "level_indices", check.integers("level_indices", level_indices, 0)
+        )
+    for name, steps in (("input_steps", input_steps), ("target_steps", target_steps)):
+        if steps is not None:
+            check._items(name, steps, "time steps ('6h' or integers)")
+    input_offsets = check.non_empty(
+        "input_offsets", check.integers("input_offsets", input_offsets, -(2**31), 2**31)
+    )
+    target_offsets = check.integers("target_offsets", target_offsets, -(2**31), 2**31)
+    gaps = check.choice("gaps", gaps, ("error", "skip", "nearest"))
+    if area is not None:
+        area = check.numbers("area", area, -360.0, 360.0)
+        if len(area) != 4:
+            raise check.invalid(f"area must be (north, west, south, east), got {area!r}")
+    if grid_shard is not None:
+        shard = check.integers("grid_shard", grid_shard, 0)
+        if len(shard) != 2 or shard[1] < 1 or shard[0] >= shard[1]:
+            raise check.invalid(f"grid_shard must be (i, n) with 0 <= i < n, got {grid_shard!r}")
+        grid_shard = (shard[0], shard[1])
+    channels_last = check.flag("channels_last", channels_last)
+    decode_cf = check.flag("decode_cf", decode_cf)
+    nan_mask = check.flag("nan_mask", nan_mask)
+    dtype = check.choice("dtype", dtype, ("float32", "float16", "bfloat16"))
+    if not isinstance(nan, str):
+        nan = check.number("nan", nan)
+    if mean is not None:
+        mean = check.numbers("mean", mean)
+    if std is not None:
+        std = check.numbers("std", std, 1e-300)
+    mean_suffix = check.text("mean_suffix", mean_suffix)
+    std_suffix = check.text("std_suffix", std_suffix)
+    level_coordinate = check.text("level_coordinate", level_coordinate)
+    if statistics is not None:
+        statistics = check.path("statistics", statistics)
+    if time_range is not None:
+        bounds = check.integers("time_range", time_range, 0)
+        if len(bounds) != 2 or bounds[0] >= bounds[1]:
+            raise check.invalid(f"time_range must be (i, j) with 0 <= i < j, got {time_range!r}")
+        time_range = (bounds[0], bounds[1])
+    path = paths[0]
     path = paths[0]
     dated = start is not None or end is not None or frequency is not None
     stepped = input_steps is not None or target_steps is not None or bool(computed_forcings)
@@ -282,6 +363,7 @@ def windows(
     )
 
 
+@_with_symlink_policy
 def crops(
     arrays: Mapping[str, Any],
     size: int | Sequence[int] = 64,
@@ -304,14 +386,23 @@ def crops(
     "crops" (ndim start corners, int64) and "transforms" (ids, int64), also `batch.crops` and
     `batch.transforms`.
     """
+    from . import _options as check
     from ._array import Array, open
 
     if not isinstance(arrays, Mapping) or not arrays:
         raise _chute.InvalidArgumentError("crops() needs a non-empty mapping of name -> array")
+    if hasattr(size, "__index__") or isinstance(size, (bool, float, np.floating)):
+        sizes = [check.integer("size", size, 1, 2**31)]
+    else:
+        sizes = check.non_empty("size", check.integers("size", size, 1, 2**31))
+    if channel_axis is not None:
+        channel_axis = check.integer("channel_axis", channel_axis, -32, 31, " or None")
+    crops_per_epoch = check.integer("crops_per_epoch", crops_per_epoch, 1, INT64_MAX)
+    transforms = check.choice("transforms", transforms, (None, "none", "rotations", "symmetries"))
+    channels_last = check.flag("channels_last", channels_last)
     opened = []
     for name, array in arrays.items():
         opened.append((str(name), (array if isinstance(array, Array) else open(array))._core))
-    sizes = [int(size)] if isinstance(size, (int, np.integer)) else [int(s) for s in size]
     return Dataset(
         _chute._open_crops(
             opened,
@@ -410,31 +501,12 @@ def _as_numpy(array: np.ndarray, dtype_name: str) -> np.ndarray:
     return array
 
 
-_UINT64_MAX = 2**64 - 1
-_INT64_MAX = 2**63 - 1
+_UINT64_MAX = UINT64_MAX
+_INT64_MAX = INT64_MAX
 _logged_rank_sources: set[tuple[int, int, str]] = set()
-
-
-def _invalid(message: str) -> Exception:
-    return _chute.InvalidArgumentError(message)
-
-
-def _integer(name: str, value: Any, low: int, high: int, allowed: str = "") -> int:
-    """`value` as an int in [low, high], else InvalidArgumentError naming option and range."""
-    if isinstance(value, bool) or not hasattr(value, "__index__"):
-        raise _invalid(
-            f"{name} must be an integer{allowed or f' in [{low}, {high}]'}, got {value!r}"
-        )
-    number = operator.index(value)
-    if not low <= number <= high:
-        raise _invalid(f"{name} must be in [{low}, {high}]{allowed}, got {number}")
-    return number
-
-
-def _flag(name: str, value: Any) -> bool:
-    if isinstance(value, (bool, np.bool_)):
-        return bool(value)
-    raise _invalid(f"{name} must be True or False, got {value!r}")
+_invalid = invalid
+_integer = integer
+_flag = flag
 
 
 def _quiet_from_env() -> bool:
@@ -491,6 +563,7 @@ class Loader:
         pad_to_batch: bool = False,
         timeout: float | None = None,
         verbose: bool | None = None,
+        follow_symlinks: bool | None = None,
     ) -> None:
         batch_size = _integer("batch_size", batch_size, 1, _INT64_MAX)
         shuffle = _flag("shuffle", shuffle)
@@ -512,7 +585,20 @@ class Loader:
             rank = _integer("rank", rank, 0, _INT64_MAX)
         if world_size is not None:
             world_size = _integer("world_size", world_size, 1, _INT64_MAX)
-        dataset = data if isinstance(data, Dataset) else packed(data)
+        if isinstance(data, Dataset):
+            if follow_symlinks is not None:
+                raise _invalid(
+                    "follow_symlinks applies when data is a mapping of paths; a Dataset was "
+                    "opened already: pass follow_symlinks to chute.packed/windows/crops"
+                )
+            dataset = data
+        elif isinstance(data, Mapping):
+            dataset = packed(data, follow_symlinks=follow_symlinks)
+        else:
+            raise _invalid(
+                "data must be a mapping of name -> array path or a chute.Dataset, got "
+                f"{type(data).__name__}"
+            )
         source = "arguments rank/world_size"
         if rank is None or world_size is None:
             from .distributed import rank_info

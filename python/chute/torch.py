@@ -61,6 +61,14 @@ class ChuteIterableDataset(torch.utils.data.IterableDataset):
 
     def __init__(self, data: Mapping[str, str] | Dataset, **loader_options: Any) -> None:
         super().__init__()
+        import inspect
+
+        from ._options import invalid
+
+        try:  # option names now; their values when the loader is made (first len() or pass)
+            inspect.signature(Loader).bind(data, **loader_options)
+        except TypeError as error:
+            raise invalid(f"ChuteIterableDataset: {error} (options are chute.Loader's)") from None
         self._data = data
         self._options = dict(loader_options)
         self._epoch = 0  # the epoch the next pass runs
@@ -70,7 +78,9 @@ class ChuteIterableDataset(torch.utils.data.IterableDataset):
 
     def set_epoch(self, epoch: int) -> None:
         """Like DistributedSampler.set_epoch: the next pass runs `epoch` from its start."""
-        self._epoch = int(epoch)
+        from ._options import INT64_MAX, integer
+
+        self._epoch = integer("epoch", epoch, 0, INT64_MAX)
         self._start_batch = 0
         self._running = None
 
@@ -100,7 +110,13 @@ class ChuteIterableDataset(torch.utils.data.IterableDataset):
 
     def load_state_dict(self, state: Mapping[str, int]) -> None:
         """Makes the next pass resume exactly at `state` (from state_dict() or Loader)."""
-        seed, epoch, batch = int(state["seed"]), int(state["epoch"]), int(state["next_batch"])
+        from ._options import INT64_MAX, UINT64_MAX, integer, invalid
+
+        if not isinstance(state, Mapping) or not {"seed", "epoch", "next_batch"} <= set(state):
+            raise invalid(f"state must be a dict from state_dict(), got {state!r}")
+        seed = integer("state['seed']", state["seed"], 0, UINT64_MAX)
+        epoch = integer("state['epoch']", state["epoch"], 0, INT64_MAX)
+        batch = integer("state['next_batch']", state["next_batch"], 0, INT64_MAX)
         loader = self._get_loader()
         if seed != loader.state_dict()["seed"]:
             raise _chute.InvalidArgumentError(

@@ -119,6 +119,14 @@ def compute_statistics(
     block: int = 8,
 ) -> dict[str, dict[str, np.ndarray]]:
     """{variable: {"mean", "std", "min", "max", "diff_mean", "diff_std"}} over [start, end]."""
+    from . import _options as check
+
+    path = check.path("path", path)
+    if variables is not None:
+        variables = check.non_empty("variables", check.texts("variables", variables))
+    if threads is not None:
+        threads = check.integer("threads", threads, 1, 16 * (os.cpu_count() or 1), " or None")
+    block = check.integer("block", block, 1, 2**31)
     group = open_group(path, decode_cf=True)
     axis = TimeAxis(group, path)
     first, last = axis.values[0], axis.values[-1]
@@ -195,6 +203,10 @@ def statistics(path: str, out: str, variables: list[str] | None = None, start: A
                end: Any = None, threads: int | None = None) -> dict:  # fmt: skip
     """Computes the statistics of `path` (see the module doc) and writes them to Zarr `out`."""
     import zarr
+
+    from . import _options as check
+
+    out = check.path("out", out)
 
     results = compute_statistics(path, variables, start, end, threads)
     root = zarr.open_group(out, mode="w", zarr_format=3)

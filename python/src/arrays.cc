@@ -11,6 +11,7 @@
 
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -136,6 +137,10 @@ nb::list codec_specs(const Array& array) {
   return specs;
 }
 
+struct FileStoreScope {
+  std::optional<ScopedFileStoreOptions> scope;
+};
+
 ArrayPtr open_path(const std::string& path) {
   nb::gil_scoped_release release;
   return open_array(path);
@@ -182,6 +187,13 @@ void bind_arrays(nb::module_& m) {
   m.def(
       "get_follow_symlinks", [] { return default_file_store_options().follow_symlinks; },
       "Whether stores opened now follow symbolic links (see set_follow_symlinks).");
+  // Per-call follow_symlinks (chute.open(..., follow_symlinks=False)): the opens between enter
+  // and exit on this thread take it; other threads keep the process-wide default.
+  nb::class_<FileStoreScope>(m, "_FileStoreScope")
+      .def(nb::init<>())
+      .def("enter",
+           [](FileStoreScope& s, bool follow) { s.scope.emplace(FileStoreOptions{follow}); })
+      .def("exit", [](FileStoreScope& s) { s.scope.reset(); });
   nb::class_<Array>(m, "_Array", "An opened array of the core; use chute.Array instead.")
       .def_prop_ro("path", [](const Array& a) { return fs_str(a.name()); })
       .def_prop_ro("shape", [](const Array& a) { return a.metadata().shape; })

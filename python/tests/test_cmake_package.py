@@ -78,6 +78,52 @@ def test_install_holds_the_library_headers_and_package(prefix):
     assert version and cmake_version and version.group(1) == cmake_version.group(1)
 
 
+def public_headers() -> list[str]:
+    """CHUTE_PUBLIC_HEADERS of cmake/chute_public_headers.cmake: the stable C++ API."""
+    text = (REPO / "cmake" / "chute_public_headers.cmake").read_text()
+    block = re.search(r"set\(CHUTE_PUBLIC_HEADERS(.*?)\)", text, re.DOTALL).group(1)
+    return block.split()
+
+
+def include_closure(headers: list[str]) -> set[str]:
+    pending, seen = list(headers), set()
+    while pending:
+        header = pending.pop()
+        if header in seen or not (REPO / "src" / header).is_file():
+            continue
+        seen.add(header)
+        text = (REPO / "src" / header).read_text()
+        pending += re.findall(r'^#include "(chute/[^"]+)"', text, re.MULTILINE)
+    return seen
+
+
+def test_only_the_public_headers_and_what_they_include_are_installed(prefix):
+    installed = {str(p.relative_to(prefix / "include")) for p in (prefix / "include").rglob("*.h")}
+    expected = include_closure(public_headers()) | {"chute/version.h"}
+    assert installed == expected, (sorted(installed - expected), sorted(expected - installed))
+    # Internal parts a user never needs stay out: parsers, format internals, the SIGBUS guard.
+    for internal in ("chute/format/npy_header.h", "chute/format/hdf5_btree.h",
+                     "chute/format/json_fields.h", "chute/store/mapped_read_guard.h",
+                     "chute/array/zarr_chunk_source.h", "chute/util/json_limits.h"):  # fmt: skip
+        assert internal not in installed
+    # Every installed internal header says so, and its helpers are in chute::detail.
+    for header in sorted(installed - set(public_headers()) - {"chute/version.h"}):
+        text = (prefix / "include" / header).read_text()
+        if "namespace chute::detail" in text:
+            assert "Internal" in text, header
+
+
+def test_public_headers_compile_on_their_own(prefix, tmp_path):
+    """Each public header, included alone in a file, compiles against the installed prefix."""
+    compiler = shutil.which("c++") or shutil.which("g++")
+    if not compiler:
+        pytest.skip("no C++ compiler")
+    source = tmp_path / "all.cc"
+    for header in public_headers():
+        source.write_text(f"#include <{header}>\nint main() {{ return 0; }}\n")
+        run(compiler, "-std=c++20", "-fsyntax-only", f"-I{prefix / 'include'}", source)
+
+
 def test_readme_cpp_example_builds_against_the_installed_package(prefix, tmp_path):
     cmake_code, cpp_code = readme_example()
     app = tmp_path / "app"

@@ -327,3 +327,30 @@ def test_group_opened_as_array_and_array_as_group(tmp_path):
     _expect(chute.InvalidArgumentError, ValueError, group, "group", call=chute.open)
     member = os.path.join(group, "x")
     _expect(chute.InvalidArgumentError, ValueError, member, "array", call=chute.open_group)
+
+
+def test_readme_error_table_lists_every_error_class():
+    """The README's error table has one row per chute.Error subclass, with its built-in base."""
+    import re
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    table = readme[readme.index("| chute | also a | raised for |") :].split("\n\n")[0]
+    rows = {}
+    for line in table.splitlines()[2:]:
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        for name in re.findall(r"`(\w+Error)`", cells[0]):
+            rows[name] = cells[1]
+    classes = {
+        name: cls
+        for name, cls in vars(chute).items()
+        if isinstance(cls, type) and issubclass(cls, chute.Error) and cls is not chute.Error
+    }
+    assert set(rows) == set(classes), (set(classes) - set(rows), set(rows) - set(classes))
+    for name, cls in classes.items():
+        bases = [b.__name__ for b in cls.__mro__ if b.__module__ == "builtins"]
+        builtin = next(
+            (b for b in bases if b not in ("Exception", "BaseException", "object")), None
+        )
+        if builtin:
+            assert f"`{builtin}`" in rows[name], (name, rows[name])

@@ -245,6 +245,18 @@ def test_symlinked_chunks_follow_unless_confined(tmp_path, dataset):
         ({"shuffle": "yes"}, "shuffle"),
         ({"timeout": -1}, "timeout"),
         ({"batch_size": 8, "world_size": 4, "rank": 0}, "pad_to_batch"),
+        # bools are not counts, floats are not truncated, NaN is not a number of seconds
+        ({"batch_size": True}, "batch_size"),
+        ({"prefetch": False}, "prefetch"),
+        ({"threads": 1.5}, "threads"),
+        ({"seed": np.float64(3)}, "seed"),
+        ({"timeout": float("nan")}, "timeout"),
+        ({"timeout": float("inf")}, "timeout"),
+        ({"timeout": True}, "timeout"),
+        ({"drop_last": "no"}, "drop_last"),
+        ({"pad_to_batch": 1}, "pad_to_batch"),
+        ({"verbose": "loud"}, "verbose"),
+        ({"follow_symlinks": "no"}, "follow_symlinks"),
     ],
 )
 def test_bad_options_name_the_option(dataset, kwargs, named):

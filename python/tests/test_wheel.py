@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import zipfile
@@ -46,16 +47,66 @@ def run(*args: object, **kwargs) -> subprocess.CompletedProcess:
     return result
 
 
+CHECKOUT = REPO / "build" / "read-only-checkout"  # a copy of the sources, mounted read-only
+
+
+def copy_checkout() -> Path:
+    """The files of the repository (tracked and new, not ignored) copied to CHECKOUT with their
+    times, so that the build folder, kept between runs, rebuilds only what changed."""
+    listed = run("git", "ls-files", "-z", "--cached", "--others", "--exclude-standard", cwd=REPO)
+    if CHECKOUT.exists():
+        CHECKOUT.chmod(0o755)
+        for entry in CHECKOUT.rglob("*"):
+            if entry.is_dir() and not entry.is_symlink():
+                entry.chmod(0o755)
+        shutil.rmtree(CHECKOUT)
+    for name in filter(None, listed.stdout.split("\0")):
+        source = REPO / name
+        if source.is_file():
+            (CHECKOUT / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, CHECKOUT / name)
+    return CHECKOUT
+
+
+def snapshot(tree: Path) -> dict[str, tuple[int, int]]:
+    """Every entry below `tree` with its size and modification time."""
+    return {str(p.relative_to(tree)): (p.lstat().st_size, p.lstat().st_mtime_ns)
+            for p in [tree, *tree.rglob("*")]}  # fmt: skip
+
+
+def read_only_prefix(tree: Path) -> list[str]:
+    """A command prefix that runs the command with `tree` mounted read-only (a private mount
+    namespace; needs root or user namespaces), or [] after making it read-only with chmod,
+    which does not stop root: then only the snapshot comparison catches writes."""
+    probe = ["unshare", "-m", "sh", "-c", 'mount --bind -o ro "$0" "$0" && ! touch "$0/.w"', tree]
+    if (
+        shutil.which("unshare")
+        and subprocess.run([str(a) for a in probe], check=False, capture_output=True).returncode
+        == 0
+    ):
+        return ["unshare", "-m", "sh", "-c", 'mount --bind -o ro "$0" "$0" && exec "$@"', str(tree)]
+    for entry in [tree, *tree.rglob("*")]:
+        entry.chmod(entry.stat().st_mode & ~0o222)
+    return []
+
+
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory) -> Path:
+    """Built from a read-only copy of the checkout (README: a read-only checkout installs), with
+    the build folder outside it; the copy must be the same, entry for entry, afterwards."""
     pytest.importorskip("auditwheel")
     pytest.importorskip("scikit_build_core")
     raw = tmp_path_factory.mktemp("raw-wheel")
     repaired = tmp_path_factory.mktemp("wheel")
     env = dict(os.environ, PATH=f"{Path(sys.executable).parent}:{os.environ['PATH']}")
-    run(sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q",
-        "--disable-pip-version-check", "-w", raw, f"--config-settings=build-dir={REPO / 'build' / 'wheel'}",
-        REPO, env=env)  # fmt: skip
+    checkout = copy_checkout()
+    before = snapshot(checkout)
+    run(*read_only_prefix(checkout), sys.executable, "-m", "pip", "wheel", "--no-deps",
+        "--no-build-isolation", "-q", "--disable-pip-version-check", "-w", raw,
+        f"--config-settings=build-dir={REPO / 'build' / 'wheel-ro'}", checkout, env=env)  # fmt: skip
+    after = snapshot(checkout)
+    changed = sorted(k for k in before.keys() | after.keys() if before.get(k) != after.get(k))
+    assert not changed, f"building the wheel wrote into the source tree: {changed[:20]}"
     (built,) = raw.glob("chute-*.whl")
     run(sys.executable, "-m", "auditwheel", "repair", "-w", repaired, built, env=env)
     (fixed,) = repaired.glob("chute-*.whl")

@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "chute/array/array.h"
+#include "chute/store/single_file_store.h"
 #include "chute/util/clock.h"
 
 namespace chute {
@@ -58,15 +59,17 @@ void Array::copy_mapped(const ChunkTask& task, ReadStats* stats) const {
   const int64_t item_size = metadata_.data_type.size;
   int64_t box_start[kMaxCopyRank];
   int64_t bytes = 0;
-  for (const ChunkTarget& target : task.targets) {
-    int64_t elements = 1;
-    for (size_t d = 0; d < n; ++d) {
-      box_start[d] = task.chunk_coords[d] * read_chunk_shape_[d] + target.chunk_start[d];
-      elements *= target.dst.shape[d];
+  mapped.file->read_mapped([&] {
+    for (const ChunkTarget& target : task.targets) {
+      int64_t elements = 1;
+      for (size_t d = 0; d < n; ++d) {
+        box_start[d] = task.chunk_coords[d] * read_chunk_shape_[d] + target.chunk_start[d];
+        elements *= target.dst.shape[d];
+      }
+      copy_box(mapped, metadata_.shape, {box_start, n}, target.dst, item_size);
+      bytes += elements * item_size;
     }
-    copy_box(mapped, metadata_.shape, {box_start, n}, target.dst, item_size);
-    bytes += elements * item_size;
-  }
+  });
   if (stats) {
     stats->read_ns += elapsed_ns(start);
     stats->chunks += 1;
@@ -88,7 +91,10 @@ void Array::load_mapped(const ChunkTask& task, std::byte* decoded, ReadStats* st
     dst.shape[d] = std::min(read_chunk_shape_[d], metadata_.shape[d] - box_start[d]);
     bytes *= dst.shape[d];
   }
-  copy_box(*source_->mapped(), metadata_.shape, {box_start, n}, dst, item_size);
+  const MappedElements& mapped = *source_->mapped();
+  mapped.file->read_mapped([&] {
+    copy_box(mapped, metadata_.shape, {box_start, n}, dst, item_size);
+  });
   if (stats) {
     stats->read_ns += elapsed_ns(start);
     stats->chunks += 1;

@@ -17,6 +17,8 @@
 
 namespace chute {
 
+class SingleFileStore;
+
 /// Where one chunk's stored bytes are.
 struct ChunkLocation {
   bool found = false;  // false: the chunk was never written and reads as the fill value
@@ -30,8 +32,9 @@ struct ChunkLocation {
 /// A source whose stored bytes are the array itself, uncompressed and mapped into memory
 /// (a contiguous HDF5 dataset, an .npy file): boxes are copied straight out of the mapping.
 struct MappedElements {
-  const std::byte* data = nullptr;  // element [0, ..., 0]
-  bool fortran_order = false;       // axes stored last-fastest (NumPy order 'F')
+  const std::byte* data = nullptr;        // element [0, ..., 0]
+  const SingleFileStore* file = nullptr;  // the mapped file: copies go through its read_mapped
+  bool fortran_order = false;             // axes stored last-fastest (NumPy order 'F')
   /// Stored in the other byte order: each element's components (item size, or half of it for
   /// complex types) are swapped after the copy.
   size_t swap_unit = 0;  // 0: native order

@@ -3,8 +3,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <sstream>
 
@@ -80,13 +82,44 @@ std::vector<Mode> parse_modes(const std::string& text) {
   return modes;
 }
 
-json run_bench(const BenchOptions& o, const std::function<void(const std::string&)>& log) {
-  if (o.batch_size < 1 || o.prefetch < 1 || o.threads < 0 || o.batches < 1 || o.trials < 1 ||
-      o.warmup < 0 || o.step_ms < 0) {
-    fail(ErrorCode::kInvalidArgument,
-         "bench: expected --batch-size, --prefetch, --batches, --trials >= 1 and --threads, "
-         "--warmup, --step-ms >= 0");
+namespace {
+
+// Each option on its own: the error names it, the value and the allowed range (issue 15).
+void check_range(const char* option, int64_t value, int64_t low, int64_t high) {
+  if (value < low || value > high) {
+    fail(ErrorCode::kInvalidArgument, "bench: {} must be in [{}, {}], got {}", option, low, high,
+         value);
   }
+}
+
+void check_finite_range(const char* option, double value, double low, double high) {
+  if (!std::isfinite(value) || value < low || value > high) {
+    fail(ErrorCode::kInvalidArgument, "bench: {} must be a finite number in [{}, {}], got {}",
+         option, low, high, value);
+  }
+}
+
+}  // namespace
+
+void check_bench_options(const BenchOptions& o) {
+  constexpr int64_t kIntMax = std::numeric_limits<int>::max();
+  check_range("--batch-size", o.batch_size, 1, kIntMax);
+  check_range("--threads", o.threads, 0, static_cast<int64_t>(max_reader_threads()));
+  check_range("--prefetch", o.prefetch, 1, 4096);
+  check_range("--world-size", o.world_size, 1, kIntMax);
+  check_range("--rank", o.rank, 0, o.world_size - 1);
+  check_finite_range("--step-ms", o.step_ms, 0.0, 1e9);
+  check_range("--batches", o.batches, 1, kIntMax);
+  check_range("--warmup", o.warmup, 0, kIntMax);
+  check_range("--trials", o.trials, 1, kIntMax);
+  check_finite_range("--peer-seconds", o.peer_seconds, 1e-3, 1e9);
+  check_range("--crop-size", o.volume.crop_size, 1, int64_t{1} << 31);
+  check_range("--crops-per-epoch", o.volume.crops_per_epoch, 1,
+              std::numeric_limits<int64_t>::max());
+}
+
+json run_bench(const BenchOptions& o, const std::function<void(const std::string&)>& log) {
+  check_bench_options(o);
   const SweepSpec sweep = parse_sweep(o.sweep);  // fail on a bad sweep before measuring
   const MachineInfo machine = describe_machine();
   const BenchDataset data = open_bench_dataset(o.dataset, o.arrays, o.volume, o.windows);

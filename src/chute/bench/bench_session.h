@@ -54,6 +54,9 @@ std::string report_json_path(const BenchOptions& options);
 /// kIoError naming the path when it cannot be written.
 void write_report_json(const nlohmann::json& report, const std::string& path);
 
+/// Throws kInvalidArgument naming the first option outside its range (and the range).
+void check_bench_options(const BenchOptions& options);
+
 /// Runs everything; progress lines go to `log` (stderr in the CLI). Returns the report.
 nlohmann::json run_bench(const BenchOptions& options,
                          const std::function<void(const std::string&)>& log);

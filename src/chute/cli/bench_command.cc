@@ -46,7 +46,9 @@ void register_bench(CLI::App& app) {
   bench->add_option("--prefetch", o.prefetch, "batches queued ahead of the consumer")
       ->capture_default_str();
   bench->add_flag("--shuffle,!--no-shuffle", o.shuffle, "shuffle samples per epoch (default on)");
-  bench->add_option("--seed", o.seed, "shuffle seed")->capture_default_str();
+  bench->add_option("--seed", o.seed, "shuffle seed")
+      ->check(CLI::NonNegativeNumber)  // "-1" would wrap around to 2^64 - 1
+      ->capture_default_str();
   bench->add_flag("--drop-last", o.drop_last, "drop the incomplete last batch of an epoch");
   bench->add_option("--rank", o.rank, "this process's rank")->capture_default_str();
   bench->add_option("--world-size", o.world_size, "number of ranks")->capture_default_str();

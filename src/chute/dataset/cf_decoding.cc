@@ -9,7 +9,7 @@
 #include "chute/pipeline/transforms.h"
 #include "chute/util/error.h"
 
-namespace chute {
+namespace chute::detail {
 
 namespace {
 
@@ -296,4 +296,4 @@ void stream_out(std::byte* dst, const std::byte* src, size_t n) {
   stream_fence();
 }
 
-}  // namespace chute
+}  // namespace chute::detail

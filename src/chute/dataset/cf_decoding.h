@@ -16,7 +16,9 @@
 #include "chute/array/dtype.h"
 #include "chute/array/metadata.h"
 
-namespace chute {
+// Internal (installed because chute/dataset/window_dataset.h uses it): not part of the
+// stable API.
+namespace chute::detail {
 
 struct CfEncoding {
   double scale = 1.0;
@@ -66,4 +68,4 @@ void interleave_channels(const float* tile, int64_t tile_stride, int64_t group, 
 /// fences them.
 void stream_out(std::byte* dst, const std::byte* src, size_t n);
 
-}  // namespace chute
+}  // namespace chute::detail

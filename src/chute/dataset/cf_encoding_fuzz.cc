@@ -30,14 +30,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       meta.fill_value.assign(type.size, std::byte{0x7f});
       meta.attributes = attributes;
       try {
-        ChannelDecode decode;
+        detail::ChannelDecode decode;
         decode.stored = type;
-        decode.cf = parse_cf_encoding(meta, "fuzz");
-        if (!is_decodable(type)) continue;
+        decode.cf = detail::parse_cf_encoding(meta, "fuzz");
+        if (!detail::is_decodable(type)) continue;
         std::vector<std::byte> raw(16 * type.size, std::byte{0x41});
         std::vector<float> out(16);
-        decode_run(raw.data(), 16, decode, reinterpret_cast<std::byte*>(out.data()), 1,
-                   DataType{DTypeKind::kFloat, 4});
+        detail::decode_run(raw.data(), 16, decode, reinterpret_cast<std::byte*>(out.data()), 1,
+                           DataType{DTypeKind::kFloat, 4});
       } catch (const Error&) {
       }
     }

@@ -98,7 +98,7 @@ const ArrayPtr& find_group_array(const Group& group, const std::string& name, co
 
 std::vector<double> read_as_doubles(const Array& array) {
   const ArrayMetadata& meta = array.metadata();
-  if (!is_decodable(meta.data_type)) {
+  if (!detail::is_decodable(meta.data_type)) {
     fail(ErrorCode::kUnsupported, "array '{}' has dtype {}, expected a number type", array.name(),
          meta.data_type.name());
   }
@@ -109,7 +109,7 @@ std::vector<double> read_as_doubles(const Array& array) {
   std::vector<float> as_float(static_cast<size_t>(n));
   // Exact for the values coordinates and statistics hold in float64 too: widen per element.
   std::vector<double> values(static_cast<size_t>(n));
-  ChannelDecode plain;
+  detail::ChannelDecode plain;
   plain.stored = meta.data_type;
   if (meta.data_type == DataType{DTypeKind::kFloat, 8}) {
     std::memcpy(values.data(), raw.data(), raw.size());
@@ -126,8 +126,8 @@ std::vector<double> read_as_doubles(const Array& array) {
     }
     return values;
   }
-  decode_run(raw.data(), n, plain, reinterpret_cast<std::byte*>(as_float.data()), 1,
-             DataType{DTypeKind::kFloat, 4});
+  detail::decode_run(raw.data(), n, plain, reinterpret_cast<std::byte*>(as_float.data()), 1,
+                     DataType{DTypeKind::kFloat, 4});
   for (int64_t i = 0; i < n; ++i) values[static_cast<size_t>(i)] = as_float[static_cast<size_t>(i)];
   return values;
 }

@@ -226,11 +226,11 @@ const WindowDataset::Variable& WindowDataset::add_variable(const Group& group,
   const AxisPositions axes = find_weather_axes(*v->array, name);
   v->time_axis = axes.time, v->level_axis = axes.level, v->lat_axis = axes.lat,
   v->lon_axis = axes.lon;
-  if (!is_decodable(meta.data_type)) {
+  if (!detail::is_decodable(meta.data_type)) {
     fail(ErrorCode::kInvalidArgument, "variable '{}' has dtype {}, expected a number type", name,
          meta.data_type.name());
   }
-  if (options_.decode_cf) v->cf = parse_cf_encoding(meta, name);
+  if (options_.decode_cf) v->cf = detail::parse_cf_encoding(meta, name);
   auto size = [&](int axis) { return axis < 0 ? -1 : meta.shape[static_cast<size_t>(axis)]; };
   const int64_t h = size(axes.lat), w = size(axes.lon), t = size(axes.time);
   if (full_height_ < 0) {

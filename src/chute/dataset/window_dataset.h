@@ -134,7 +134,7 @@ class WindowDataset final : public Dataset {
     std::string name;
     ArrayPtr array;
     int time_axis = -1, level_axis = -1, lat_axis = -1, lon_axis = -1;
-    CfEncoding cf;
+    detail::CfEncoding cf;
     std::vector<double> mean, stddev;  // per level position (or one value), when normalising
   };
   struct Channel {
@@ -146,7 +146,7 @@ class WindowDataset final : public Dataset {
     int computed_index = -1;   // its position in options.computed_forcings
     int64_t mask_of = -1;      // a NaN mask: 1 where input channel mask_of is missing
     int64_t plane_offset = 0;  // bytes from the start of the slot's planes
-    ChannelDecode decode;
+    detail::ChannelDecode decode;
   };
   struct Output {
     std::vector<Channel> channels;

@@ -297,7 +297,7 @@ TEST(CfEncoding, ParsesXarrayAttributes) {
   // xarray writes a float _FillValue of a v3 array as base64 of its float64: -9999.0 here.
   m.attributes = {
       {"_FillValue", "AAAAAICHw8A="}, {"missing_value", {1e20, -9999.0}}, {"scale_factor", {2.0}}};
-  const CfEncoding cf = parse_cf_encoding(m, "x");
+  const detail::CfEncoding cf = detail::parse_cf_encoding(m, "x");
   EXPECT_TRUE(cf.scaled);
   EXPECT_EQ(cf.scale, 2.0);
   EXPECT_EQ(cf.offset, 0.0);
@@ -307,13 +307,13 @@ TEST(CfEncoding, ParsesXarrayAttributes) {
   m.attributes = json::object();
   const float fill = -1.5f;
   std::memcpy(m.fill_value.data(), &fill, 4);
-  EXPECT_EQ(parse_cf_encoding(m, "x").missing, (std::vector<double>{-1.5}));
+  EXPECT_EQ(detail::parse_cf_encoding(m, "x").missing, (std::vector<double>{-1.5}));
   m.fill_value_null = true;
-  EXPECT_FALSE(parse_cf_encoding(m, "x").any());
+  EXPECT_FALSE(detail::parse_cf_encoding(m, "x").any());
 
   m.attributes = {{"scale_factor", "big"}};
   try {
-    parse_cf_encoding(m, "temperature");
+    detail::parse_cf_encoding(m, "temperature");
     FAIL() << "expected an error";
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), ErrorCode::kInvalidMetadata);
@@ -323,22 +323,22 @@ TEST(CfEncoding, ParsesXarrayAttributes) {
 
 TEST(CfEncoding, DecodeRunMasksScalesNormalisesAndCasts) {
   const int16_t raw[4] = {100, kFill, -4, 0};
-  ChannelDecode d;
+  detail::ChannelDecode d;
   d.stored = DataType{DTypeKind::kInt, 2};
   d.cf.scale = 0.5, d.cf.offset = 10, d.cf.scaled = true, d.cf.missing = {kFill};
   d.mean = 2, d.inv_std = 0.5f;
   float out[8];
   std::fill(out, out + 8, -1.0f);
-  decode_run(reinterpret_cast<const std::byte*>(raw), 4, d, reinterpret_cast<std::byte*>(out), 2,
-             DataType{DTypeKind::kFloat, 4});
+  detail::decode_run(reinterpret_cast<const std::byte*>(raw), 4, d,
+                     reinterpret_cast<std::byte*>(out), 2, DataType{DTypeKind::kFloat, 4});
   EXPECT_EQ(out[0], (100 * 0.5f + 10 - 2) * 0.5f);
   EXPECT_EQ(out[1], -1.0f);  // the stride skips it
   EXPECT_TRUE(std::isnan(out[2]));
   EXPECT_EQ(out[4], (-4 * 0.5f + 10 - 2) * 0.5f);
   EXPECT_EQ(out[6], (10 - 2) * 0.5f);
   uint16_t half[4];
-  decode_run(reinterpret_cast<const std::byte*>(raw), 4, d, reinterpret_cast<std::byte*>(half), 1,
-             DataType{DTypeKind::kBFloat, 2});
+  detail::decode_run(reinterpret_cast<const std::byte*>(raw), 4, d,
+                     reinterpret_cast<std::byte*>(half), 1, DataType{DTypeKind::kBFloat, 2});
   EXPECT_EQ(half[0], float_to_bfloat16(out[0]));
   EXPECT_TRUE(std::isnan(bfloat16_to_float(half[1])));
 }

@@ -39,7 +39,8 @@ void WindowDataset::place_computed(const Channel& c, int64_t time, int64_t p0, i
         kind, seconds, options_.lat_values[static_cast<size_t>(options_.lat_start + y)],
         options_.lon_values[static_cast<size_t>(options_.lon_start + x)]));
   }
-  decode_run(reinterpret_cast<const std::byte*>(values.data()), n, c.decode, dst, stride, out_type);
+  detail::decode_run(reinterpret_cast<const std::byte*>(values.data()), n, c.decode, dst, stride,
+                     out_type);
 }
 
 void WindowDataset::check_no_nan(const Channel& c, int64_t time, const float* values,
@@ -104,21 +105,21 @@ void WindowDataset::finish(const BatchMemory& memory, ThreadPool* pool) const {
         if (c.mask_of >= 0) {
           thread_local std::vector<float> values;
           values.resize(static_cast<size_t>(plane));
-          decode_run(slot_in + c.plane_offset, plane, c.decode,
-                     reinterpret_cast<std::byte*>(values.data()), 1, kFloat32);
+          detail::decode_run(slot_in + c.plane_offset, plane, c.decode,
+                             reinterpret_cast<std::byte*>(values.data()), 1, kFloat32);
           for (float& v : values) v = std::isnan(v) ? 1.0f : 0.0f;
-          decode_run(reinterpret_cast<const std::byte*>(values.data()), plane, ChannelDecode{}, dst,
-                     1, out_type);
+          detail::decode_run(reinterpret_cast<const std::byte*>(values.data()), plane,
+                             detail::ChannelDecode{}, dst, 1, out_type);
           return;
         }
-        decode_run(slot_in + c.plane_offset, plane, c.decode, dst, 1, out_type);
+        detail::decode_run(slot_in + c.plane_offset, plane, c.decode, dst, 1, out_type);
         if (options_.nan == WindowOptions::NanPolicy::kError) {
           thread_local std::vector<float> values;
           values.resize(static_cast<size_t>(plane));
-          ChannelDecode plain = c.decode;
+          detail::ChannelDecode plain = c.decode;
           plain.mean = 0, plain.inv_std = 1;
-          decode_run(slot_in + c.plane_offset, plane, plain,
-                     reinterpret_cast<std::byte*>(values.data()), 1, kFloat32);
+          detail::decode_run(slot_in + c.plane_offset, plane, plain,
+                             reinterpret_cast<std::byte*>(values.data()), 1, kFloat32);
           check_no_nan(c, slot_time(slot_in), values.data(), plane);
         }
       });
@@ -141,30 +142,30 @@ void WindowDataset::finish(const BatchMemory& memory, ThreadPool* pool) const {
       std::byte* slot_out = out + slot * plane * channels * osize;
       thread_local std::vector<float> tile;
       thread_local std::vector<std::byte> bounce;
-      tile.resize(static_cast<size_t>(kInterleaveGroup * pixels));
+      tile.resize(static_cast<size_t>(detail::kInterleaveGroup * pixels));
       bounce.resize(static_cast<size_t>(pixels * channels * osize));
       auto* tile_bytes = reinterpret_cast<std::byte*>(tile.data());
       for (int64_t tl = first_tile; tl < std::min(tiles, first_tile + kTilesPerItem); ++tl) {
         const int64_t p0 = tl * pixels, n = std::min(pixels, plane - p0);
-        for (int64_t c0 = 0; c0 < channels; c0 += kInterleaveGroup) {
-          const int64_t group = std::min(kInterleaveGroup, channels - c0);
+        for (int64_t c0 = 0; c0 < channels; c0 += detail::kInterleaveGroup) {
+          const int64_t group = std::min(detail::kInterleaveGroup, channels - c0);
           for (int64_t j = 0; j < group; ++j) {
             const Channel& c = output.channels[static_cast<size_t>(c0 + j)];
             std::byte* row = tile_bytes + j * pixels * 4;
             if (c.computed >= 0) {
               place_computed(c, slot_time(slot_in), p0, n, row, 1, kFloat32);
             } else if (c.mask_of >= 0) {
-              decode_run(slot_in + c.plane_offset + p0 * c.decode.stored.size, n, c.decode, row, 1,
-                         kFloat32);
+              detail::decode_run(slot_in + c.plane_offset + p0 * c.decode.stored.size, n, c.decode,
+                                 row, 1, kFloat32);
               auto* values = reinterpret_cast<float*>(row);
               for (int64_t k = 0; k < n; ++k) values[k] = std::isnan(values[k]) ? 1.0f : 0.0f;
             } else {
-              ChannelDecode decode = c.decode;
+              detail::ChannelDecode decode = c.decode;
               if (options_.nan == WindowOptions::NanPolicy::kError) {
                 decode.mean = 0, decode.inv_std = 1;  // check the values, then normalise
               }
-              decode_run(slot_in + c.plane_offset + p0 * c.decode.stored.size, n, decode, row, 1,
-                         kFloat32);
+              detail::decode_run(slot_in + c.plane_offset + p0 * c.decode.stored.size, n, decode,
+                                 row, 1, kFloat32);
               if (options_.nan == WindowOptions::NanPolicy::kError) {
                 auto* values = reinterpret_cast<float*>(row);
                 check_no_nan(c, slot_time(slot_in), values, n);
@@ -174,11 +175,11 @@ void WindowDataset::finish(const BatchMemory& memory, ThreadPool* pool) const {
               }
             }
           }
-          interleave_channels(tile.data(), pixels, group, n, bounce.data() + c0 * osize, channels,
-                              out_type);
+          detail::interleave_channels(tile.data(), pixels, group, n, bounce.data() + c0 * osize,
+                                      channels, out_type);
         }
-        stream_out(slot_out + p0 * channels * osize, bounce.data(),
-                   static_cast<size_t>(n * channels * osize));
+        detail::stream_out(slot_out + p0 * channels * osize, bounce.data(),
+                           static_cast<size_t>(n * channels * osize));
       }
     });
   }

@@ -48,6 +48,7 @@ ContiguousSource::ContiguousSource(std::shared_ptr<const SingleFileStore> file, 
         data_type.kind == DTypeKind::kComplex ? data_type.size / 2u : data_type.size;
   }
   if (nbytes > 0) mapped_.data = file_->mapping() + offset;
+  mapped_.file = file_.get();
 }
 
 ChunkLocation ContiguousSource::locate(std::span<const int64_t> coords, ReadScratch& scratch,

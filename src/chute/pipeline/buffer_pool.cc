@@ -34,11 +34,11 @@ struct BufferPool::State {
       }
       --allocated;
     }
-    free_pages(buffer);
+    detail::free_pages(buffer);
   }
 
   ~State() {
-    for (std::byte* buffer : idle) free_pages(buffer);
+    for (std::byte* buffer : idle) detail::free_pages(buffer);
   }
 };
 
@@ -56,7 +56,7 @@ BufferPool::~BufferPool() {
     idle.swap(state_->idle);
     state_->allocated -= idle.size();
   }
-  for (std::byte* buffer : idle) free_pages(buffer);
+  for (std::byte* buffer : idle) detail::free_pages(buffer);
 }
 
 void BufferPool::reserve(size_t count, ThreadPool* threads) {
@@ -71,8 +71,8 @@ void BufferPool::reserve(size_t count, ThreadPool* threads) {
   const size_t pieces_per_buffer = (bytes + kPieceBytes - 1) / kPieceBytes;
   const auto prefault_piece = [&](size_t i, size_t /*worker*/) {
     const size_t offset = (i % pieces_per_buffer) * kPieceBytes;
-    prefault_pages(held[i / pieces_per_buffer].get() + offset,
-                   std::min(kPieceBytes, bytes - offset));
+    detail::prefault_pages(held[i / pieces_per_buffer].get() + offset,
+                           std::min(kPieceBytes, bytes - offset));
   };
   const size_t pieces = held.size() * pieces_per_buffer;
   if (threads != nullptr && threads->size() > 1) {
@@ -95,7 +95,7 @@ std::shared_ptr<std::byte> BufferPool::acquire() {
     }
   }
   if (!buffer) {
-    buffer = allocate_pages(state_->buffer_bytes, /*huge_pages=*/false);
+    buffer = detail::allocate_pages(state_->buffer_bytes, /*huge_pages=*/false);
     if (!buffer) {
       std::lock_guard lock(state_->mutex);
       --state_->allocated;

@@ -33,6 +33,7 @@ class Fd {
 };
 
 std::atomic<bool> g_follow_symlinks{true};
+thread_local std::optional<FileStoreOptions> t_options;  // a ScopedFileStoreOptions' choice
 
 const char* file_kind(mode_t mode) {
   if (S_ISDIR(mode)) return "a directory";
@@ -87,12 +88,18 @@ size_t pread_full(int fd, std::span<std::byte> out, uint64_t offset, const std::
 }  // namespace
 
 FileStoreOptions default_file_store_options() {
+  if (t_options) return *t_options;
   return FileStoreOptions{g_follow_symlinks.load(std::memory_order_relaxed)};
 }
 
 void set_default_file_store_options(const FileStoreOptions& options) {
   g_follow_symlinks.store(options.follow_symlinks, std::memory_order_relaxed);
 }
+
+ScopedFileStoreOptions::ScopedFileStoreOptions(FileStoreOptions options)
+    : previous_(std::exchange(t_options, options)) {}
+
+ScopedFileStoreOptions::~ScopedFileStoreOptions() { t_options = previous_; }
 
 FileStore::FileStore(std::string root) : FileStore(std::move(root), default_file_store_options()) {}
 

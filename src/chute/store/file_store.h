@@ -8,6 +8,7 @@
 // key whose path inside the root passes through a symlink is refused (openat2 with
 // RESOLVE_NO_SYMLINKS | RESOLVE_BENEATH), so a store cannot read outside its folder.
 
+#include <optional>
 #include <string>
 
 #include "chute/store/store.h"
@@ -46,5 +47,19 @@ class FileStore final : public Store {
 /// openers create their stores this way). Thread-safe.
 FileStoreOptions default_file_store_options();
 void set_default_file_store_options(const FileStoreOptions& options);
+
+/// While alive, FileStores made on this thread without explicit options take `options` instead
+/// of the process-wide default: a per-call choice (Python `chute.open(path,
+/// follow_symlinks=False)`) that other threads opening at the same time do not see.
+class ScopedFileStoreOptions {
+ public:
+  explicit ScopedFileStoreOptions(FileStoreOptions options);
+  ~ScopedFileStoreOptions();
+  ScopedFileStoreOptions(const ScopedFileStoreOptions&) = delete;
+  ScopedFileStoreOptions& operator=(const ScopedFileStoreOptions&) = delete;
+
+ private:
+  std::optional<FileStoreOptions> previous_;
+};
 
 }  // namespace chute

@@ -3,11 +3,14 @@
 // one value is read with pread at any offset from many threads, or mapped read-only so that
 // uncompressed boxes are copied straight out of the page cache. Every key names the file.
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <mutex>
 #include <string>
 
+#include "chute/store/mapped_read_guard.h"
 #include "chute/store/store.h"
 
 namespace chute {
@@ -31,6 +34,12 @@ class SingleFileStore final : public Store {
   /// The whole file mapped read-only (mapped on first call; thread-safe). Pages come from the
   /// page cache as they are touched. Null for an empty file.
   const std::byte* mapping() const;
+  /// Runs `copy`, which reads from mapping(). If the file was truncated after it was opened
+  /// (by another process), throws kCorruptData naming it instead of dying of SIGBUS, then and
+  /// on every later call: what was copied is not the file's content. A cut inside a page (no
+  /// fault, zeros past the new end) is found by a size check on each thread's first copy and
+  /// every 64th after.
+  void read_mapped(const std::function<void()>& copy) const;
 
  private:
   std::string path_;
@@ -38,6 +47,8 @@ class SingleFileStore final : public Store {
   uint64_t size_ = 0;
   mutable void* mapping_ = nullptr;
   mutable std::once_flag mapped_;
+  mutable std::atomic<bool> truncated_{false};
+  mutable detail::MappedRegion region_;
 };
 
 }  // namespace chute

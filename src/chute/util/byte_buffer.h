@@ -24,7 +24,7 @@ class ByteBuffer {
     if (size > capacity_) {
       size_t capacity = capacity_ ? capacity_ : 4096;
       while (capacity < size) capacity *= 2;
-      PageMemory grown(allocate_pages(capacity, /*huge_pages=*/true));
+      detail::PageMemory grown(detail::allocate_pages(capacity, /*huge_pages=*/true));
       if (!grown) throw std::bad_alloc();
       if (size_) std::memcpy(grown.get(), data_.get(), size_);
       data_ = std::move(grown);
@@ -43,7 +43,7 @@ class ByteBuffer {
   std::span<const std::byte> span() const { return {data_.get(), size_}; }
 
  private:
-  PageMemory data_;
+  detail::PageMemory data_;
   size_t size_ = 0;
   size_t capacity_ = 0;
 };

@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <cstdlib>
 
-namespace chute {
+namespace chute::detail {
 
 std::byte* allocate_pages(size_t bytes, bool huge_pages) {
   constexpr size_t kPageBytes = 4096;
@@ -34,4 +34,4 @@ void prefault_pages(std::byte* memory, size_t bytes) {
   }
 }
 
-}  // namespace chute
+}  // namespace chute::detail

@@ -11,7 +11,8 @@
 #include <cstddef>
 #include <memory>
 
-namespace chute {
+// Internal (installed because chute/util/byte_buffer.h uses it): not part of the stable API.
+namespace chute::detail {
 
 inline constexpr size_t kHugePageBytes = size_t{2} << 20;
 
@@ -29,4 +30,4 @@ struct FreePages {
 };
 using PageMemory = std::unique_ptr<std::byte[], FreePages>;
 
-}  // namespace chute
+}  // namespace chute::detail

@@ -7,7 +7,7 @@
 
 #include "chute/util/byte_buffer.h"
 
-namespace chute {
+namespace chute::detail {
 namespace {
 
 uintptr_t address(const std::byte* p) { return reinterpret_cast<uintptr_t>(p); }
@@ -39,4 +39,4 @@ TEST(PageMemory, ByteBufferKeepsItsContentsWhenItGrowsPastAHugePage) {
 }
 
 }  // namespace
-}  // namespace chute
+}  // namespace chute::detail

@@ -1,0 +1,47 @@
+# The C++ API: the public headers (the stable API, README "C++") and what they include.
+#
+# CHUTE_PUBLIC_HEADERS are the headers a C++ user includes: opening arrays and groups, reading
+# boxes, the Store interface and the local stores, the Loader with its datasets, batches and
+# samplers, errors, the version. Everything else is internal and may change between versions;
+# internal headers are installed only when a public header includes them (so that it compiles),
+# and their helper functions live in namespace chute::detail.
+set(CHUTE_PUBLIC_HEADERS
+    chute/loader.h
+    chute/array/array.h
+    chute/format/zarr.h
+    chute/format/npy.h
+    chute/format/hdf5.h
+    chute/store/store.h
+    chute/store/file_store.h
+    chute/store/memory_store.h
+    chute/dataset/dataset.h
+    chute/dataset/packed_dataset.h
+    chute/dataset/window_dataset.h
+    chute/dataset/crop_dataset.h
+    chute/dataset/cube_symmetry.h
+    chute/pipeline/loader.h
+    chute/pipeline/batch.h
+    chute/pipeline/transforms.h
+    chute/sampler/sampler.h
+    chute/util/error.h)
+
+# Sets `out` to `headers` (paths below `source_dir`, e.g. chute/array/array.h) and every header
+# of `source_dir` they include with #include "chute/...", transitively.
+function(chute_header_closure out source_dir)
+  set(pending ${ARGN})
+  set(done)
+  while(pending)
+    list(POP_FRONT pending header)
+    if(header IN_LIST done OR NOT EXISTS ${source_dir}/${header})
+      continue()
+    endif()
+    list(APPEND done ${header})
+    file(STRINGS ${source_dir}/${header} includes REGEX "^#include \"chute/")
+    foreach(line ${includes})
+      string(REGEX REPLACE "^#include \"([^\"]+)\".*" "\\1" included "${line}")
+      list(APPEND pending ${included})
+    endforeach()
+  endwhile()
+  list(SORT done)
+  set(${out} ${done} PARENT_SCOPE)
+endfunction()
