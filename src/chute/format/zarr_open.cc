@@ -7,6 +7,7 @@
 #include "chute/format/npy.h"
 #include "chute/format/zarr.h"
 #include "chute/format/zarr_parse.h"
+#include "chute/store/caching_store.h"
 #include "chute/store/file_store.h"
 #include "chute/util/error.h"
 #include "chute/util/json_limits.h"
@@ -49,6 +50,10 @@ std::string strip_trailing_slashes(std::string path) {
 
 }  // namespace
 
+StorePtr open_path_store(const std::string& path, const CacheOptions& cache) {
+  return with_cache(std::make_shared<FileStore>(path), cache);
+}
+
 ArrayPtr try_open_zarr_array(StorePtr store, const std::string& prefix, const std::string& name) {
   ArrayMetadata metadata;
   try {
@@ -78,11 +83,13 @@ ArrayPtr open_zarr_array(StorePtr store, const std::string& prefix, const std::s
   fail(ErrorCode::kNotFound, "no Zarr array at '{}' (no zarr.json or .zarray)", location);
 }
 
-ArrayPtr open_array(const std::string& path) {
+ArrayPtr open_array(const std::string& path) { return open_array(path, default_cache_options()); }
+
+ArrayPtr open_array(const std::string& path, const CacheOptions& cache) {
   const std::string clean = strip_trailing_slashes(path);
   if (is_npy_path(clean)) return open_npy(clean);
   if (auto hdf5 = split_hdf5_path(clean)) return open_hdf5(hdf5->first, hdf5->second);
-  auto store = std::make_shared<FileStore>(clean);
+  auto store = open_path_store(clean, cache);
   if (ArrayPtr array = try_open_zarr_array(store, "", clean)) return array;
   if (store_has_group(*store, "")) {
     fail(ErrorCode::kInvalidArgument, "'{}' is a Zarr group, not an array; open it as a group",
@@ -94,7 +101,7 @@ ArrayPtr open_array(const std::string& path) {
        slash = clean.rfind('/', slash - 1)) {
     const std::string group_path = clean.substr(0, slash);
     const std::string member = clean.substr(slash + 1);
-    auto group_store = std::make_shared<FileStore>(group_path);
+    auto group_store = open_path_store(group_path, cache);
     if (!store_has_group(*group_store, "")) continue;
     if (ArrayPtr array = try_open_zarr_array(group_store, member, clean)) return array;
     if (ArrayPtr array = open_consolidated_member(group_store, "", member, clean)) return array;
@@ -104,10 +111,12 @@ ArrayPtr open_array(const std::string& path) {
   fail(ErrorCode::kNotFound, "no Zarr array at '{}' (no zarr.json or .zarray)", clean);
 }
 
-Group open_group(const std::string& path) {
+Group open_group(const std::string& path) { return open_group(path, default_cache_options()); }
+
+Group open_group(const std::string& path, const CacheOptions& cache) {
   const std::string clean = strip_trailing_slashes(path);
   if (auto hdf5 = split_hdf5_path(clean)) return open_hdf5_group(hdf5->first, hdf5->second);
-  return open_zarr_group(std::make_shared<FileStore>(clean), "", clean);
+  return open_zarr_group(open_path_store(clean, cache), "", clean);
 }
 
 bool is_group(const std::string& path) {
