@@ -211,6 +211,12 @@ class Array:
         return self._core.codecs
 
     @property
+    def cache_stats(self) -> dict | None:
+        """Node-local cache counters (hits, misses, bytes_from_cache, bytes_fetched,
+        bytes_written, evicted, discarded) when opened with `cache=`, else None."""
+        return self._core.cache_stats
+
+    @property
     def ndim(self) -> int:
         return len(self._shape)
 
@@ -317,20 +323,53 @@ def _native_path(path: str | bytes | os.PathLike) -> bytes:
     return os.fsencode(path)
 
 
-def open(path: str | bytes | os.PathLike, decode_cf: bool = False) -> Array:
+def _cache_args(cache: str | os.PathLike | None, cache_size: int | None) -> tuple[bytes, int]:
+    """(folder, size limit) for the core: b"" and 0 mean no cache and the default limit."""
+    if cache_size is not None and int(cache_size) <= 0:
+        raise _chute.InvalidArgumentError(
+            f"cache_size must be a positive byte count, got {cache_size}"
+        )
+    return (
+        b"" if cache is None else os.fsencode(cache),
+        0 if cache_size is None else int(cache_size),
+    )
+
+
+def open(
+    path: str | bytes | os.PathLike,
+    decode_cf: bool = False,
+    *,
+    cache: str | os.PathLike | None = None,
+    cache_size: int | None = None,
+) -> Array:
     """Opens the array at `path`: a Zarr v2 or v3 array folder (or "group/member"), an HDF5
     dataset ("file.h5/dataset/path") or a NumPy .npy file.
 
     decode_cf=True decodes reads as xarray does (fill values -> NaN, scale_factor/add_offset,
     times -> datetime64); off by default, as in zarr-python.
+
+    cache="/local/dir" keeps the stored bytes of every chunk read in that folder (at most
+    `cache_size` bytes, default 16 GiB) so later reads come from local disk; see the README's
+    "Node-local cache". `Array.cache_stats` reports its hits and misses.
     """
-    return Array(_chute._open_array(_native_path(path)), bool(decode_cf))
+    return Array(
+        _chute._open_array(_native_path(path), *_cache_args(cache, cache_size)), bool(decode_cf)
+    )
 
 
-def open_group(path: str | bytes | os.PathLike, decode_cf: bool = False) -> Group:
+def open_group(
+    path: str | bytes | os.PathLike,
+    decode_cf: bool = False,
+    *,
+    cache: str | os.PathLike | None = None,
+    cache_size: int | None = None,
+) -> Group:
     """Opens the Zarr v2 or v3 group at `path` with all its arrays (consolidated if available),
     or an HDF5 file or group ("file.h5", "file.h5/group") with all datasets below it.
 
-    decode_cf=True opens every array with CF decoding (see `open`).
+    decode_cf=True opens every array with CF decoding (see `open`); `cache`, `cache_size`: the
+    node-local cache of `open`, shared by all arrays of the group.
     """
-    return Group(_chute._open_group(_native_path(path)), bool(decode_cf))
+    return Group(
+        _chute._open_group(_native_path(path), *_cache_args(cache, cache_size)), bool(decode_cf)
+    )
