@@ -17,7 +17,10 @@ from typing import Any
 import numpy as np
 
 from . import _chute
+from ._options import INT64_MAX
 from ._options import flag as _flag
+from ._options import integer as _integer
+from ._options import invalid as _invalid
 
 __all__ = ["Array", "Group", "open", "open_group"]
 
@@ -213,6 +216,12 @@ class Array:
         return self._core.codecs
 
     @property
+    def cache_stats(self) -> dict | None:
+        """Node-local cache counters (hits, misses, bytes_from_cache, bytes_fetched,
+        bytes_written, evicted, discarded) when opened with `cache=`, else None."""
+        return self._core.cache_stats
+
+    @property
     def ndim(self) -> int:
         return len(self._shape)
 
@@ -338,11 +347,21 @@ def symlink_policy(follow_symlinks: bool | None) -> Iterator[None]:
         scope.exit()
 
 
+def _cache_args(cache: str | os.PathLike | None, cache_size: int | None) -> tuple[bytes, int]:
+    """(folder, size limit) for the core: b"" and 0 mean no cache and the default limit."""
+    if cache is not None and not isinstance(cache, (str, bytes, os.PathLike)):
+        raise _invalid(f"cache must be a folder path or None, got {type(cache).__name__}")
+    size = 0 if cache_size is None else _integer("cache_size", cache_size, 1, INT64_MAX, " bytes")
+    return (b"" if cache is None else _native_path(cache), size)
+
+
 def open(
     path: str | bytes | os.PathLike,
     decode_cf: bool = False,
     *,
     follow_symlinks: bool | None = None,
+    cache: str | os.PathLike | None = None,
+    cache_size: int | None = None,
 ) -> Array:
     """Opens the array at `path`: a Zarr v2 or v3 array folder (or "group/member"), an HDF5
     dataset ("file.h5/dataset/path") or a NumPy .npy file.
@@ -351,10 +370,15 @@ def open(
     times -> datetime64); off by default, as in zarr-python. follow_symlinks=False confines
     every read of this array to its folder (a key through a symbolic link is a
     PermissionDeniedError); None: the process-wide `chute.set_follow_symlinks` (default True).
+
+    cache="/local/dir" keeps the stored bytes of every chunk read in that folder (at most
+    `cache_size` bytes, default 16 GiB) so later reads come from local disk; see the README's
+    "Node-local cache". `Array.cache_stats` reports its hits and misses.
     """
     decode_cf = _flag("decode_cf", decode_cf)
+    cache_args = _cache_args(cache, cache_size)
     with symlink_policy(follow_symlinks):
-        return Array(_chute._open_array(_native_path(path)), decode_cf)
+        return Array(_chute._open_array(_native_path(path), *cache_args), decode_cf)
 
 
 def open_group(
@@ -362,12 +386,16 @@ def open_group(
     decode_cf: bool = False,
     *,
     follow_symlinks: bool | None = None,
+    cache: str | os.PathLike | None = None,
+    cache_size: int | None = None,
 ) -> Group:
     """Opens the Zarr v2 or v3 group at `path` with all its arrays (consolidated if available),
     or an HDF5 file or group ("file.h5", "file.h5/group") with all datasets below it.
 
-    decode_cf=True opens every array with CF decoding (see `open`); follow_symlinks as in `open`.
+    decode_cf=True opens every array with CF decoding (see `open`); follow_symlinks as in `open`;
+    `cache`, `cache_size`: the node-local cache of `open`, shared by all arrays of the group.
     """
     decode_cf = _flag("decode_cf", decode_cf)
+    cache_args = _cache_args(cache, cache_size)
     with symlink_policy(follow_symlinks):
-        return Group(_chute._open_group(_native_path(path)), decode_cf)
+        return Group(_chute._open_group(_native_path(path), *cache_args), decode_cf)

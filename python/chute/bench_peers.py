@@ -494,6 +494,7 @@ def measure(peer: str, spec: dict) -> dict:
     trials = max(1, int(spec.get("trials", 1)))
     max_seconds = float(spec.get("max_seconds_per_peer", 120))
 
+    _evict_page_cache(spec.get("evict_files", []))
     started = time.perf_counter()
     iterator, sample_nbytes = readers[peer](spec)
     times: list[float] = []  # seconds per timed batch
@@ -540,6 +541,19 @@ def measure(peer: str, spec: dict) -> dict:
         "trials": len(samples_per_s),
         "sample_bytes": sample_nbytes,
     }
+
+
+def _evict_page_cache(paths: Sequence[str]) -> None:
+    """--page-cache cold: drop the dataset's pages (as chute does before its trials)."""
+    for path in paths:
+        try:
+            fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        except OSError:
+            continue
+        try:
+            os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+        finally:
+            os.close(fd)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -34,6 +34,7 @@ import numpy as np
 
 from . import _chute
 from ._options import INT64_MAX, UINT64_MAX, flag, integer, invalid
+from ._array import _cache_args
 
 if TYPE_CHECKING:  # annotations only (never evaluated at run time): no runtime dependency
     from typing_extensions import Self
@@ -56,8 +57,10 @@ _inherited_after_fork: list[Any] = []
 class Dataset:
     """What a sample is: built by `packed()` (W1), `windows()` (W2) or `crops()` (W3)."""
 
-    def __init__(self, core: Any) -> None:
+    def __init__(self, core: Any, sample_chunk: int | None = None) -> None:
         self._core = core
+        # Samples per stored chunk along the sample axis (packed datasets), for shuffle="chunks".
+        self._sample_chunk = sample_chunk
 
     def __len__(self) -> int:
         return self._core.num_samples
@@ -83,17 +86,30 @@ class Dataset:
         return f"chute.Dataset({self._core.describe()})"
 
 
-def packed(arrays: Mapping[str, str], *, follow_symlinks: bool | None = None) -> Dataset:
-    """W1: named arrays (local paths: an array folder or "group/member") sharing axis 0.
+def packed(
+    arrays: Mapping[str, str],
+    *,
+    follow_symlinks: bool | None = None,
+    cache: str | os.PathLike | None = None,
+    cache_size: int | None = None,
+) -> Dataset:
+    """W1: named arrays (local paths or URLs: an array folder or "group/member") sharing axis 0.
 
-    follow_symlinks as in `chute.open` (None: the process-wide setting)."""
+    follow_symlinks as in `chute.open` (None: the process-wide setting). `cache`,
+    `cache_size`: a node-local cache folder for the stored chunks (see `chute.open`).
+    """
     from ._array import _native_path, symlink_policy
 
     if not isinstance(arrays, Mapping) or not arrays:
         raise _chute.InvalidArgumentError("packed() needs a non-empty mapping of name -> path")
     paths = [(str(k), _native_path(v)) for k, v in arrays.items()]
+    cache_args = _cache_args(cache, cache_size)
     with symlink_policy(follow_symlinks):
-        return Dataset(_chute._open_packed(paths))
+        core = _chute._open_packed(paths, *cache_args)
+        from ._array import open as open_array
+
+        sample_chunk = max(int(open_array(v).read_chunks[0] or 1) for v in arrays.values())
+    return Dataset(core, sample_chunk)
 
 
 def _with_symlink_policy(function: Any) -> Any:
@@ -144,12 +160,16 @@ def windows(
     statistics: str | None = None,
     level_coordinate: str = "level",
     time_range: tuple[int, int] | None = None,
+    cache: str | os.PathLike | None = None,
+    cache_size: int | None = None,
 ) -> Dataset:
     """W2: windows over the time axis of a Zarr group as xarray writes it (ERA5, WeatherBench2).
 
     `path` may be a list of stores sharing the time/lat/lon coordinates (e.g. pressure levels
     and single levels): their variables are joined; a coordinate that differs is an error
     naming both stores and the coordinate.
+
+    `cache`, `cache_size`: a node-local cache folder for the stored chunks (see `chute.open`).
 
     Axes are found by dimension name in any stored order (time/valid_time, level/pressure_level/
     isobaricInhPa, lat/latitude, lon/longitude); values are CF-decoded (fill values -> NaN,
@@ -359,6 +379,7 @@ def windows(
             nan_value,
             bool(nan_mask),
             time_map,
+            *_cache_args(cache, cache_size),
         )
     )
 
@@ -372,6 +393,8 @@ def crops(
     crops_per_epoch: int = 4096,
     transforms: str | None = None,
     channels_last: bool = False,
+    cache: str | os.PathLike | None = None,
+    cache_size: int | None = None,
 ) -> Dataset:
     """W3: random boxes of `size` at the same position in every array of `arrays`.
 
@@ -402,7 +425,9 @@ def crops(
     channels_last = check.flag("channels_last", channels_last)
     opened = []
     for name, array in arrays.items():
-        opened.append((str(name), (array if isinstance(array, Array) else open(array))._core))
+        if not isinstance(array, Array):
+            array = open(array, cache=cache, cache_size=cache_size)
+        opened.append((str(name), array._core))
     return Dataset(
         _chute._open_crops(
             opened,
@@ -552,7 +577,7 @@ class Loader:
         self,
         data: Mapping[str, str] | Dataset,
         batch_size: int = 16,
-        shuffle: bool = True,
+        shuffle: bool | str = True,
         seed: int = 0,
         drop_last: bool = False,
         threads: int | None = None,
@@ -564,9 +589,19 @@ class Loader:
         timeout: float | None = None,
         verbose: bool | None = None,
         follow_symlinks: bool | None = None,
+        cache: str | os.PathLike | None = None,
+        cache_size: int | None = None,
+        shuffle_block: int | None = None,
+        shuffle_window: int = 4,
     ) -> None:
         batch_size = _integer("batch_size", batch_size, 1, _INT64_MAX)
-        shuffle = _flag("shuffle", shuffle)
+        chunk_shuffle = isinstance(shuffle, str) and shuffle == "chunks"
+        if isinstance(shuffle, str) and not chunk_shuffle:
+            raise _invalid(f'shuffle must be True, False or "chunks", got {shuffle!r}')
+        shuffle = True if chunk_shuffle else _flag("shuffle", shuffle)
+        shuffle_window = _integer("shuffle_window", shuffle_window, 1, _INT64_MAX)
+        if shuffle_block is not None:
+            shuffle_block = _integer("shuffle_block", shuffle_block, 1, _INT64_MAX)
         seed = _integer("seed", seed, 0, _UINT64_MAX, " (an unsigned 64-bit integer)")
         drop_last = _flag("drop_last", drop_last)
         if threads is not None:
@@ -586,14 +621,16 @@ class Loader:
         if world_size is not None:
             world_size = _integer("world_size", world_size, 1, _INT64_MAX)
         if isinstance(data, Dataset):
-            if follow_symlinks is not None:
+            if follow_symlinks is not None or cache is not None:
                 raise _invalid(
-                    "follow_symlinks applies when data is a mapping of paths; a Dataset was "
-                    "opened already: pass follow_symlinks to chute.packed/windows/crops"
+                    "follow_symlinks and cache apply when data is a mapping of paths; a Dataset "
+                    "was opened already: pass them to chute.packed/windows/crops"
                 )
             dataset = data
         elif isinstance(data, Mapping):
-            dataset = packed(data, follow_symlinks=follow_symlinks)
+            dataset = packed(
+                data, follow_symlinks=follow_symlinks, cache=cache, cache_size=cache_size
+            )
         else:
             raise _invalid(
                 "data must be a mapping of name -> array path or a chute.Dataset, got "
@@ -614,6 +651,14 @@ class Loader:
             quiet = (not verbose) if verbose is not None else _quiet_from_env()
             if info.source != "default" and not quiet:
                 _log_rank_once(rank, world_size, source)
+        block = 0
+        if chunk_shuffle:
+            block = shuffle_block or dataset._sample_chunk or 0
+            if block < 1:
+                raise _invalid(
+                    'shuffle="chunks" needs shuffle_block (samples per chunk along the sample '
+                    "axis) for this dataset"
+                )
         self.dataset = dataset
         self.batch_size = batch_size
         self.rank = rank
@@ -632,6 +677,8 @@ class Loader:
             world_size,
             pad_to_batch,
             0.0 if timeout is None else timeout,
+            block,
+            shuffle_window,
         )
         self._pid = os.getpid()
         self._runs = 0  # epochs begun, so an abandoned loop stops only its own

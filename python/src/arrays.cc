@@ -141,9 +141,30 @@ struct FileStoreScope {
   std::optional<ScopedFileStoreOptions> scope;
 };
 
-ArrayPtr open_path(const std::string& path) {
+ArrayPtr open_path(const std::string& path, const CacheOptions& cache) {
   nb::gil_scoped_release release;
-  return open_array(path);
+  return open_array(path, cache);
+}
+
+CacheOptions cache_options(const nb::bytes& dir, uint64_t max_bytes) {
+  CacheOptions options;
+  options.dir = std::string(dir.c_str(), dir.size());
+  if (max_bytes > 0) options.max_bytes = max_bytes;
+  return options;
+}
+
+nb::object cache_stats_dict(const Array& array) {
+  const std::optional<CacheStats> stats = cache_stats_of(array.store());
+  if (!stats) return nb::none();
+  nb::dict d;
+  d["hits"] = stats->hits;
+  d["misses"] = stats->misses;
+  d["bytes_from_cache"] = stats->bytes_from_cache;
+  d["bytes_fetched"] = stats->bytes_fetched;
+  d["bytes_written"] = stats->bytes_written;
+  d["evicted"] = stats->evicted;
+  d["discarded"] = stats->discarded;
+  return d;
 }
 
 /// A file-system name as str, the way os.fsdecode makes it: bytes that are not UTF-8 become
@@ -155,11 +176,11 @@ nb::str fs_str(const std::string& name) {
   return nb::steal<nb::str>(text);
 }
 
-nb::dict open_group_path(const std::string& path) {
+nb::dict open_group_path(const std::string& path, const CacheOptions& cache) {
   Group group;
   {
     nb::gil_scoped_release release;
-    group = open_group(path);
+    group = open_group(path, cache);
   }
   nb::dict arrays;
   for (const auto& [member, array] : group.arrays) arrays[fs_str(member)] = array;
@@ -208,6 +229,7 @@ void bind_arrays(nb::module_& m) {
       .def_prop_ro("zarr_format", [](const Array& a) { return a.metadata().zarr_format; })
       .def_prop_ro("codec_specs", &codec_specs)
       .def_prop_ro("codecs", [](const Array& a) { return a.codecs().describe(); })
+      .def_prop_ro("cache_stats", &cache_stats_dict)
       .def("storage_key",
            [](const Array& a, const std::vector<int64_t>& coords) { return a.storage_key(coords); })
       .def("read_into", &read_into, nb::arg("start"), nb::arg("out"),
@@ -216,11 +238,17 @@ void bind_arrays(nb::module_& m) {
   // Paths come as bytes (os.fsencode): a file name need not be valid UTF-8 on Linux.
   auto native = [](const nb::bytes& path) { return std::string(path.c_str(), path.size()); };
   m.def(
-      "_open_array", [native](const nb::bytes& path) { return open_path(native(path)); },
-      nb::arg("path"));
+      "_open_array",
+      [native](const nb::bytes& path, const nb::bytes& cache, uint64_t cache_size) {
+        return open_path(native(path), cache_options(cache, cache_size));
+      },
+      nb::arg("path"), nb::arg("cache") = nb::bytes(""), nb::arg("cache_size") = 0);
   m.def(
-      "_open_group", [native](const nb::bytes& path) { return open_group_path(native(path)); },
-      nb::arg("path"));
+      "_open_group",
+      [native](const nb::bytes& path, const nb::bytes& cache, uint64_t cache_size) {
+        return open_group_path(native(path), cache_options(cache, cache_size));
+      },
+      nb::arg("path"), nb::arg("cache") = nb::bytes(""), nb::arg("cache_size") = 0);
   m.def(
       "_is_group", [native](const nb::bytes& path) { return is_group(native(path)); },
       nb::arg("path"));

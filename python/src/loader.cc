@@ -160,16 +160,20 @@ void bind_loader(nb::module_& m) {
 
   m.def(
       "_open_packed",
-      [](const std::vector<std::pair<std::string, nb::bytes>>& named) -> DatasetPtr {
+      [](const std::vector<std::pair<std::string, nb::bytes>>& named, const nb::bytes& cache_dir,
+         uint64_t cache_size) -> DatasetPtr {
         // Paths come as bytes (os.fsencode): a file name need not be valid UTF-8 on Linux.
         std::vector<std::pair<std::string, std::string>> paths;
         for (const auto& [name, path] : named) {
           paths.emplace_back(name, std::string(path.c_str(), path.size()));
         }
+        CacheOptions cache;
+        cache.dir = std::string(cache_dir.c_str(), cache_dir.size());
+        if (cache_size > 0) cache.max_bytes = cache_size;
         nb::gil_scoped_release release;
-        return open_packed_dataset(paths);
+        return open_packed_dataset(paths, cache);
       },
-      nb::arg("paths"));
+      nb::arg("paths"), nb::arg("cache") = nb::bytes(""), nb::arg("cache_size") = 0);
 
   m.def(
       "_open_windows",
@@ -184,8 +188,8 @@ void bind_loader(nb::module_& m) {
          std::vector<int64_t> sample_times, std::vector<int64_t> grid, std::string statistics,
          std::vector<std::string> computed_forcings, std::vector<int64_t> time_seconds,
          std::vector<double> lat_values, std::vector<double> lon_values, const std::string& nan,
-         float nan_value, bool nan_mask,
-         std::vector<int64_t> time_map) -> std::shared_ptr<WindowDataset> {
+         float nan_value, bool nan_mask, std::vector<int64_t> time_map, const nb::bytes& cache_dir,
+         uint64_t cache_size) -> std::shared_ptr<WindowDataset> {
         WindowOptions options;
         options.variables = std::move(variables);
         options.target_variables = std::move(target_variables);
@@ -222,8 +226,11 @@ void bind_loader(nb::module_& m) {
           options.lat_start = grid[0], options.lat_stop = grid[1];
           options.lon_start = grid[2], options.lon_stop = grid[3];
         }
+        CacheOptions cache;
+        cache.dir = std::string(cache_dir.c_str(), cache_dir.size());
+        if (cache_size > 0) cache.max_bytes = cache_size;
         nb::gil_scoped_release release;
-        return open_window_dataset(paths, std::move(options));
+        return open_window_dataset(paths, std::move(options), cache);
       },
       nb::arg("paths"), nb::arg("variables"), nb::arg("target_variables"), nb::arg("forcings"),
       nb::arg("statics"), nb::arg("level_indices"), nb::arg("level_values"),
@@ -233,7 +240,8 @@ void bind_loader(nb::module_& m) {
       nb::arg("time_start"), nb::arg("time_stop"), nb::arg("sample_stride"),
       nb::arg("sample_times"), nb::arg("grid"), nb::arg("statistics"), nb::arg("computed_forcings"),
       nb::arg("time_seconds"), nb::arg("lat_values"), nb::arg("lon_values"), nb::arg("nan"),
-      nb::arg("nan_value"), nb::arg("nan_mask"), nb::arg("time_map"));
+      nb::arg("nan_value"), nb::arg("nan_mask"), nb::arg("time_map"),
+      nb::arg("cache") = nb::bytes(""), nb::arg("cache_size") = 0);
 
   nb::class_<CropDataset, Dataset>(m, "_CropDataset")
       .def_prop_ro("transform_count", &CropDataset::transform_count)
@@ -286,8 +294,10 @@ void bind_loader(nb::module_& m) {
           "__init__",
           [](Loader* self, DatasetPtr dataset, int64_t batch_size, bool shuffle, uint64_t seed,
              bool drop_last, size_t threads, size_t prefetch, int64_t rank, int64_t world_size,
-             bool pad_to_batch, double timeout_s) {
+             bool pad_to_batch, double timeout_s, int64_t shuffle_block, int64_t shuffle_window) {
             LoaderOptions options;
+            options.shuffle_block = shuffle_block;
+            options.shuffle_window = shuffle_window;
             options.batch_size = batch_size;
             options.shuffle = shuffle;
             options.seed = seed;
@@ -303,7 +313,8 @@ void bind_loader(nb::module_& m) {
           },
           nb::arg("dataset"), nb::arg("batch_size"), nb::arg("shuffle"), nb::arg("seed"),
           nb::arg("drop_last"), nb::arg("threads"), nb::arg("prefetch"), nb::arg("rank"),
-          nb::arg("world_size"), nb::arg("pad_to_batch"), nb::arg("timeout_s"))
+          nb::arg("world_size"), nb::arg("pad_to_batch"), nb::arg("timeout_s"),
+          nb::arg("shuffle_block") = 0, nb::arg("shuffle_window") = 4)
       .def_prop_ro("batches_per_epoch", &Loader::batches_per_epoch)
       .def_prop_ro("threads", &Loader::threads)
       .def_prop_ro("num_samples", [](const Loader& l) { return l.dataset().num_samples(); })

@@ -63,6 +63,7 @@ ModeResult run_with_loader(Mode mode, const SourceFactory& factory, const Loader
   result.batches_per_trial = options.batches;
   const double step_s = mode == Mode::kFull ? options.step_ms / 1e3 : 0;
 
+  if (options.before_trial) options.before_trial();
   const auto created = Clock::now();
   std::unique_ptr<BatchSource> source = factory(setting);
   result.queue_capacity = source->queue_capacity();
@@ -78,6 +79,7 @@ ModeResult run_with_loader(Mode mode, const SourceFactory& factory, const Loader
   TrialTotals totals;
   const auto first_trial = Clock::now();
   for (int trial = 0; trial < options.trials; ++trial) {
+    if (options.before_trial && trial > 0) options.before_trial();
     int64_t samples = 0, bytes = 0;
     const auto start = Clock::now();
     auto previous = start;

@@ -9,6 +9,7 @@
 // over trials. Accelerator utilisation = compute time / wall time (DLIO's definition).
 
 #include <cstdint>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -31,6 +32,9 @@ struct RunOptions {
   double step_ms = 0;                // simulated step; compute and full modes need > 0
   size_t max_queue_samples = 20000;  // queue occupancy points kept per mode
   bool record_indices = false;       // keep every batch's sample indices (for the peers)
+  /// Called before the source is created and before each trial (--page-cache cold evicts the
+  /// dataset's pages here; the call is not timed).
+  std::function<void()> before_trial;
 };
 
 struct TimeBreakdown {  // seconds per batch

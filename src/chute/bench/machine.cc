@@ -7,6 +7,8 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <thread>
@@ -108,6 +110,42 @@ double page_cache_resident_fraction(const std::vector<std::string>& paths) {
     ::close(fd);
   }
   return total_pages == 0 ? 0.0 : static_cast<double>(resident_pages) / total_pages;
+}
+
+size_t evict_page_cache(const std::vector<std::string>& paths) {
+  size_t advised = 0;
+  for (const std::string& path : paths) {
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+    if (fd < 0) continue;
+    advised += ::posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED) == 0;
+    ::close(fd);
+  }
+  return advised;
+}
+
+std::vector<std::string> files_under(const std::vector<std::string>& roots) {
+  namespace fs = std::filesystem;
+  std::vector<std::string> files;
+  std::error_code ec;
+  for (const std::string& root : roots) {
+    fs::path path(root);
+    while (!path.empty() && !fs::exists(path, ec) && path.has_parent_path() &&
+           path.parent_path() != path) {
+      path = path.parent_path();
+    }
+    if (fs::is_regular_file(path, ec)) {
+      files.push_back(path.string());
+      continue;
+    }
+    if (!fs::is_directory(path, ec)) continue;
+    for (auto it = fs::recursive_directory_iterator(path, ec); !ec && it != fs::end(it);
+         it.increment(ec)) {
+      if (it->is_regular_file(ec)) files.push_back(it->path().string());
+    }
+  }
+  std::sort(files.begin(), files.end());
+  files.erase(std::unique(files.begin(), files.end()), files.end());
+  return files;
 }
 
 nlohmann::json to_json(const MachineInfo& m) {

@@ -33,6 +33,16 @@ PeakMemory peak_memory();
 /// files that cannot be opened count as not resident. -1 when mincore is unavailable.
 double page_cache_resident_fraction(const std::vector<std::string>& paths);
 
+/// Asks the kernel to drop the cached pages of every file of `paths` (posix_fadvise
+/// POSIX_FADV_DONTNEED on the whole file), so the next reads come from storage. Dirty pages
+/// and pages another process has mapped may stay: check with page_cache_resident_fraction().
+/// Returns the number of files advised.
+size_t evict_page_cache(const std::vector<std::string>& paths);
+
+/// The regular files under each of `roots` (a root that is a file is itself; "group/member"
+/// paths and "file.h5/dataset" paths fall back to the nearest existing parent), sorted.
+std::vector<std::string> files_under(const std::vector<std::string>& roots);
+
 nlohmann::json to_json(const MachineInfo& machine);
 nlohmann::json to_json(const PeakMemory& memory);
 

@@ -60,6 +60,7 @@ nlohmann::json to_json(const PeerSpec& spec) {
       {"batches", spec.batches},       {"warmup", spec.warmup},
       {"trials", spec.trials},         {"threads", spec.threads},
       {"batch_size", spec.batch_size}, {"max_seconds_per_peer", spec.max_seconds_per_peer}};
+  if (!spec.evict_files.empty()) out["evict_files"] = spec.evict_files;
   if (!spec.volume.is_null()) {
     out["workload"] = "volume";
     out["volume"] = spec.volume;

@@ -27,6 +27,8 @@ struct PeerSpec {
   int threads = 1;
   int batch_size = 16;
   double max_seconds_per_peer = 120;  // a peer stops early (with fewer batches) past this
+  /// --page-cache cold: files whose pages the helper evicts before each peer starts.
+  std::vector<std::string> evict_files;
   /// W3 volumes: what the peers read (BenchDataset::volume) and, per batch, its crops as
   /// [corner..., transform id] rows; empty `volume` for the packed workload.
   nlohmann::json volume;

@@ -95,6 +95,9 @@ std::string render_roofline(const json& r) {
   };
   loop_row("loop: read+decode", "loop_decode_gbps", "pread, then decode into a warm buffer");
   loop_row("loop: + place", "loop_gbps", "the same, then copy into the batch");
+  if (const std::string bound = text(r, "bounding_step"); !bound.empty() && bound != "-") {
+    table.add_row({"bound by", "-", bound + ": the slowest of read, decode and place"});
+  }
   const std::string title = fmt::format(
       "Roofline on the same {} chunks ({} stored, {} decoded, ratio {}); GB/s of decoded bytes",
       static_cast<int64_t>(number(r, "chunks", 0)), format_bytes(number(r, "stored_bytes", 0)),

@@ -66,6 +66,7 @@ RooflineResult finish(RooflineResult result, double read_s, double decode_s, dou
   result.place_gbps = place_gbps;
   result.decode_limit_gbps = combined_limit({result.read_gbps, result.decode_gbps});
   result.combined_gbps = combined_limit({result.read_gbps, result.decode_gbps, result.place_gbps});
+  result.bounding_step = bounding_step(result);
   return result;
 }
 
@@ -308,14 +309,22 @@ RooflineResult measure_roofline(std::span<const ChunkRef> all_chunks,
     std::memset(buffer.data(), 0, buffer.size());
   }
   const double best_read_s = best_seconds(options.repeats, [&] {
+    if (options.cold) {
+      evict_page_cache(paths);
+      result.page_cache_after_eviction = page_cache_resident_fraction(paths);
+    }
     pool.parallel_for(chunks.size(),
                       [&](size_t i, size_t worker) { read_chunk(chunks[i], buffers[worker]); });
   });
   // The best pass counts, so data that fits in RAM is read from the page cache by then.
-  const bool cached =
-      result.page_cache_fraction >= 0.95 || (result.fits_in_ram && options.repeats > 1);
+  const bool cached = !options.cold && (result.page_cache_fraction >= 0.95 ||
+                                        (result.fits_in_ram && options.repeats > 1));
   if (paths.empty()) {
     result.read_source = "in-memory store";
+  } else if (options.cold) {
+    const double left = result.page_cache_after_eviction;
+    result.read_source = left >= 0 && left <= 0.05 ? "storage (cold: evicted before each pass)"
+                                                   : "storage? (eviction left pages resident)";
   } else {
     result.read_source = cached ? "page cache (memory bandwidth)" : "storage";
   }
@@ -381,7 +390,21 @@ nlohmann::json to_json(const RooflineResult& r) {
           {"loop_gbps", r.loop_gbps > 0 ? nlohmann::json(r.loop_gbps) : nlohmann::json(nullptr)},
           {"page_cache_fraction", r.page_cache_fraction},
           {"fits_in_ram", r.fits_in_ram},
-          {"read_source", r.read_source}};
+          {"read_source", r.read_source},
+          {"page_cache_after_eviction", r.page_cache_after_eviction >= 0
+                                            ? nlohmann::json(r.page_cache_after_eviction)
+                                            : nlohmann::json(nullptr)},
+          {"bounding_step", r.bounding_step}};
+}
+
+std::string bounding_step(const RooflineResult& r) {
+  const double read = r.read_gbps > 0 ? r.read_gbps : 1e300;
+  const double decode = r.decode_gbps > 0 ? r.decode_gbps : 1e300;
+  const double place = r.place_gbps > 0 ? r.place_gbps : 1e300;
+  if (read <= decode && read <= place) {
+    return r.read_source.starts_with("page cache") ? "read" : "storage";
+  }
+  return decode <= place ? "decode" : "placement";
 }
 
 }  // namespace chute::bench

@@ -55,6 +55,9 @@ struct RooflineOptions {
   /// probe and the plain loops are skipped (sweeps re-measure only the read rate per thread
   /// count).
   double known_decode_single_gbps = 0;
+  /// --page-cache cold: the chunks' files are evicted from the page cache before every read
+  /// pass, so the read step is the storage's rate.
+  bool cold = false;
 };
 
 struct RooflineResult {
@@ -65,19 +68,26 @@ struct RooflineResult {
   size_t missing_chunks = 0;   // absent from the store (fill value): not probed
   int64_t encoded_bytes = 0;
   int64_t decoded_bytes = 0;
-  double read_gbps = 0;             // decoded-byte equivalent of the read pass
-  double read_stored_gbps = 0;      // stored (compressed) bytes per second
-  double decode_single_gbps = 0;    // one thread
-  double decode_gbps = 0;           // × decode_parallelism
-  double place_gbps = 0;            // copy into a batch-sized buffer, `threads` workers
-  double decode_limit_gbps = 0;     // 1/(1/read + 1/decode)
-  double combined_gbps = 0;         // the limit the loader is compared with (with placement)
-  double loop_decode_gbps = 0;      // measured loop: pread + decode; 0 when not measured
-  double loop_gbps = 0;             // measured loop: pread + decode + copy into a batch
-  double page_cache_fraction = -1;  // of the probed files resident before the read pass
-  bool fits_in_ram = false;         // the probed stored bytes < MemAvailable
-  std::string read_source;          // "page cache (memory bandwidth)" or "storage"
+  double read_gbps = 0;                   // decoded-byte equivalent of the read pass
+  double read_stored_gbps = 0;            // stored (compressed) bytes per second
+  double decode_single_gbps = 0;          // one thread
+  double decode_gbps = 0;                 // × decode_parallelism
+  double place_gbps = 0;                  // copy into a batch-sized buffer, `threads` workers
+  double decode_limit_gbps = 0;           // 1/(1/read + 1/decode)
+  double combined_gbps = 0;               // the limit the loader is compared with (with placement)
+  double loop_decode_gbps = 0;            // measured loop: pread + decode; 0 when not measured
+  double loop_gbps = 0;                   // measured loop: pread + decode + copy into a batch
+  double page_cache_fraction = -1;        // of the probed files resident before the read pass
+  bool fits_in_ram = false;               // the probed stored bytes < MemAvailable
+  std::string read_source;                // "page cache (memory bandwidth)" or "storage"
+  double page_cache_after_eviction = -1;  // cold: resident fraction right after evicting
+  /// The slowest of the steps: "storage" (read, cold or from a store that is not the page
+  /// cache), "read" (from the page cache), "decode" or "placement".
+  std::string bounding_step;
 };
+
+/// Which of read / decode / place bounds `r` (the slowest rate), named as bounding_step is.
+std::string bounding_step(const RooflineResult& r);
 
 /// Measures the roofline on `chunks`. Throws when a chunk is corrupt (the same error the loader
 /// would give). Precondition: every ref's array outlives the call.

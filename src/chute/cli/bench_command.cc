@@ -11,6 +11,7 @@
 #include "chute/bench/peers.h"
 #include "chute/bench/report.h"
 #include "chute/dist/bench_on_ranks.h"
+#include "chute/store/caching_store.h"
 #include "commands.h"
 
 namespace chute::cli {
@@ -23,6 +24,7 @@ struct BenchFlags {
   std::string modes = "all";
   std::string compare;
   bool quiet = false;
+  CacheOptions cache;
 };
 
 }  // namespace
@@ -92,6 +94,13 @@ void register_bench(CLI::App& app) {
   bench->add_flag("--roofline,!--no-roofline", o.roofline,
                   "measure the roofline on the same chunks (default on)");
   bench->add_flag("-q,--quiet", flags->quiet, "no progress lines on stderr");
+  bench
+      ->add_option("--page-cache", o.page_cache,
+                   "warm (as found) or cold: evict the dataset's files from the page cache "
+                   "before each trial, roofline read pass and peer, so storage is measured")
+      ->check(CLI::IsMember({"warm", "cold"}))
+      ->capture_default_str();
+  add_cache_options(*bench, flags->cache);
   bench::WindowsFlags& w = o.windows;
   const char* windows_group = "Windows (W2): make-dataset variables folders or --windows STORE";
   bench->add_flag("--windows", w.enabled, "DATASET is a weather store (as xarray writes it)")
@@ -128,6 +137,7 @@ void register_bench(CLI::App& app) {
 
   bench->callback([flags, bench] {
     bench::BenchOptions& options = flags->options;
+    set_default_cache_options(flags->cache);
     for (const std::string& argument : flags->arrays) {
       options.arrays.push_back(bench::parse_array_argument(argument));
     }

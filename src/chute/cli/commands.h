@@ -4,7 +4,12 @@
 
 #include <CLI/CLI.hpp>
 
+#include "chute/store/caching_store.h"
+
 namespace chute::cli {
+
+/// --cache DIR and --cache-size BYTES (suffixes k, M, G, T: powers of 1024) into `cache`.
+void add_cache_options(CLI::App& command, CacheOptions& cache);
 
 /// `chute info PATH [--json]`: an array's or group's metadata, chunk and storage statistics.
 void register_info(CLI::App& app);

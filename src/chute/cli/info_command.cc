@@ -107,13 +107,16 @@ void register_info(CLI::App& app) {
   struct Options {
     std::string path;
     bool json = false;
+    CacheOptions cache;
   };
   auto options = std::make_shared<Options>();
   auto* info = app.add_subcommand("info", "Show an array's or a group's metadata and chunk sizes");
   info->add_option("PATH", options->path, "Zarr array or group folder (or group/member)")
       ->required();
   info->add_flag("--json", options->json, "Print one JSON document instead of a table");
+  add_cache_options(*info, options->cache);
   info->callback([options] {
+    set_default_cache_options(options->cache);
     json result = is_group(options->path) ? group_info(open_group(options->path), options->path)
                                           : array_info(*open_array(options->path), options->path);
     if (options->json) {

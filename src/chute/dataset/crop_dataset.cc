@@ -215,10 +215,11 @@ std::string CropDataset::describe() const {
 }
 
 std::shared_ptr<CropDataset> open_crop_dataset(
-    const std::vector<std::pair<std::string, std::string>>& paths, CropOptions options) {
+    const std::vector<std::pair<std::string, std::string>>& paths, CropOptions options,
+    const CacheOptions& cache) {
   std::vector<std::pair<std::string, ArrayPtr>> arrays;
   arrays.reserve(paths.size());
-  for (const auto& [name, path] : paths) arrays.emplace_back(name, open_array(path));
+  for (const auto& [name, path] : paths) arrays.emplace_back(name, open_array(path, cache));
   return std::make_shared<CropDataset>(std::move(arrays), std::move(options));
 }
 

@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "chute/dataset/dataset.h"
+#include "chute/store/caching_store.h"
 
 namespace chute {
 
@@ -91,6 +92,7 @@ uint64_t crop_stream(uint64_t seed, int64_t epoch, int64_t sample);
 /// Opens each local path with open_array() and builds a CropDataset; `paths` are (output name,
 /// path) pairs.
 std::shared_ptr<CropDataset> open_crop_dataset(
-    const std::vector<std::pair<std::string, std::string>>& paths, CropOptions options);
+    const std::vector<std::pair<std::string, std::string>>& paths, CropOptions options,
+    const CacheOptions& cache = default_cache_options());
 
 }  // namespace chute

@@ -67,10 +67,10 @@ std::string PackedDataset::describe() const {
 }
 
 std::shared_ptr<PackedDataset> open_packed_dataset(
-    const std::vector<std::pair<std::string, std::string>>& paths) {
+    const std::vector<std::pair<std::string, std::string>>& paths, const CacheOptions& cache) {
   std::vector<std::pair<std::string, ArrayPtr>> arrays;
   arrays.reserve(paths.size());
-  for (const auto& [name, path] : paths) arrays.emplace_back(name, open_array(path));
+  for (const auto& [name, path] : paths) arrays.emplace_back(name, open_array(path, cache));
   return std::make_shared<PackedDataset>(std::move(arrays));
 }
 

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "chute/dataset/dataset.h"
+#include "chute/store/caching_store.h"
 
 namespace chute {
 
@@ -34,6 +35,6 @@ class PackedDataset final : public Dataset {
 /// Opens each local path with open_array() (a Zarr array folder, or "group/member") and builds a
 /// PackedDataset; `paths` are (output name, path) pairs.
 std::shared_ptr<PackedDataset> open_packed_dataset(
-    const std::vector<std::pair<std::string, std::string>>& paths);
+    const std::vector<std::pair<std::string, std::string>>& paths, const CacheOptions& cache = default_cache_options());
 
 }  // namespace chute

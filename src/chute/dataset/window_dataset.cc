@@ -447,15 +447,17 @@ std::string WindowDataset::describe() const {
       normalise_ ? ", normalised" : "", staged() ? ", decoded in placement" : "");
 }
 
-std::shared_ptr<WindowDataset> open_window_dataset(const std::string& path, WindowOptions options) {
-  return std::make_shared<WindowDataset>(open_group(path), std::move(options));
+std::shared_ptr<WindowDataset> open_window_dataset(const std::string& path, WindowOptions options,
+                                                   const CacheOptions& cache) {
+  return std::make_shared<WindowDataset>(open_group(path, cache), std::move(options));
 }
 
 std::shared_ptr<WindowDataset> open_window_dataset(const std::vector<std::string>& paths,
-                                                   WindowOptions options) {
-  if (paths.size() == 1) return open_window_dataset(paths[0], std::move(options));
+                                                   WindowOptions options,
+                                                   const CacheOptions& cache) {
+  if (paths.size() == 1) return open_window_dataset(paths[0], std::move(options), cache);
   std::vector<Group> groups;
-  for (const std::string& path : paths) groups.push_back(open_group(path));
+  for (const std::string& path : paths) groups.push_back(open_group(path, cache));
   return std::make_shared<WindowDataset>(join_stores(groups), std::move(options));
 }
 

@@ -9,6 +9,7 @@
 #include <string_view>
 
 #include "chute/array/array.h"
+#include "chute/store/caching_store.h"
 
 namespace chute {
 
@@ -35,8 +36,17 @@ ArrayPtr open_zarr_array(StorePtr store, const std::string& prefix, const std::s
 Group open_zarr_group(StorePtr store, const std::string& prefix, const std::string& name);
 
 /// Opens a local path: an array folder, or "group/member" inside a group. kNotFound otherwise.
+/// Both use default_cache_options() (no cache unless the process set one).
 ArrayPtr open_array(const std::string& path);
 Group open_group(const std::string& path);
+/// The same with the Zarr store's reads going through a node-local cache (see CachingStore);
+/// HDF5 files and .npy files are read directly.
+ArrayPtr open_array(const std::string& path, const CacheOptions& cache);
+Group open_group(const std::string& path, const CacheOptions& cache);
+
+/// The store for a local Zarr path, behind a cache when `cache` names a folder. (Where URL
+/// stores plug in: the one place an opener turns a location into a store.)
+StorePtr open_path_store(const std::string& path, const CacheOptions& cache);
 
 /// True when `path` is a Zarr group (has .zgroup or a zarr.json with node_type group).
 bool is_group(const std::string& path);

@@ -7,6 +7,7 @@
 #include "chute/format/npy.h"
 #include "chute/format/zarr.h"
 #include "chute/format/zarr_parse.h"
+#include "chute/store/caching_store.h"
 #include "chute/store/open_store.h"
 #include "chute/util/error.h"
 #include "chute/util/json_limits.h"
@@ -48,6 +49,10 @@ std::string strip_trailing_slashes(std::string path) {
 }
 
 }  // namespace
+
+StorePtr open_path_store(const std::string& path, const CacheOptions& cache) {
+  return with_cache(open_store(path), cache);
+}
 
 ArrayPtr try_open_zarr_array(StorePtr store, const std::string& prefix, const std::string& name) {
   ArrayMetadata metadata;
@@ -97,7 +102,9 @@ bool looks_like_hdf5_url(const std::string& url) {
 
 }  // namespace
 
-ArrayPtr open_array(const std::string& path) {
+ArrayPtr open_array(const std::string& path) { return open_array(path, default_cache_options()); }
+
+ArrayPtr open_array(const std::string& path, const CacheOptions& cache) {
   const std::string clean = strip_trailing_slashes(path);
   if (is_url(clean)) {
     if (is_npy_path(clean)) refuse_single_file_url(clean, "NumPy .npy");
@@ -106,7 +113,7 @@ ArrayPtr open_array(const std::string& path) {
     if (is_npy_path(clean)) return open_npy(clean);
     if (auto hdf5 = split_hdf5_path(clean)) return open_hdf5(hdf5->first, hdf5->second);
   }
-  StorePtr store = open_store(clean);
+  StorePtr store = open_path_store(clean, cache);
   if (ArrayPtr array = try_open_zarr_array(store, "", clean)) return array;
   if (store_has_group(*store, "")) {
     fail(ErrorCode::kInvalidArgument, "'{}' is a Zarr group, not an array; open it as a group",
@@ -120,7 +127,7 @@ ArrayPtr open_array(const std::string& path) {
        slash = clean.rfind('/', slash - 1)) {
     const std::string group_path = clean.substr(0, slash);
     const std::string member = clean.substr(slash + 1);
-    StorePtr group_store = open_store(group_path);
+    StorePtr group_store = open_path_store(group_path, cache);
     if (!store_has_group(*group_store, "")) continue;
     if (ArrayPtr array = try_open_zarr_array(group_store, member, clean)) return array;
     if (ArrayPtr array = open_consolidated_member(group_store, "", member, clean)) return array;
@@ -130,14 +137,16 @@ ArrayPtr open_array(const std::string& path) {
   fail(ErrorCode::kNotFound, "no Zarr array at '{}' (no zarr.json or .zarray)", clean);
 }
 
-Group open_group(const std::string& path) {
+Group open_group(const std::string& path) { return open_group(path, default_cache_options()); }
+
+Group open_group(const std::string& path, const CacheOptions& cache) {
   const std::string clean = strip_trailing_slashes(path);
   if (is_url(clean)) {
     if (looks_like_hdf5_url(clean)) refuse_single_file_url(clean, "HDF5");
   } else if (auto hdf5 = split_hdf5_path(clean)) {
     return open_hdf5_group(hdf5->first, hdf5->second);
   }
-  return open_zarr_group(open_store(clean), "", clean);
+  return open_zarr_group(open_path_store(clean, cache), "", clean);
 }
 
 bool is_group(const std::string& path) {

@@ -140,6 +140,7 @@ Loader::Loader(DatasetPtr dataset, LoaderOptions options)
                options.drop_last, options.rank, options.world_size),
       pid_(::getpid()),
       dataset_fingerprint_(dataset_fingerprint(*dataset_)) {
+  sampler_.set_chunk_shuffle({options_.shuffle_block, options_.shuffle_window});
   assembler_ = std::make_unique<BatchAssembler>(dataset_, options_.batch_size, options_.threads);
   // Enough idle buffers for the queue, the batch being assembled and a few held by the consumer.
   pool_ = std::make_unique<BufferPool>(assembler_->layout().total_bytes, options_.prefetch + 8);

@@ -76,6 +76,10 @@ struct LoaderOptions {
   // > 0: next() waiting longer than this for a batch (a read stuck on storage) throws kTimeout
   // and cancels the epoch, instead of waiting forever. 0: no limit.
   double timeout_s = 0;
+  // shuffle_block > 0 (with shuffle): the chunk-aware shuffle (sampler.h, ChunkShuffle): groups
+  // of shuffle_block consecutive samples shuffled, then samples within shuffle_window groups.
+  int64_t shuffle_block = 0;
+  int64_t shuffle_window = 4;
 };
 
 /// A hash of what a sample is (sample count, output names, dtypes and shapes), stored in saved

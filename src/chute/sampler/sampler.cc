@@ -44,6 +44,35 @@ void epoch_permutation(int64_t n, uint64_t seed, int64_t epoch, std::vector<int6
   }
 }
 
+void chunk_aware_permutation(int64_t n, const ChunkShuffle& shuffle, uint64_t seed, int64_t epoch,
+                             std::vector<int64_t>& out) {
+  if (shuffle.block < 1 || shuffle.window < 1) {
+    fail(ErrorCode::kInvalidArgument, "chunk shuffle: block and window must be >= 1, got {}, {}",
+         shuffle.block, shuffle.window);
+  }
+  const int64_t groups = (n + shuffle.block - 1) / shuffle.block;
+  std::vector<int64_t> group_order;
+  epoch_permutation(groups, seed, epoch, group_order);
+  // The samples within a window get their own stream (another odd constant), so the order is
+  // a pure function of (seed, epoch, block, window).
+  SplitMix64 seeder(seed ^ 0x6a09e667f3bcc909ULL);
+  const uint64_t stream = seeder.next() ^ (static_cast<uint64_t>(epoch) * 0x9fb21c651e98df25ULL);
+  SplitMix64 rng(SplitMix64(stream).next());
+  out.clear();
+  out.reserve(static_cast<size_t>(n));
+  for (int64_t w = 0; w < groups; w += shuffle.window) {
+    const size_t begin = out.size();
+    for (int64_t g = w; g < std::min(groups, w + shuffle.window); ++g) {
+      const int64_t first = group_order[static_cast<size_t>(g)] * shuffle.block;
+      for (int64_t s = first; s < std::min(n, first + shuffle.block); ++s) out.push_back(s);
+    }
+    for (size_t i = out.size() - 1; i > begin; --i) {
+      const size_t j = begin + static_cast<size_t>(rng.below(i - begin + 1));
+      std::swap(out[i], out[j]);
+    }
+  }
+}
+
 Sampler::Sampler(int64_t num_samples, int64_t batch_size, bool shuffle, uint64_t seed,
                  bool drop_last, int64_t rank, int64_t world_size)
     : num_samples_(num_samples),
@@ -73,7 +102,11 @@ std::shared_ptr<const std::vector<int64_t>> Sampler::cached_permutation(int64_t 
   std::lock_guard lock(cache_mutex_);
   if (!cache_ || cache_epoch_ != epoch) {
     auto permutation = std::make_shared<std::vector<int64_t>>();
-    epoch_permutation(num_samples_, seed_, epoch, *permutation);
+    if (chunk_shuffle_.enabled()) {
+      chunk_aware_permutation(num_samples_, chunk_shuffle_, seed_, epoch, *permutation);
+    } else {
+      epoch_permutation(num_samples_, seed_, epoch, *permutation);
+    }
     cache_ = std::move(permutation);
     cache_epoch_ = epoch;
   }
@@ -133,6 +166,18 @@ bool Sampler::next(std::vector<int64_t>& out) {
   batch(epoch_, next_batch_, out);
   ++next_batch_;
   return true;
+}
+
+void Sampler::set_chunk_shuffle(const ChunkShuffle& shuffle) {
+  if (shuffle.block < 0 || shuffle.window < 1) {
+    fail(ErrorCode::kInvalidArgument,
+         "chunk shuffle: block must be >= 0 and window >= 1, got {}, {}", shuffle.block,
+         shuffle.window);
+  }
+  std::lock_guard lock(cache_mutex_);
+  chunk_shuffle_ = shuffle;
+  cache_.reset();
+  cache_epoch_ = -1;
 }
 
 void Sampler::restore(const SamplerState& state) {

@@ -53,6 +53,22 @@ class SplitMix64 {
 /// Fills `out` with the permutation of [0, n) for (seed, epoch) (Fisher–Yates over SplitMix64).
 void epoch_permutation(int64_t n, uint64_t seed, int64_t epoch, std::vector<int64_t>& out);
 
+/// The chunk-aware shuffle (FFCV's quasi-random order, Mosaic streaming's block shuffle):
+/// samples [k·block, (k+1)·block) form group k (the samples of one chunk along the sample
+/// axis); the groups are shuffled, and then the samples of each run of `window` consecutive
+/// groups (in that shuffled order) are shuffled among themselves. Every sample comes once; a
+/// stretch of the epoch touches about `window` chunks instead of one chunk per sample.
+struct ChunkShuffle {
+  int64_t block = 0;   // samples per group; 0: off (the plain shuffle)
+  int64_t window = 4;  // groups mixed together, >= 1
+  bool enabled() const { return block > 0; }
+};
+
+/// Fills `out` with the chunk-aware permutation of [0, n) for (seed, epoch). block >= 1,
+/// window >= 1. A pure function of its arguments, like epoch_permutation().
+void chunk_aware_permutation(int64_t n, const ChunkShuffle& shuffle, uint64_t seed, int64_t epoch,
+                             std::vector<int64_t>& out);
+
 class Sampler {
  public:
   /// Throws kInvalidArgument unless num_samples >= 0, batch_size >= 1, world_size >= 1 and
@@ -95,6 +111,11 @@ class Sampler {
   /// or next_batch is outside [0, batches_per_epoch()].
   void restore(const SamplerState& state);
 
+  /// Uses the chunk-aware permutation (when shuffling) instead of the plain one. Throws
+  /// kInvalidArgument for block < 0 or window < 1. Call before reading batches.
+  void set_chunk_shuffle(const ChunkShuffle& shuffle);
+  const ChunkShuffle& chunk_shuffle() const { return chunk_shuffle_; }
+
  private:
   std::shared_ptr<const std::vector<int64_t>> cached_permutation(int64_t epoch) const;
 
@@ -107,6 +128,7 @@ class Sampler {
   int64_t world_size_;
   int64_t epoch_ = 0;
   int64_t next_batch_ = 0;
+  ChunkShuffle chunk_shuffle_;
 
   mutable std::mutex cache_mutex_;
   mutable int64_t cache_epoch_ = -1;

@@ -1,0 +1,37 @@
+// --cache / --cache-size, shared by the commands that open datasets.
+#include <string>
+
+#include "commands.h"
+
+namespace chute::cli {
+
+void add_cache_options(CLI::App& command, CacheOptions& cache) {
+  command.add_option("--cache", cache.dir,
+                     "node-local cache folder: the stored bytes of every chunk read are kept "
+                     "there, so later runs read them locally");
+  command.add_option_function<std::string>(
+      "--cache-size",
+      [&cache](const std::string& text) {
+        size_t used = 0;
+        const double number = std::stod(text, &used);
+        const std::string unit = text.substr(used);
+        double scale = 1;
+        if (unit == "k" || unit == "K")
+          scale = 1024.0;
+        else if (unit == "M")
+          scale = 1024.0 * 1024;
+        else if (unit == "G")
+          scale = 1024.0 * 1024 * 1024;
+        else if (unit == "T")
+          scale = 1024.0 * 1024 * 1024 * 1024;
+        else if (!unit.empty())
+          throw CLI::ValidationError("--cache-size", "unit " + unit);
+        if (!(number * scale >= 1)) {
+          throw CLI::ValidationError("--cache-size", "must be at least one byte");
+        }
+        cache.max_bytes = static_cast<uint64_t>(number * scale);
+      },
+      "cache size limit (default 16G; suffixes k, M, G, T)");
+}
+
+}  // namespace chute::cli

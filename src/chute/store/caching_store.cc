@@ -1,0 +1,581 @@
+#include "chute/store/caching_store.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <csignal>
+#include <cstring>
+#include <ctime>
+#include <filesystem>
+#include <vector>
+
+#include "chute/util/error.h"
+
+namespace chute {
+namespace {
+
+constexpr char kMagic[8] = {'C', 'H', 'U', 'T', 'E', 'C', '1', '\0'};
+constexpr std::string_view kEntrySuffix = ".chc";
+constexpr std::string_view kTempPrefix = ".tmp-";
+constexpr uint32_t kMaxIdentity = 64 * 1024;
+constexpr time_t kTouchAfterSeconds = 60;   // mtime is refreshed at most once a minute per hit
+constexpr time_t kStaleTempSeconds = 3600;  // a temp file this old is abandoned whoever wrote it
+
+// The fixed part of an entry; the identity and the payload follow it.
+struct EntryHeader {
+  char magic[8];
+  uint32_t identity_len;
+  uint32_t payload_crc;
+  uint64_t payload_len;
+  uint32_t header_crc;  // of the fields above and the identity
+  uint32_t reserved;
+};
+static_assert(sizeof(EntryHeader) == 32);
+
+class Fd {
+ public:
+  explicit Fd(int fd) : fd_(fd) {}
+  ~Fd() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  Fd(const Fd&) = delete;
+  Fd& operator=(const Fd&) = delete;
+  int get() const { return fd_; }
+
+ private:
+  int fd_;
+};
+
+uint32_t crc_of(std::span<const std::byte> bytes, uint32_t crc = 0) {
+  // zlib's crc32 takes a uInt length: feed it in pieces.
+  const auto* data = reinterpret_cast<const Bytef*>(bytes.data());
+  size_t left = bytes.size();
+  while (left > 0) {
+    const uInt piece = static_cast<uInt>(std::min<size_t>(left, size_t{1} << 30));
+    crc = static_cast<uint32_t>(::crc32(crc, data, piece));
+    data += piece;
+    left -= piece;
+  }
+  return crc;
+}
+
+uint32_t header_crc(const EntryHeader& header, std::string_view identity) {
+  EntryHeader copy = header;
+  copy.header_crc = 0;
+  copy.reserved = 0;
+  uint32_t crc = crc_of(std::as_bytes(std::span(&copy, 1)));
+  return crc_of(std::as_bytes(std::span(identity.data(), identity.size())), crc);
+}
+
+uint64_t fnv1a64(std::string_view text) {
+  uint64_t hash = 0xcbf29ce484222325ull;
+  for (char c : text) {
+    hash ^= static_cast<unsigned char>(c);
+    hash *= 0x100000001b3ull;
+  }
+  return hash;
+}
+
+bool pread_exact(int fd, std::span<std::byte> out, uint64_t offset) {
+  size_t done = 0;
+  while (done < out.size()) {
+    ssize_t n =
+        ::pread(fd, out.data() + done, out.size() - done, static_cast<off_t>(offset + done));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    done += static_cast<size_t>(n);
+  }
+  return true;
+}
+
+bool write_all(int fd, std::span<const std::byte> bytes) {
+  size_t done = 0;
+  while (done < bytes.size()) {
+    ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    done += static_cast<size_t>(n);
+  }
+  return true;
+}
+
+// Sets mtime (the LRU clock) to now with nanoseconds: the kernel's own timestamps move in
+// scheduler ticks, too coarse to order entries written in a burst.
+bool set_mtime_now(int fd) {
+  timespec now{};
+  ::clock_gettime(CLOCK_REALTIME, &now);
+  const timespec times[2] = {now, now};
+  return ::futimens(fd, times) == 0;
+}
+
+// The range a request really asks for: an open-ended range into a fixed buffer is a range of
+// that buffer's length (as read_blocking() treats it).
+ByteRange effective_range(const ReadRequest& request) {
+  ByteRange range = request.range;
+  if (!range.suffix && !range.length && !request.into.empty()) {
+    range.length = request.into.size();
+  }
+  return range;
+}
+
+// Zarr metadata documents are small and may be rewritten in place (attributes, consolidated
+// metadata): they are always read from the inner store, never cached.
+bool is_metadata_key(std::string_view key) {
+  const size_t slash = key.rfind('/');
+  const std::string_view name = slash == std::string_view::npos ? key : key.substr(slash + 1);
+  return name == "zarr.json" || name.starts_with(".z");
+}
+
+bool is_whole(const ByteRange& range) {
+  return !range.suffix && range.offset == 0 && !range.length;
+}
+
+// An open cache entry whose header and identity were checked.
+struct OpenEntry {
+  int fd = -1;
+  EntryHeader header{};
+  struct stat st {};
+};
+
+}  // namespace
+
+struct CachingStore::Lookup {
+  // Opens the entry at `path` and checks its header against `identity`. Returns -1 (and sets
+  // `damaged` when something other than absence was wrong) when it cannot be used.
+  static int open(const std::string& path, std::string_view identity, OpenEntry& entry,
+                  bool& damaged) {
+    damaged = false;
+    int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) {
+      damaged = errno != ENOENT;
+      return -1;
+    }
+    auto reject = [&] {
+      ::close(fd);
+      damaged = true;
+      return -1;
+    };
+    if (::fstat(fd, &entry.st) != 0 || !S_ISREG(entry.st.st_mode)) return reject();
+    const auto file_size = static_cast<uint64_t>(entry.st.st_size);
+    if (file_size < sizeof(EntryHeader)) return reject();
+    if (!pread_exact(fd, std::as_writable_bytes(std::span(&entry.header, 1)), 0)) {
+      return reject();
+    }
+    const EntryHeader& h = entry.header;
+    if (std::memcmp(h.magic, kMagic, sizeof kMagic) != 0 || h.identity_len > kMaxIdentity ||
+        h.identity_len != identity.size() ||
+        file_size != sizeof(EntryHeader) + h.identity_len + h.payload_len) {
+      return reject();
+    }
+    std::string stored(h.identity_len, '\0');
+    if (!pread_exact(fd, std::as_writable_bytes(std::span(stored.data(), stored.size())),
+                     sizeof(EntryHeader)) ||
+        stored != identity || header_crc(h, stored) != h.header_crc) {
+      return reject();
+    }
+    entry.fd = fd;
+    return fd;
+  }
+};
+
+CachingStore::CachingStore(StorePtr inner, CacheOptions options)
+    : inner_(std::move(inner)), options_(std::move(options)), inner_name_(inner_->describe()) {
+  if (options_.dir.empty()) fail(ErrorCode::kInvalidArgument, "cache: no folder given");
+  if (options_.max_bytes == 0) fail(ErrorCode::kInvalidArgument, "cache: size limit is 0");
+  std::error_code error;
+  std::filesystem::create_directories(options_.dir, error);
+  struct stat st {};
+  if (::lstat(options_.dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+    fail(ErrorCode::kIoError, "cache folder '{}' is not a directory{}", options_.dir,
+         error ? ": " + error.message() : "");
+  }
+  if (::access(options_.dir.c_str(), W_OK | X_OK) != 0) {
+    fail(ErrorCode::kPermissionDenied, "cache folder '{}' is not writable", options_.dir);
+  }
+  remove_stale_temp_files();
+  std::lock_guard lock(evict_mutex_);
+  evict_to_limit();
+}
+
+std::string CachingStore::identity(std::string_view key, const ByteRange& range) const {
+  std::string id = inner_name_;
+  id += '\n';
+  id += key;
+  id += '\n';
+  if (range.suffix) {
+    id += fmt::format("suffix {}", *range.length);
+  } else if (range.length) {
+    id += fmt::format("{}+{}", range.offset, *range.length);
+  } else {
+    id += fmt::format("{}+", range.offset);
+  }
+  return id;
+}
+
+std::string CachingStore::entry_path(std::string_view key, const ByteRange& range) const {
+  return fmt::format("{}/{:016x}{}", options_.dir, fnv1a64(identity(key, range)), kEntrySuffix);
+}
+
+bool CachingStore::serve_from_cache(const ReadRequest& request, uint64_t& nbytes) const {
+  if (is_metadata_key(request.key)) return false;
+  const ByteRange range = effective_range(request);
+  // The exact entry first; a bounded range can also be cut from the whole value's entry.
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    const bool exact = attempt == 0;
+    if (!exact && (is_whole(range) || range.suffix || !range.length)) break;
+    const ByteRange wanted = exact ? range : ByteRange::whole();
+    const std::string id = identity(request.key, wanted);
+    const std::string path = entry_path(request.key, wanted);
+    OpenEntry entry;
+    bool damaged = false;
+    if (Lookup::open(path, id, entry, damaged) < 0) {
+      if (damaged && ::unlink(path.c_str()) == 0) ++discarded_;
+      continue;
+    }
+    Fd fd(entry.fd);
+    const uint64_t payload_len = entry.header.payload_len;
+    const uint64_t payload_at = sizeof(EntryHeader) + entry.header.identity_len;
+    bool ok = false;
+    if (exact) {
+      std::span<std::byte> into = request.into;
+      if (into.empty()) {
+        request.buffer->resize(static_cast<size_t>(payload_len));
+        into = request.buffer->span();
+      }
+      ok = into.size() == payload_len && pread_exact(fd.get(), into, payload_at) &&
+           crc_of(into) == entry.header.payload_crc;
+      nbytes = payload_len;
+    } else if (range.offset + *range.length <= payload_len) {
+      // Verifying needs the whole value: read it, check it, then copy the slice out.
+      ByteBuffer whole(static_cast<size_t>(payload_len));
+      ok = pread_exact(fd.get(), whole.span(), payload_at) &&
+           crc_of(whole.span()) == entry.header.payload_crc;
+      if (ok) {
+        std::span<std::byte> into = request.into;
+        if (into.empty()) {
+          request.buffer->resize(static_cast<size_t>(*range.length));
+          into = request.buffer->span();
+        }
+        std::memcpy(into.data(), whole.data() + range.offset, into.size());
+        nbytes = *range.length;
+      }
+    } else {
+      continue;  // the whole value is shorter than the range: let the inner store say so
+    }
+    if (!ok) {
+      if (::unlink(path.c_str()) == 0) ++discarded_;
+      continue;
+    }
+    if (std::time(nullptr) - entry.st.st_mtime >= kTouchAfterSeconds) {
+      set_mtime_now(fd.get());  // recently used: evicted last
+    }
+    return true;
+  }
+  return false;
+}
+
+void CachingStore::store_entry(std::string_view key, const ByteRange& range,
+                               std::span<const std::byte> bytes) const {
+  if (is_metadata_key(key)) return;
+  const std::string id = identity(key, range);
+  const uint64_t entry_bytes = sizeof(EntryHeader) + id.size() + bytes.size();
+  if (id.size() > kMaxIdentity || entry_bytes > options_.max_bytes) return;
+  EntryHeader header{};
+  std::memcpy(header.magic, kMagic, sizeof kMagic);
+  header.identity_len = static_cast<uint32_t>(id.size());
+  header.payload_crc = crc_of(bytes);
+  header.payload_len = bytes.size();
+  header.header_crc = header_crc(header, id);
+
+  const std::string path = entry_path(key, range);
+  const std::string temp = fmt::format("{}/{}{}-{}-{:016x}", options_.dir, kTempPrefix, ::getpid(),
+                                       temp_counter_.fetch_add(1), fnv1a64(id));
+  const int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+  if (fd < 0) return;
+  bool ok = write_all(fd, std::as_bytes(std::span(&header, 1))) &&
+            write_all(fd, std::as_bytes(std::span(id.data(), id.size()))) && write_all(fd, bytes) &&
+            set_mtime_now(fd) && (!options_.fsync || ::fsync(fd) == 0);
+  ok = ::close(fd) == 0 && ok;
+  if (!ok || ::rename(temp.c_str(), path.c_str()) != 0) {
+    ::unlink(temp.c_str());
+    return;
+  }
+  bytes_written_ += bytes.size();
+  account_written(entry_bytes);
+}
+
+void CachingStore::remember(const ReadRequest& request, uint64_t nbytes) const {
+  try {
+    std::span<const std::byte> bytes =
+        request.into.empty() ? request.buffer->span().first(static_cast<size_t>(nbytes))
+                             : std::span<const std::byte>(request.into);
+    store_entry(request.key, effective_range(request), bytes);
+  } catch (...) {
+    // A cache that cannot write misses next time; the read itself succeeded.
+  }
+}
+
+void CachingStore::account_written(uint64_t entry_bytes) const {
+  std::lock_guard lock(evict_mutex_);
+  estimated_bytes_ += entry_bytes;
+  written_since_scan_ += entry_bytes;
+  if (estimated_bytes_ > options_.max_bytes || written_since_scan_ >= options_.max_bytes / 16) {
+    evict_to_limit();
+  }
+}
+
+void CachingStore::evict_to_limit() const {
+  struct Entry {
+    timespec mtime;
+    uint64_t bytes;
+    std::string name;
+  };
+  written_since_scan_ = 0;
+  std::vector<Entry> entries;
+  uint64_t total = 0;
+  DIR* dir = ::opendir(options_.dir.c_str());
+  if (dir == nullptr) return;
+  const int dir_fd = ::dirfd(dir);
+  while (const dirent* item = ::readdir(dir)) {
+    std::string_view name = item->d_name;
+    if (!name.ends_with(kEntrySuffix)) continue;
+    struct stat st {};
+    if (::fstatat(dir_fd, item->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
+    entries.push_back({st.st_mtim, static_cast<uint64_t>(st.st_size), std::string(name)});
+    total += static_cast<uint64_t>(st.st_size);
+  }
+  if (total > options_.max_bytes) {
+    std::sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) {
+      return std::tie(a.mtime.tv_sec, a.mtime.tv_nsec) < std::tie(b.mtime.tv_sec, b.mtime.tv_nsec);
+    });
+    const uint64_t target = options_.max_bytes / 10 * 9;
+    for (const Entry& entry : entries) {
+      if (total <= target) break;
+      if (::unlinkat(dir_fd, entry.name.c_str(), 0) == 0) ++evicted_;
+      total -= entry.bytes;  // gone either way: removed by us or by another process
+    }
+  }
+  ::closedir(dir);
+  estimated_bytes_ = total;
+}
+
+void CachingStore::remove_stale_temp_files() const {
+  DIR* dir = ::opendir(options_.dir.c_str());
+  if (dir == nullptr) return;
+  const int dir_fd = ::dirfd(dir);
+  const time_t now = std::time(nullptr);
+  while (const dirent* item = ::readdir(dir)) {
+    std::string_view name = item->d_name;
+    if (!name.starts_with(kTempPrefix)) continue;
+    // ".tmp-<pid>-<n>-<hash>": the writer is gone when its pid is, or after an hour anyway.
+    const long pid = std::strtol(item->d_name + kTempPrefix.size(), nullptr, 10);
+    const bool writer_gone =
+        pid <= 0 || (::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH);
+    struct stat st {};
+    if (::fstatat(dir_fd, item->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
+    if (writer_gone || now - st.st_mtime > kStaleTempSeconds) ::unlinkat(dir_fd, item->d_name, 0);
+  }
+  ::closedir(dir);
+}
+
+uint64_t CachingStore::folder_bytes() const {
+  uint64_t total = 0;
+  std::error_code error;
+  for (const auto& item : std::filesystem::directory_iterator(options_.dir, error)) {
+    if (item.path().filename().string().ends_with(kEntrySuffix) && item.is_regular_file(error)) {
+      total += item.file_size(error);
+    }
+  }
+  return total;
+}
+
+std::optional<uint64_t> CachingStore::size(std::string_view key) const {
+  const std::string path = entry_path(key, ByteRange::whole());
+  OpenEntry entry;
+  bool damaged = false;
+  if (Lookup::open(path, identity(key, ByteRange::whole()), entry, damaged) >= 0) {
+    Fd fd(entry.fd);
+    return entry.header.payload_len;
+  }
+  return inner_->size(key);
+}
+
+bool CachingStore::read(std::string_view key, ByteBuffer& out) const {
+  if (is_metadata_key(key)) return inner_->read(key, out);
+  ReadRequest request{std::string(key), ByteRange::whole(), {}, &out};
+  uint64_t nbytes = 0;
+  if (serve_from_cache(request, nbytes)) {
+    ++hits_;
+    bytes_from_cache_ += nbytes;
+    return true;
+  }
+  ++misses_;
+  if (!inner_->read(key, out)) return false;
+  bytes_fetched_ += out.size();
+  remember(request, out.size());
+  return true;
+}
+
+// A range read (a partial blosc read, the samples of an uncompressed chunk) of a value up to
+// this size fetches and caches the whole value: the next epoch's batches group samples
+// differently and ask for other ranges of the same chunk. Ranges of larger values (a shard's
+// inner chunks, a shard index read as a suffix) are cached by (key, offset, length): whole
+// shards would multiply the first epoch's traffic, and inner-chunk ranges come from the shard
+// index, the same every epoch. Costs one size() call per range miss.
+constexpr uint64_t kWholeObjectBytes = uint64_t{16} << 20;
+
+bool should_fetch_whole(const Store& inner, const ReadRequest& request) {
+  const ByteRange range = effective_range(request);
+  if (is_metadata_key(request.key) || is_whole(range) || range.suffix || !range.length) {
+    return false;
+  }
+  try {
+    const std::optional<uint64_t> size = inner.size(request.key);
+    return size && *size <= kWholeObjectBytes;
+  } catch (...) {
+    return false;  // the range read itself will say what is wrong
+  }
+}
+
+// Copies the requested range of a whole value into the request's destination.
+ReadOutcome slice_into(const ReadRequest& request, std::span<const std::byte> whole) {
+  const ByteRange range = effective_range(request);
+  if (range.offset + *range.length > whole.size()) {
+    ReadOutcome outcome;
+    outcome.error = std::make_exception_ptr(
+        Error(ErrorCode::kCorruptData,
+              fmt::format("'{}': expected at least {} bytes, found {}", request.key,
+                          range.offset + *range.length, whole.size())));
+    return outcome;
+  }
+  std::span<std::byte> into = request.into;
+  if (into.empty()) {
+    request.buffer->resize(static_cast<size_t>(*range.length));
+    into = request.buffer->span();
+  }
+  std::memcpy(into.data(), whole.data() + range.offset, into.size());
+  return {ReadStatus::kOk, into.size(), nullptr};
+}
+
+bool CachingStore::read_range(std::string_view key, uint64_t offset,
+                              std::span<std::byte> out) const {
+  if (is_metadata_key(key)) return inner_->read_range(key, offset, out);
+  ReadRequest request{std::string(key), ByteRange::at(offset, out.size()), out, nullptr};
+  uint64_t nbytes = 0;
+  if (serve_from_cache(request, nbytes)) {
+    ++hits_;
+    bytes_from_cache_ += nbytes;
+    return true;
+  }
+  ++misses_;
+  if (should_fetch_whole(*inner_, request)) {
+    ByteBuffer whole;
+    if (!inner_->read(key, whole)) return false;
+    bytes_fetched_ += whole.size();
+    try {
+      store_entry(key, ByteRange::whole(), whole.span());
+    } catch (...) {
+    }
+    return check_outcome(slice_into(request, whole.span()));
+  }
+  if (!inner_->read_range(key, offset, out)) return false;
+  bytes_fetched_ += out.size();
+  remember(request, out.size());
+  return true;
+}
+
+void CachingStore::submit(std::span<const ReadRequest> requests, const ReadCallback& done) const {
+  struct Forwarded {
+    std::vector<ReadRequest> requests;  // what the inner store is asked
+    std::vector<ReadRequest> callers;   // what the caller asked, same order
+    std::vector<size_t> original;       // index in the caller's batch
+    std::vector<char> whole;            // fetched as the whole value (small objects)
+    std::vector<ByteBuffer> buffers;    // one per caller request, for whole fetches
+    ReadCallback done;
+  };
+  auto forwarded = std::make_shared<Forwarded>();
+  forwarded->buffers.resize(requests.size());
+  for (size_t i = 0; i < requests.size(); ++i) {
+    uint64_t nbytes = 0;
+    bool hit = false;
+    try {
+      hit = serve_from_cache(requests[i], nbytes);
+    } catch (...) {
+      hit = false;  // e.g. out of memory for a buffer: let the inner store try
+    }
+    if (hit) {
+      ++hits_;
+      bytes_from_cache_ += nbytes;
+      done(i, {ReadStatus::kOk, nbytes, nullptr});
+      continue;
+    }
+    const bool whole = should_fetch_whole(*inner_, requests[i]);
+    if (whole) {
+      forwarded->requests.push_back(
+          {requests[i].key, ByteRange::whole(), {}, &forwarded->buffers[i]});
+    } else {
+      forwarded->requests.push_back(requests[i]);
+    }
+    forwarded->callers.push_back(requests[i]);
+    forwarded->original.push_back(i);
+    forwarded->whole.push_back(whole);
+    misses_ += !is_metadata_key(requests[i].key);
+  }
+  if (forwarded->requests.empty()) return;
+  forwarded->done = done;
+  inner_->submit(forwarded->requests, [this, forwarded](size_t index, ReadOutcome outcome) {
+    const ReadRequest& caller = forwarded->callers[index];
+    if (outcome.status == ReadStatus::kOk && !is_metadata_key(caller.key)) {
+      if (forwarded->whole[index]) {
+        const ByteBuffer& value = forwarded->buffers[forwarded->original[index]];
+        bytes_fetched_ += value.size();
+        try {
+          store_entry(caller.key, ByteRange::whole(), value.span());
+          outcome = slice_into(caller, value.span());
+        } catch (...) {
+          outcome = {ReadStatus::kFailed, 0, std::current_exception()};
+        }
+      } else {
+        bytes_fetched_ += outcome.nbytes;
+        remember(caller, outcome.nbytes);
+      }
+    }
+    forwarded->done(forwarded->original[index], std::move(outcome));
+  });
+}
+
+CacheStats CachingStore::stats() const {
+  return {hits_, misses_, bytes_from_cache_, bytes_fetched_, bytes_written_, evicted_, discarded_};
+}
+
+StorePtr with_cache(StorePtr store, const CacheOptions& options) {
+  if (!options.enabled()) return store;
+  return std::make_shared<const CachingStore>(std::move(store), options);
+}
+
+namespace {
+std::mutex g_default_mutex;
+CacheOptions g_default_options;
+}  // namespace
+
+CacheOptions default_cache_options() {
+  std::lock_guard lock(g_default_mutex);
+  return g_default_options;
+}
+
+void set_default_cache_options(const CacheOptions& options) {
+  std::lock_guard lock(g_default_mutex);
+  g_default_options = options;
+}
+
+std::optional<CacheStats> cache_stats_of(const Store& store) {
+  if (const auto* cache = dynamic_cast<const CachingStore*>(&store)) return cache->stats();
+  return std::nullopt;
+}
+
+}  // namespace chute
