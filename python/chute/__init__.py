@@ -19,8 +19,6 @@ from importlib import metadata as _metadata
 
 from . import _chute
 from ._array import Array, Group, open, open_group
-from ._http import http_options, set_http_options
-from ._storage import set_storage_options, storage_options
 from ._chute import (
     CancelledError,
     CorruptDataError,
@@ -37,6 +35,8 @@ from ._chute import (
     get_threads,
     set_threads,
 )
+from ._http import http_options, set_http_options
+from ._storage import set_storage_options, storage_options
 from .loader import (
     Batch,
     Dataset,
@@ -55,10 +55,6 @@ except _metadata.PackageNotFoundError:  # running from a build tree, not install
     __version__ = "0+unknown"
 
 __all__ = [
-    "http_options",
-    "set_http_options",
-    "set_storage_options",
-    "storage_options",
     "Array",
     "Batch",
     "CancelledError",
@@ -77,15 +73,19 @@ __all__ = [
     "StoreUnavailableError",
     "UnsupportedError",
     "apply_cube_symmetry",
+    "compute_statistics",
     "crops",
     "cube_symmetries",
-    "compute_statistics",
     "get_threads",
+    "http_options",
     "open",
     "open_group",
     "packed",
+    "set_http_options",
+    "set_storage_options",
     "set_threads",
     "statistics",
+    "storage_options",
     "windows",
 ]
 

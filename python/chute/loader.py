@@ -33,8 +33,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from . import _chute
-from ._options import INT64_MAX, UINT64_MAX, flag, integer, invalid
 from ._array import _cache_args
+from ._options import INT64_MAX, UINT64_MAX, flag, integer, invalid
 
 if TYPE_CHECKING:  # annotations only (never evaluated at run time): no runtime dependency
     from typing_extensions import Self
