@@ -62,6 +62,7 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--trials", type=int, default=3)
     parser.add_argument("--delay-ms", type=float, default=5.0)
+    parser.add_argument("--depths", default="1,8,64", help="max_in_flight values behind the proxy")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
@@ -73,7 +74,7 @@ def main() -> None:
         runs = [("local files", str(root), None)]
         runs.append(("nginx, loopback", server.url, None))
         proxy = FaultProxy(server.url, delay_s=args.delay_ms / 1000)
-        for depth in (1, 8, 64):
+        for depth in [int(d) for d in args.depths.split(",") if d]:
             runs.append((f"proxy +{args.delay_ms:g} ms/request, max_in_flight={depth}",
                          proxy.url, depth))  # fmt: skip
         try:

@@ -123,7 +123,11 @@ class StaticServer:
         self._tmp = tempfile.TemporaryDirectory(prefix="chute-nginx-")
         tmp = Path(self._tmp.name)
         conf = tmp / "nginx.conf"
+        # Run as root (a container), nginx's workers would switch to nobody, who cannot read
+        # pytest's private tmp folders: keep them as the current user.
+        user = "user root;" if os.geteuid() == 0 else ""
         conf.write_text(f"""
+{user}
 daemon off;
 worker_processes 1;
 pid {tmp}/nginx.pid;

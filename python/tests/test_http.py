@@ -154,10 +154,14 @@ def test_loader_epoch_over_http_equals_the_local_epoch(served):
 )
 def test_faults_are_retried_and_reads_come_back_exact(served, proxy, fault):
     _, _, data = served
+    # A whole-object GET can only trust Content-Length (a smaller one is caught by the codec,
+    # not by HTTP), so the lying-length fault goes to the sharded array's ranged reads, where
+    # Content-Range and Content-Length must agree.
+    name = "sharded.zarr" if fault == "short_length" else "v3.zarr"
     # Metadata first, then every second request faulty: each fault is retried away.
     p = proxy(schedule=["ok", "ok"] + [fault, "ok"] * 6)
-    array = chute.open(f"{p.url}/v3.zarr")
-    np.testing.assert_array_equal(array[...], data["v3.zarr"])
+    array = chute.open(f"{p.url}/{name}")
+    np.testing.assert_array_equal(array[...], data[name])
     assert sum(1 for _, f in p.log if f == fault) == 6
     assert _chute_http_threads() == 1
 

@@ -156,7 +156,8 @@ bool is_group(const std::string& path) {
       return true;
     }
     return store_has_group(*open_store(strip_trailing_slashes(path)), "");
-  } catch (const Error&) {
+  } catch (const Error& e) {
+    if (is_transient(e.code())) throw;  // a store failing now is not "not a group"
     return false;
   }
 }
