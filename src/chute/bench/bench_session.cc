@@ -82,10 +82,10 @@ std::vector<Mode> parse_modes(const std::string& text) {
 
 json run_bench(const BenchOptions& o, const std::function<void(const std::string&)>& log) {
   if (o.batch_size < 1 || o.prefetch < 1 || o.threads < 0 || o.batches < 1 || o.trials < 1 ||
-      o.warmup < 0 || o.step_ms < 0) {
+      o.warmup < 0 || o.step_ms < 0 || o.io_concurrency < 0) {
     fail(ErrorCode::kInvalidArgument,
          "bench: expected --batch-size, --prefetch, --batches, --trials >= 1 and --threads, "
-         "--warmup, --step-ms >= 0");
+         "--warmup, --step-ms, --io-concurrency >= 0");
   }
   const SweepSpec sweep = parse_sweep(o.sweep);  // fail on a bad sweep before measuring
   const MachineInfo machine = describe_machine();
@@ -102,15 +102,17 @@ json run_bench(const BenchOptions& o, const std::function<void(const std::string
   base.drop_last = o.drop_last;
   base.threads = static_cast<size_t>(threads);
   base.prefetch = static_cast<size_t>(o.prefetch);
+  base.io_concurrency = static_cast<size_t>(o.io_concurrency);
   base.rank = o.rank;
   base.world_size = o.world_size;
-  const LoaderSetting setting{threads, o.prefetch, o.batch_size};
+  const LoaderSetting setting{threads, o.prefetch, o.batch_size, o.io_concurrency};
   const SourceFactory factory = loader_factory(data.dataset, base);
 
   json mode_names = json::array();
   for (Mode m : o.modes) mode_names.push_back(mode_name(m));
   json settings = {{"threads", threads},
                    {"prefetch", o.prefetch},
+                   {"io_concurrency", o.io_concurrency},
                    {"batch_size", o.batch_size},
                    {"shuffle", o.shuffle},
                    {"seed", o.seed},
@@ -283,8 +285,8 @@ json run_bench(const BenchOptions& o, const std::function<void(const std::string
         limit_by_threads[s.threads] = measure_roofline(chunks, probe).combined_gbps;
       }
       limits.push_back(limit_by_threads.contains(s.threads) ? limit_by_threads[s.threads] : 0);
-      log(fmt::format("sweep threads={} prefetch={} batch={}: {}", s.threads, s.prefetch,
-                      s.batch_size, rate_line(r)));
+      log(fmt::format("sweep threads={} prefetch={} batch={} io_concurrency={}: {}", s.threads,
+                      s.prefetch, s.batch_size, s.io_concurrency, rate_line(r)));
     }
     report["sweeps"].push_back(sweep_to_json(sweep, points, limits));
   }
