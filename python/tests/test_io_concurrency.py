@@ -8,10 +8,10 @@ import os
 
 import numpy as np
 import pytest
+from chute.loader import Dataset
 
 import chute
 from chute import _chute
-from chute.loader import Dataset
 
 zarr = pytest.importorskip("zarr")
 

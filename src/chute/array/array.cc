@@ -267,8 +267,8 @@ void Array::execute_parallel(const ChunkTask& task, ThreadPool& pool,
   });
 }
 
-void Array::load(const ChunkTask& task, ReadScratch& scratch, std::byte* decoded,
-                 ReadStats* stats, FetchedChunk* fetched) const {
+void Array::load(const ChunkTask& task, ReadScratch& scratch, std::byte* decoded, ReadStats* stats,
+                 FetchedChunk* fetched) const {
   with_chunk_context(task, scratch, [&] {
     if (source_->mapped()) {
       load_mapped(task, decoded, stats);

@@ -103,8 +103,7 @@ class ReadPlan {
   /// `fetched`: use the chunks read ahead (fetched_) of the tasks marked in fetching_.
   void execute_item(const WorkItem& item, ReadScratch& scratch, ReadStats* stats,
                     bool fetched = false);
-  void execute_gathered(const WorkItem& item, ReadScratch& scratch, ReadStats* stats,
-                        bool fetched);
+  void execute_gathered(const WorkItem& item, ReadScratch& scratch, ReadStats* stats, bool fetched);
   /// The window of reads in flight `io_concurrency` resolves to for this plan.
   size_t resolve_io_concurrency(size_t io_concurrency) const;
   void execute_in_flight(ThreadPool* pool, std::vector<ReadScratch>& scratch, ReadStats* stats,
@@ -220,8 +219,8 @@ class Array {
   bool fetch_and_decode(const ChunkTask& task, ReadScratch& scratch, std::byte* decoded,
                         size_t begin, size_t end, ReadStats* stats) const;
   /// fetch_and_decode for a chunk read ahead: rethrows its read error, false when missing.
-  bool decode_fetched(FetchedChunk& fetched, ReadScratch& scratch, std::byte* decoded,
-                      size_t begin, size_t end, ReadStats* stats) const;
+  bool decode_fetched(FetchedChunk& fetched, ReadScratch& scratch, std::byte* decoded, size_t begin,
+                      size_t end, ReadStats* stats) const;
   /// fetch_and_decode for chains that decode parts: reads only the parts of the stored chunk
   /// that [begin, end) needs (all of it when the stream cannot be split); false when missing.
   bool read_part(const ChunkLocation& where, ReadScratch& scratch, std::byte* decoded, size_t begin,

@@ -101,10 +101,11 @@ void ReadPlan::execute_in_flight(ThreadPool* pool, std::vector<ReadScratch>& scr
         continue;
       }
       const ChunkLocation& where = fetched.where;
-      requests_[t] = {fetched.key,
-                      where.nbytes ? ByteRange::at(where.offset, *where.nbytes) : ByteRange::whole(),
-                      {},
-                      &fetched.bytes};
+      requests_[t] = {
+          fetched.key,
+          where.nbytes ? ByteRange::at(where.offset, *where.nbytes) : ByteRange::whole(),
+          {},
+          &fetched.bytes};
       ++state->pending[i];
     }
     if (state->pending[i] == 0) state->ready.push_back(i);

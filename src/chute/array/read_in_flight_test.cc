@@ -58,11 +58,11 @@ TEST(ReadsInFlight, SameBytesAsOneReadPerWorker) {
       plan.execute(&pool, scratch, &stats, io);
       EXPECT_EQ(plan.last_io_concurrency(), io);
       const Coords chunks_a{1, 3, 9, 5}, chunks_b{2, 7, 9, 12};
-      ASSERT_TRUE(same_elements(expected_box<float>(start_a, extent_a, chunks_a, -1.f, present),
-                                out_a))
+      ASSERT_TRUE(
+          same_elements(expected_box<float>(start_a, extent_a, chunks_a, -1.f, present), out_a))
           << "io " << io << ", box " << i;
-      ASSERT_TRUE(same_elements(expected_box<float>(start_b, extent_b, chunks_b, -1.f, present),
-                                out_b))
+      ASSERT_TRUE(
+          same_elements(expected_box<float>(start_b, extent_b, chunks_b, -1.f, present), out_b))
           << "io " << io << ", box " << i;
       ASSERT_TRUE(same_elements(
           expected_box<float>(Coords{0, 0, 0, 0}, shape, chunks_b, -1.f, present), whole));
@@ -87,9 +87,8 @@ TEST(ReadsInFlight, InnerChunksOfShards) {
     ThreadPool pool(2);
     std::vector<ReadScratch> scratch;
     plan.execute(&pool, scratch, nullptr, 8);
-    EXPECT_TRUE(same_elements(expected_box<float>(Coords{0, 0}, Coords{8, 16}, inner, -2.f,
-                                                  present),
-                              out))
+    EXPECT_TRUE(
+        same_elements(expected_box<float>(Coords{0, 0}, Coords{8, 16}, inner, -2.f, present), out))
         << prefix;
   }
 }
@@ -110,8 +109,8 @@ TEST(ReadsInFlight, TheWindowBoundsTheReadsOutstanding) {
     ThreadPool pool(1);
     std::vector<ReadScratch> scratch;
     plan.execute(&pool, scratch, nullptr, io);
-    EXPECT_TRUE(same_elements(expected_box<float>(Coords{0, 0}, Coords{24, 16}, Coords{1, 16}, 0.f),
-                              out));
+    EXPECT_TRUE(
+        same_elements(expected_box<float>(Coords{0, 0}, Coords{24, 16}, Coords{1, 16}, 0.f), out));
     EXPECT_EQ(slow->reads(), 24);
     EXPECT_LE(slow->max_in_flight(), static_cast<int64_t>(io));
     if (io == 1) {

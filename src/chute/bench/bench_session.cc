@@ -110,20 +110,12 @@ json run_bench(const BenchOptions& o, const std::function<void(const std::string
 
   json mode_names = json::array();
   for (Mode m : o.modes) mode_names.push_back(mode_name(m));
-  json settings = {{"threads", threads},
-                   {"prefetch", o.prefetch},
-                   {"io_concurrency", o.io_concurrency},
-                   {"batch_size", o.batch_size},
-                   {"shuffle", o.shuffle},
-                   {"seed", o.seed},
-                   {"drop_last", o.drop_last},
-                   {"rank", o.rank},
-                   {"world_size", o.world_size},
-                   {"warmup", o.warmup},
-                   {"trials", o.trials},
-                   {"batches", o.batches},
-                   {"step_ms", o.step_ms},
-                   {"modes", mode_names}};
+  json settings = {
+      {"threads", threads},         {"prefetch", o.prefetch}, {"io_concurrency", o.io_concurrency},
+      {"batch_size", o.batch_size}, {"shuffle", o.shuffle},   {"seed", o.seed},
+      {"drop_last", o.drop_last},   {"rank", o.rank},         {"world_size", o.world_size},
+      {"warmup", o.warmup},         {"trials", o.trials},     {"batches", o.batches},
+      {"step_ms", o.step_ms},       {"modes", mode_names}};
   json report = make_report(machine, data.description, settings, o.command);
 
   RunOptions run;

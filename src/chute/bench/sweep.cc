@@ -73,7 +73,8 @@ SweepSpec parse_sweep(std::span<const std::string> arguments) {
         current = axis_named(spec, current_name);
         if (current == nullptr) {
           fail(ErrorCode::kInvalidArgument,
-               "sweep: unknown axis '{}' (expected threads, prefetch, batch or io_concurrency)", current_name);
+               "sweep: unknown axis '{}' (expected threads, prefetch, batch or io_concurrency)",
+               current_name);
         }
         if (!current->empty())
           fail(ErrorCode::kInvalidArgument, "sweep: axis '{}' given twice", current_name);

@@ -33,8 +33,9 @@ struct SweepSpec {
 
 /// Parses sweep arguments. Each argument may hold several axes separated by spaces or commas:
 /// "threads=1,2,4", "prefetch=1,2 batch=8,16" and "threads=1,2,prefetch=1,2" all work. Axis
-/// names: threads, prefetch, batch (or batch_size), io_concurrency (or io). Values are positive integers, kept in the
-/// order given with duplicates removed. Throws kInvalidArgument naming the bad part.
+/// names: threads, prefetch, batch (or batch_size), io_concurrency (or io). Values are positive
+/// integers, kept in the order given with duplicates removed. Throws kInvalidArgument naming the
+/// bad part.
 SweepSpec parse_sweep(std::span<const std::string> arguments);
 
 /// Every combination of the spec's axes (threads varying fastest), with `base` filling empty axes.
@@ -59,8 +60,8 @@ struct ScalingRow {
   double efficiency = 1;
 };
 
-/// Groups points by (prefetch, batch size, io_concurrency) and computes each point's speedup and efficiency
-/// against the group's base thread count. Rows keep the points' order within each group.
+/// Groups points by (prefetch, batch size, io_concurrency) and computes each point's speedup and
+/// efficiency against the group's base thread count. Rows keep the points' order within each group.
 std::vector<ScalingRow> scaling_table(std::span<const SweepPoint> points);
 
 /// Amdahl's law: the speedup on n threads when a fraction `serial` of the work is serial.

@@ -120,9 +120,9 @@ class Loader {
  public:
   /// Throws kInvalidArgument, naming the option, its value and the allowed range, for bad
   /// options (batch_size < 1, batch_size × world_size above the sample count without
-  /// pad_to_batch, prefetch outside [1, 4096], io_concurrency above 65536, threads above max_reader_threads(), rank outside
-  /// [0, world_size), batch buffers larger than the machine's memory) or a dataset without
-  /// outputs; kIoError when the OS refuses a thread.
+  /// pad_to_batch, prefetch outside [1, 4096], io_concurrency above 65536, threads above
+  /// max_reader_threads(), rank outside [0, world_size), batch buffers larger than the machine's
+  /// memory) or a dataset without outputs; kIoError when the OS refuses a thread.
   Loader(DatasetPtr dataset, LoaderOptions options);
   ~Loader();
   Loader(const Loader&) = delete;

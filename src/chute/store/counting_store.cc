@@ -23,8 +23,7 @@ bool CountingStore::read_range(std::string_view key, uint64_t offset,
   return found;
 }
 
-void CountingStore::submit(std::span<const ReadRequest> requests,
-                           const ReadCallback& done) const {
+void CountingStore::submit(std::span<const ReadRequest> requests, const ReadCallback& done) const {
   for (const ReadRequest& request : requests) {
     const ByteRange& r = request.range;
     const bool whole = !r.suffix && r.offset == 0 && !r.length && request.into.empty();

@@ -199,7 +199,8 @@ void submit_on_executor(const Store& store, IoExecutor& executor,
   auto callback = std::make_shared<const ReadCallback>(done);
   for (size_t i = 0; i < requests.size(); ++i) {
     const ReadRequest* request = &requests[i];
-    executor.run([&store, request, i, callback] { (*callback)(i, read_blocking(store, *request)); });
+    executor.run(
+        [&store, request, i, callback] { (*callback)(i, read_blocking(store, *request)); });
   }
 }
 

@@ -29,8 +29,7 @@ struct File {
 };
 
 double now_s() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
-      .count();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
 void evict(const std::vector<File>& files) {
@@ -123,8 +122,8 @@ int main(int argc, char** argv) {
       std::shuffle(order.begin(), order.end(), rng);
       for (const bool use_uring : {false, true}) {
         if (cold) evict(files);
-        const double s = use_uring ? uring(files, order, bytes, depth)
-                                   : pread_pool(files, order, bytes, depth);
+        const double s =
+            use_uring ? uring(files, order, bytes, depth) : pread_pool(files, order, bytes, depth);
         std::printf("%s %-12s trial %d: %7.3f GB/s %9.0f reads/s\n", cold ? "cold" : "warm",
                     use_uring ? "io_uring" : "pread pool", t, n * bytes / s / 1e9, n / s);
       }

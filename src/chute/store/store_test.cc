@@ -5,12 +5,12 @@
 
 #include <cerrno>
 #include <condition_variable>
-#include <mutex>
-#include <thread>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <mutex>
+#include <thread>
 
 #include "chute/store/counting_store.h"
 #include "chute/store/file_store.h"
@@ -160,9 +160,8 @@ TEST_P(StoreConformance, BatchedRangePastTheEndFailsWithoutThrowing) {
 }
 
 INSTANTIATE_TEST_SUITE_P(AllStores, StoreConformance,
-                         ::testing::Values(make_memory_store, make_file_store,
-                                           make_counting_store, make_counting_file_store,
-                                           make_latency_store));
+                         ::testing::Values(make_memory_store, make_file_store, make_counting_store,
+                                           make_counting_file_store, make_latency_store));
 
 std::string temp_path(const std::string& name) {
   return (fs::temp_directory_path() / (name + "_" + std::to_string(::getpid()))).string();
@@ -253,7 +252,6 @@ TEST(StoreLatency, SubmittedReadsOverlapBlockingReadsDoNot) {
   EXPECT_EQ(store.reads(), 3);
   EXPECT_EQ(store.max_in_flight(), 1);
 }
-
 
 TEST(StoreCounting, CountsRequestsBytesAndKeys) {
   auto counting = std::make_shared<CountingStore>(make_memory_store(), /*log_keys=*/true);
