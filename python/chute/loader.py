@@ -556,7 +556,9 @@ class Loader:
     """Training batches from `data`: a mapping of name -> array path (W1), or a `Dataset`.
 
     `threads=None` uses one reader thread per CPU this process may run on (its affinity);
-    `prefetch` batches are assembled ahead of the consumer. `rank`/`world_size` default to MPI (mpi4py, when initialised), then torchrun's
+    `prefetch` batches are assembled ahead of the consumer; `io_concurrency` chunk reads are kept
+    in flight while the threads decode (None: the store's preference, 32 for local files; 1: each
+    thread reads its own chunks). `rank`/`world_size` default to MPI (mpi4py, when initialised), then torchrun's
     RANK/WORLD_SIZE, Slurm's SLURM_PROCID/SLURM_NTASKS, OpenMPI's OMPI_COMM_WORLD_RANK/SIZE, else
     0 and 1; when a launcher set them the loader says so once on stderr (`verbose=False` or
     CHUTE_QUIET=1 silences it), and `loader.rank_source` names the variables. Each `for` over
@@ -593,6 +595,7 @@ class Loader:
         cache_size: int | None = None,
         shuffle_block: int | None = None,
         shuffle_window: int = 4,
+        io_concurrency: int | None = None,
     ) -> None:
         batch_size = _integer("batch_size", batch_size, 1, _INT64_MAX)
         chunk_shuffle = isinstance(shuffle, str) and shuffle == "chunks"
@@ -607,6 +610,8 @@ class Loader:
         if threads is not None:
             threads = _integer("threads", threads, 1, _INT64_MAX, " or None")
         prefetch = _integer("prefetch", prefetch, 1, 4096)
+        if io_concurrency is not None:
+            io_concurrency = _integer("io_concurrency", io_concurrency, 1, 65536, " or None")
         pad_to_batch = _flag("pad_to_batch", pad_to_batch)
         if timeout is not None:
             if isinstance(timeout, bool) or not isinstance(timeout, (int, float, np.number)):
@@ -679,6 +684,7 @@ class Loader:
             0.0 if timeout is None else timeout,
             block,
             shuffle_window,
+            0 if io_concurrency is None else io_concurrency,
         )
         self._pid = os.getpid()
         self._runs = 0  # epochs begun, so an abandoned loop stops only its own

@@ -19,6 +19,9 @@
 #include <vector>
 
 #include "bindings.h"
+#include "chute/format/zarr.h"
+#include "chute/store/file_store.h"
+#include "chute/store/latency_store.h"
 #include "chute/util/error.h"
 
 namespace nb = nanobind;
@@ -129,6 +132,8 @@ nb::dict stats_to_python(const LoaderStats& s) {
   d["chunks"] = s.chunks;
   d["missing_chunks"] = s.missing_chunks;
   d["buffers_allocated"] = s.buffers_allocated;
+  d["prefetch"] = s.prefetch;
+  d["io_concurrency"] = s.io_concurrency;
   nb::list occupancy;
   for (const OccupancySample& o : s.occupancy) {
     occupancy.append(nb::make_tuple(o.time_ns * 1e-9, o.queued));
@@ -174,6 +179,36 @@ void bind_loader(nb::module_& m) {
         return open_packed_dataset(paths, cache);
       },
       nb::arg("paths"), nb::arg("cache") = nb::bytes(""), nb::arg("cache_size") = 0);
+
+  // For tests only, not a user feature: Zarr arrays read through a store that answers each read
+  // after `delay_s` seconds without holding a thread, and counts the reads in flight.
+  nb::class_<LatencyStore>(m, "_TestingLatencyStore", "Testing only: a store that delays reads.")
+      .def_prop_ro("reads", &LatencyStore::reads)
+      .def_prop_ro("in_flight", &LatencyStore::in_flight)
+      .def_prop_ro("max_in_flight", &LatencyStore::max_in_flight)
+      .def("reset_counts", &LatencyStore::reset_counts);
+  m.def(
+      "_testing_latency_packed",
+      [](const std::vector<std::pair<std::string, nb::bytes>>& named, double delay_s) {
+        auto slow = std::make_shared<LatencyStore>(
+            std::make_shared<FileStore>("/"),
+            std::chrono::nanoseconds(static_cast<int64_t>(delay_s * 1e9)));
+        std::vector<std::pair<std::string, ArrayPtr>> arrays;
+        {
+          nb::gil_scoped_release release;
+          for (const auto& [name, path] : named) {
+            std::string absolute(path.c_str(), path.size());
+            if (absolute.empty() || absolute[0] != '/') {
+              fail(ErrorCode::kInvalidArgument, "expected an absolute path, got '{}'", absolute);
+            }
+            arrays.emplace_back(name, open_zarr_array(slow, absolute.substr(1), absolute));
+          }
+        }
+        DatasetPtr dataset = std::make_shared<PackedDataset>(std::move(arrays));
+        return std::make_pair(dataset, slow);
+      },
+      nb::arg("paths"), nb::arg("delay_s"),
+      "Testing only: a W1 dataset of Zarr arrays read through a latency-injecting store.");
 
   m.def(
       "_open_windows",
@@ -294,7 +329,8 @@ void bind_loader(nb::module_& m) {
           "__init__",
           [](Loader* self, DatasetPtr dataset, int64_t batch_size, bool shuffle, uint64_t seed,
              bool drop_last, size_t threads, size_t prefetch, int64_t rank, int64_t world_size,
-             bool pad_to_batch, double timeout_s, int64_t shuffle_block, int64_t shuffle_window) {
+             bool pad_to_batch, double timeout_s, int64_t shuffle_block, int64_t shuffle_window,
+             size_t io_concurrency) {
             LoaderOptions options;
             options.shuffle_block = shuffle_block;
             options.shuffle_window = shuffle_window;
@@ -308,13 +344,14 @@ void bind_loader(nb::module_& m) {
             options.world_size = world_size;
             options.pad_to_batch = pad_to_batch;
             options.timeout_s = timeout_s;
+            options.io_concurrency = io_concurrency;
             nb::gil_scoped_release release;  // reserving and faulting in the batch buffers
             new (self) Loader(std::move(dataset), options);
           },
           nb::arg("dataset"), nb::arg("batch_size"), nb::arg("shuffle"), nb::arg("seed"),
           nb::arg("drop_last"), nb::arg("threads"), nb::arg("prefetch"), nb::arg("rank"),
           nb::arg("world_size"), nb::arg("pad_to_batch"), nb::arg("timeout_s"),
-          nb::arg("shuffle_block") = 0, nb::arg("shuffle_window") = 4)
+          nb::arg("shuffle_block") = 0, nb::arg("shuffle_window") = 4, nb::arg("io_concurrency") = 0)
       .def_prop_ro("batches_per_epoch", &Loader::batches_per_epoch)
       .def_prop_ro("threads", &Loader::threads)
       .def_prop_ro("num_samples", [](const Loader& l) { return l.dataset().num_samples(); })

@@ -227,6 +227,17 @@ void Array::execute_with(const ChunkTask& task, ReadScratch& scratch, ReadStats*
 }
 
 void Array::execute(const ChunkTask& task, ReadScratch& scratch, ReadStats* stats) const {
+  execute(task, scratch, stats, nullptr);
+}
+
+void Array::execute(const ChunkTask& task, ReadScratch& scratch, ReadStats* stats,
+                    FetchedChunk* fetched) const {
+  if (fetched != nullptr) {
+    execute_with(task, scratch, stats, [&](std::byte* decoded, size_t begin, size_t end) {
+      return decode_fetched(*fetched, scratch, decoded, begin, end, stats);
+    });
+    return;
+  }
   if (source_->mapped()) {
     with_chunk_context(task, scratch, [&] { copy_mapped(task, stats); });
     return;
@@ -256,15 +267,18 @@ void Array::execute_parallel(const ChunkTask& task, ThreadPool& pool,
   });
 }
 
-void Array::load(const ChunkTask& task, ReadScratch& scratch, std::byte* decoded,
-                 ReadStats* stats) const {
+void Array::load(const ChunkTask& task, ReadScratch& scratch, std::byte* decoded, ReadStats* stats,
+                 FetchedChunk* fetched) const {
   with_chunk_context(task, scratch, [&] {
     if (source_->mapped()) {
       load_mapped(task, decoded, stats);
       return;
     }
     const auto [begin, end] = bytes_read_by(task);
-    if (fetch_and_decode(task, scratch, decoded, begin, end, stats)) return;
+    if (fetched != nullptr ? decode_fetched(*fetched, scratch, decoded, begin, end, stats)
+                           : fetch_and_decode(task, scratch, decoded, begin, end, stats)) {
+      return;
+    }
     const auto start = Clock::now();
     strided_fill(StridedView::contiguous(decoded, read_chunk_shape_, metadata_.data_type.size),
                  metadata_.fill_value);
@@ -273,6 +287,39 @@ void Array::load(const ChunkTask& task, ReadScratch& scratch, std::byte* decoded
       stats->assemble_ns += elapsed_ns(start);
     }
   });
+}
+
+bool Array::plan_fetch(const ChunkTask& task, ReadScratch& scratch, ReadStats* stats,
+                       FetchedChunk& out) const {
+  if (source_->mapped()) return false;
+  bool fetch = false;
+  with_chunk_context(task, scratch, [&] {
+    // A target covering the whole chunk makes bytes_read_by() the whole chunk too.
+    const auto [begin, end] = bytes_read_by(task);
+    const auto start = Clock::now();
+    const ChunkLocation where = source_->locate(task.chunk_coords, scratch, stats);
+    const auto nbytes = static_cast<size_t>(read_chain_->decoded_nbytes());
+    if (where.found && (begin > 0 || end < nbytes) && where.chain->decodes_parts()) return;
+    out.where = where;
+    out.key = scratch.key;
+    out.outcome = {};
+    fetch = true;
+    if (stats) {
+      stats->read_ns += elapsed_ns(start);
+      stats->chunks += 1;
+    }
+  });
+  return fetch;
+}
+
+bool Array::decode_fetched(FetchedChunk& fetched, ReadScratch& scratch, std::byte* decoded,
+                           size_t begin, size_t end, ReadStats* stats) const {
+  scratch.key = fetched.key;  // errors name the chunk
+  if (!fetched.where.found || !check_outcome(fetched.outcome)) return false;
+  std::swap(scratch.encoded, fetched.bytes);
+  if (stats) stats->bytes_read += static_cast<int64_t>(scratch.encoded.size());
+  decode_timed(*fetched.where.chain, scratch, decoded, begin, end, stats);
+  return true;
 }
 
 void Array::decode_timed(const CodecChain& chain, ReadScratch& scratch, std::byte* decoded,

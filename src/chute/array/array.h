@@ -54,6 +54,17 @@ inline constexpr int64_t kGatherMaxStagingBytes = 16 << 20;  // per worker
 /// A read of one chunk is decoded in parts on every worker from this many decoded bytes on.
 inline constexpr size_t kSplitMinBytes = 256 << 10;
 
+/// A chunk's stored bytes read ahead of its decode (ReadPlan keeps reads in flight).
+struct FetchedChunk {
+  ChunkLocation where;  // located on the planning thread
+  std::string key;      // where.store's key of the value holding the chunk
+  ByteBuffer bytes;     // the stored bytes once the read completed kOk
+  ReadOutcome outcome;  // kMissing reads as the fill value, kFailed rethrows on decode
+};
+
+/// Reads in flight: 0 asks each plan for its stores' preferred_concurrency().
+inline constexpr size_t kAutoIoConcurrency = 0;
+
 class ReadPlan {
  public:
   /// Adds the chunk work of reading box [start, start+dst.shape) of `array` into `dst`.
@@ -63,6 +74,16 @@ class ReadPlan {
   /// Runs every task on `pool` (inline when pool is null); scratch must have pool->size()
   /// entries (or 1 without a pool). The first error is rethrown naming array and chunk key.
   void execute(ThreadPool* pool, std::vector<ReadScratch>& scratch, ReadStats* stats = nullptr);
+  /// execute() keeping up to `io_concurrency` chunk reads in flight (kAutoIoConcurrency: the
+  /// preferred_concurrency() of the plan's store): the chunks are located first, their reads
+  /// submitted to the stores as a window, and each is decoded on the pool as its bytes arrive.
+  /// 1 (or a store that prefers 1) reads each chunk on the worker that decodes it. Chunks read
+  /// in part (blosc blocks of a crop) and mapped sources are read by their workers either way.
+  /// The stored bytes of the plan's fetched chunks are held until decoded.
+  void execute(ThreadPool* pool, std::vector<ReadScratch>& scratch, ReadStats* stats,
+               size_t io_concurrency);
+  /// The reads in flight the last execute() allowed (1: read by the decoding workers).
+  size_t last_io_concurrency() const { return last_io_concurrency_; }
   void clear();
   size_t task_count() const { return tasks_.size(); }
   const std::vector<ChunkTask>& tasks() const { return tasks_; }
@@ -79,8 +100,18 @@ class ReadPlan {
   /// Adds the tasks of one row of chunks along the innermost dimension (task indices in
   /// `row`, `fresh` when each was created by this row) as work items.
   void add_row(const Array& array, std::span<const size_t> row, bool fresh);
-  void execute_item(const WorkItem& item, ReadScratch& scratch, ReadStats* stats) const;
-  void execute_gathered(const WorkItem& item, ReadScratch& scratch, ReadStats* stats) const;
+  /// `fetched`: use the chunks read ahead (fetched_) of the tasks marked in fetching_.
+  void execute_item(const WorkItem& item, ReadScratch& scratch, ReadStats* stats,
+                    bool fetched = false);
+  void execute_gathered(const WorkItem& item, ReadScratch& scratch, ReadStats* stats, bool fetched);
+  /// The window of reads in flight `io_concurrency` resolves to for this plan.
+  size_t resolve_io_concurrency(size_t io_concurrency) const;
+  void execute_in_flight(ThreadPool* pool, std::vector<ReadScratch>& scratch, ReadStats* stats,
+                         size_t window);
+  struct InFlight;
+  /// Submits the reads of the next items while fewer than the window are in flight.
+  void pump(const std::shared_ptr<InFlight>& state);
+  FetchedChunk* fetched_of(size_t task) { return fetching_[task] ? &fetched_[task] : nullptr; }
 
   struct ChunkId {
     const Array* array;
@@ -95,6 +126,11 @@ class ReadPlan {
   std::vector<WorkItem> items_;
   std::vector<size_t> row_;                                 // reused by add()
   std::unordered_map<ChunkId, size_t, ChunkIdHash> index_;  // (array, chunk) -> task
+  // Reads in flight (execute_in_flight), per task; kept across clear() to reuse the buffers.
+  std::vector<FetchedChunk> fetched_;
+  std::vector<uint8_t> fetching_;
+  std::vector<ReadRequest> requests_;
+  size_t last_io_concurrency_ = 1;
 };
 
 class Array {
@@ -137,6 +173,16 @@ class Array {
 
   /// Reads, decodes and scatters one chunk task. Used by ReadPlan::execute.
   void execute(const ChunkTask& task, ReadScratch& scratch, ReadStats* stats) const;
+  /// execute() with the chunk's stored bytes already read (`fetched`, its bytes taken; null:
+  /// read them here).
+  void execute(const ChunkTask& task, ReadScratch& scratch, ReadStats* stats,
+               FetchedChunk* fetched) const;
+  /// Whether the task's chunk should be read ahead whole (a chunk this task decodes whole, or
+  /// whose chain cannot decode a part): then locates it into `out` (key, location; counts the
+  /// chunk) and returns true. False for mapped sources and for chunks read in part (blosc
+  /// blocks of a crop), which their worker reads. `gathered`: the task is decoded by load().
+  bool plan_fetch(const ChunkTask& task, ReadScratch& scratch, ReadStats* stats,
+                  FetchedChunk& out) const;
   /// execute() for a plan of one chunk: the workers of `pool` decode parts of it side by side
   /// where the chain allows (blosc blocks), e.g. one sample of whole-sample chunks. `scratch`
   /// is the plan's per-worker scratch (resized to pool.size()); the calling thread reads.
@@ -146,8 +192,8 @@ class Array {
   /// or fills it with the fill value when the chunk is missing; places nothing. Only the bytes
   /// its targets read are guaranteed (see CodecChain::decode_part). Errors name the array, the
   /// chunk key and the task's context.
-  void load(const ChunkTask& task, ReadScratch& scratch, std::byte* decoded,
-            ReadStats* stats) const;
+  void load(const ChunkTask& task, ReadScratch& scratch, std::byte* decoded, ReadStats* stats,
+            FetchedChunk* fetched = nullptr) const;
 
  private:
   /// Checks shape, chunk shape and fill value (zeros when empty); throws naming the array.
@@ -172,6 +218,9 @@ class Array {
   /// (read_chunk_nbytes() bytes); false when the chunk is missing.
   bool fetch_and_decode(const ChunkTask& task, ReadScratch& scratch, std::byte* decoded,
                         size_t begin, size_t end, ReadStats* stats) const;
+  /// fetch_and_decode for a chunk read ahead: rethrows its read error, false when missing.
+  bool decode_fetched(FetchedChunk& fetched, ReadScratch& scratch, std::byte* decoded, size_t begin,
+                      size_t end, ReadStats* stats) const;
   /// fetch_and_decode for chains that decode parts: reads only the parts of the stored chunk
   /// that [begin, end) needs (all of it when the stream cannot be split); false when missing.
   bool read_part(const ChunkLocation& where, ReadScratch& scratch, std::byte* decoded, size_t begin,

@@ -117,23 +117,26 @@ size_t ReadPlan::gathered_task_count() const {
   return n;
 }
 
-void ReadPlan::execute_item(const WorkItem& item, ReadScratch& scratch, ReadStats* stats) const {
+void ReadPlan::execute_item(const WorkItem& item, ReadScratch& scratch, ReadStats* stats,
+                            bool fetched) {
   if (item.count == 1) {
-    tasks_[item.first].array->execute(tasks_[item.first], scratch, stats);
+    tasks_[item.first].array->execute(tasks_[item.first], scratch, stats,
+                                      fetched ? fetched_of(item.first) : nullptr);
   } else {
-    execute_gathered(item, scratch, stats);
+    execute_gathered(item, scratch, stats, fetched);
   }
 }
 
-void ReadPlan::execute_gathered(const WorkItem& item, ReadScratch& scratch,
-                                ReadStats* stats) const {
+void ReadPlan::execute_gathered(const WorkItem& item, ReadScratch& scratch, ReadStats* stats,
+                                bool fetched) {
   const Array& array = *tasks_[item.first].array;
   const auto chunk_nbytes = static_cast<size_t>(array.read_chunk_nbytes());
   const int64_t item_size = array.metadata().data_type.size;
   const auto& chunk_shape = array.read_chunk_shape();
   scratch.gather.resize(item.count * chunk_nbytes);
   for (size_t j = 0; j < item.count; ++j) {
-    array.load(tasks_[item.first + j], scratch, scratch.gather.data() + j * chunk_nbytes, stats);
+    array.load(tasks_[item.first + j], scratch, scratch.gather.data() + j * chunk_nbytes, stats,
+               fetched ? fetched_of(item.first + j) : nullptr);
   }
 
   const auto start = Clock::now();
@@ -176,11 +179,23 @@ void ReadPlan::execute_gathered(const WorkItem& item, ReadScratch& scratch,
 }
 
 void ReadPlan::execute(ThreadPool* pool, std::vector<ReadScratch>& scratch, ReadStats* stats) {
+  execute(pool, scratch, stats, kAutoIoConcurrency);
+}
+
+void ReadPlan::execute(ThreadPool* pool, std::vector<ReadScratch>& scratch, ReadStats* stats,
+                       size_t io_concurrency) {
   const size_t workers = pool ? pool->size() : 1;
   if (scratch.size() < workers) scratch.resize(workers);
+  last_io_concurrency_ = 1;
   if (workers > 1 && items_.size() == 1 && items_[0].count == 1) {  // one chunk: split it
     const ChunkTask& task = tasks_[items_[0].first];
     task.array->execute_parallel(task, *pool, scratch, stats);
+    return;
+  }
+  const size_t window = items_.size() > 1 ? resolve_io_concurrency(io_concurrency) : 1;
+  if (window > 1) {
+    last_io_concurrency_ = window;
+    execute_in_flight(pool, scratch, stats, window);
     return;
   }
   if (pool == nullptr || items_.size() <= 1) {

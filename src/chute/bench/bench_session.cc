@@ -106,6 +106,7 @@ void check_bench_options(const BenchOptions& o) {
   check_range("--batch-size", o.batch_size, 1, kIntMax);
   check_range("--threads", o.threads, 0, static_cast<int64_t>(max_reader_threads()));
   check_range("--prefetch", o.prefetch, 1, 4096);
+  check_range("--io-concurrency", o.io_concurrency, 0, 65536);
   check_range("--world-size", o.world_size, 1, kIntMax);
   check_range("--rank", o.rank, 0, o.world_size - 1);
   check_finite_range("--step-ms", o.step_ms, 0.0, 1e9);
@@ -135,26 +136,20 @@ json run_bench(const BenchOptions& o, const std::function<void(const std::string
   base.drop_last = o.drop_last;
   base.threads = static_cast<size_t>(threads);
   base.prefetch = static_cast<size_t>(o.prefetch);
+  base.io_concurrency = static_cast<size_t>(o.io_concurrency);
   base.rank = o.rank;
   base.world_size = o.world_size;
-  const LoaderSetting setting{threads, o.prefetch, o.batch_size};
+  const LoaderSetting setting{threads, o.prefetch, o.batch_size, o.io_concurrency};
   const SourceFactory factory = loader_factory(data.dataset, base);
 
   json mode_names = json::array();
   for (Mode m : o.modes) mode_names.push_back(mode_name(m));
-  json settings = {{"threads", threads},
-                   {"prefetch", o.prefetch},
-                   {"batch_size", o.batch_size},
-                   {"shuffle", o.shuffle},
-                   {"seed", o.seed},
-                   {"drop_last", o.drop_last},
-                   {"rank", o.rank},
-                   {"world_size", o.world_size},
-                   {"warmup", o.warmup},
-                   {"trials", o.trials},
-                   {"batches", o.batches},
-                   {"step_ms", o.step_ms},
-                   {"modes", mode_names}};
+  json settings = {
+      {"threads", threads},         {"prefetch", o.prefetch}, {"io_concurrency", o.io_concurrency},
+      {"batch_size", o.batch_size}, {"shuffle", o.shuffle},   {"seed", o.seed},
+      {"drop_last", o.drop_last},   {"rank", o.rank},         {"world_size", o.world_size},
+      {"warmup", o.warmup},         {"trials", o.trials},     {"batches", o.batches},
+      {"step_ms", o.step_ms},       {"modes", mode_names}};
   json report = make_report(machine, data.description, settings, o.command);
 
   // --page-cache cold: every file of the dataset leaves the page cache before each trial.
@@ -361,8 +356,8 @@ json run_bench(const BenchOptions& o, const std::function<void(const std::string
         limit_by_threads[s.threads] = measure_roofline(chunks, probe).combined_gbps;
       }
       limits.push_back(limit_by_threads.contains(s.threads) ? limit_by_threads[s.threads] : 0);
-      log(fmt::format("sweep threads={} prefetch={} batch={}: {}", s.threads, s.prefetch,
-                      s.batch_size, rate_line(r)));
+      log(fmt::format("sweep threads={} prefetch={} batch={} io_concurrency={}: {}", s.threads,
+                      s.prefetch, s.batch_size, s.io_concurrency, rate_line(r)));
     }
     report["sweeps"].push_back(sweep_to_json(sweep, points, limits));
   }

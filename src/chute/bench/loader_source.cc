@@ -59,6 +59,7 @@ SourceFactory loader_factory(DatasetPtr dataset, const LoaderOptions& base) {
     options.threads = static_cast<size_t>(setting.threads);
     options.prefetch = static_cast<size_t>(setting.prefetch);
     options.batch_size = setting.batch_size;
+    options.io_concurrency = static_cast<size_t>(setting.io_concurrency);
     return std::make_unique<LoaderSource>(dataset, options);
   };
 }

@@ -34,10 +34,18 @@ int parse_positive(std::string_view text, std::string_view axis) {
   return value;
 }
 
+// Points that differ only in threads scale against each other.
+std::tuple<int, int, int> group_of(const LoaderSetting& s) {
+  return {s.prefetch, s.batch_size, s.io_concurrency};
+}
+
 std::vector<int>* axis_named(SweepSpec& spec, std::string_view name) {
   if (name == "threads") return &spec.threads;
   if (name == "prefetch") return &spec.prefetch;
   if (name == "batch" || name == "batch_size" || name == "batch-size") return &spec.batch_size;
+  if (name == "io_concurrency" || name == "io-concurrency" || name == "io") {
+    return &spec.io_concurrency;
+  }
   return nullptr;
 }
 
@@ -65,7 +73,8 @@ SweepSpec parse_sweep(std::span<const std::string> arguments) {
         current = axis_named(spec, current_name);
         if (current == nullptr) {
           fail(ErrorCode::kInvalidArgument,
-               "sweep: unknown axis '{}' (expected threads, prefetch or batch)", current_name);
+               "sweep: unknown axis '{}' (expected threads, prefetch, batch or io_concurrency)",
+               current_name);
         }
         if (!current->empty())
           fail(ErrorCode::kInvalidArgument, "sweep: axis '{}' given twice", current_name);
@@ -92,10 +101,12 @@ std::vector<LoaderSetting> expand(const SweepSpec& spec, const LoaderSetting& ba
     return axis.empty() ? std::vector<int>{value} : axis;
   };
   std::vector<LoaderSetting> settings;
-  for (int batch : or_base(spec.batch_size, base.batch_size)) {
-    for (int prefetch : or_base(spec.prefetch, base.prefetch)) {
-      for (int threads : or_base(spec.threads, base.threads)) {
-        settings.push_back({threads, prefetch, batch});
+  for (int io : or_base(spec.io_concurrency, base.io_concurrency)) {
+    for (int batch : or_base(spec.batch_size, base.batch_size)) {
+      for (int prefetch : or_base(spec.prefetch, base.prefetch)) {
+        for (int threads : or_base(spec.threads, base.threads)) {
+          settings.push_back({threads, prefetch, batch, io});
+        }
       }
     }
   }
@@ -103,10 +114,11 @@ std::vector<LoaderSetting> expand(const SweepSpec& spec, const LoaderSetting& ba
 }
 
 std::vector<ScalingRow> scaling_table(std::span<const SweepPoint> points) {
-  std::map<std::pair<int, int>, std::vector<size_t>> groups;  // (prefetch, batch) -> points
-  std::vector<std::pair<int, int>> order;
+  // (prefetch, batch, io_concurrency) -> points
+  std::map<std::tuple<int, int, int>, std::vector<size_t>> groups;
+  std::vector<std::tuple<int, int, int>> order;
   for (size_t i = 0; i < points.size(); ++i) {
-    auto key = std::pair{points[i].setting.prefetch, points[i].setting.batch_size};
+    auto key = group_of(points[i].setting);
     if (!groups.contains(key)) order.push_back(key);
     groups[key].push_back(i);
   }
@@ -182,11 +194,11 @@ AmdahlFit fit_amdahl(std::span<const std::pair<double, double>> data, double bas
 }
 
 std::optional<AmdahlFit> fit_amdahl(std::span<const ScalingRow> rows) {
-  std::map<std::pair<int, int>, std::vector<std::pair<double, double>>> groups;
-  std::map<std::pair<int, int>, int> bases;
+  std::map<std::tuple<int, int, int>, std::vector<std::pair<double, double>>> groups;
+  std::map<std::tuple<int, int, int>, int> bases;
   for (const ScalingRow& row : rows) {
     if (row.speedup <= 0) continue;
-    auto key = std::pair{row.setting.prefetch, row.setting.batch_size};
+    auto key = group_of(row.setting);
     groups[key].emplace_back(row.setting.threads, row.speedup);
     bases[key] = row.base_threads;
   }
@@ -209,7 +221,7 @@ size_t recommend(std::span<const SweepPoint> points, double tolerance) {
   size_t chosen = points.size();
   auto cost = [&](size_t i) {
     const LoaderSetting& s = points[i].setting;
-    return std::tuple{s.threads, s.prefetch, s.batch_size};
+    return std::tuple{s.threads, s.prefetch, s.batch_size, s.io_concurrency};
   };
   for (size_t i = 0; i < points.size(); ++i) {
     if (points[i].samples_per_s < (1.0 - tolerance) * best) continue;
@@ -219,7 +231,10 @@ size_t recommend(std::span<const SweepPoint> points, double tolerance) {
 }
 
 nlohmann::json to_json(const LoaderSetting& s) {
-  return {{"threads", s.threads}, {"prefetch", s.prefetch}, {"batch_size", s.batch_size}};
+  return {{"threads", s.threads},
+          {"prefetch", s.prefetch},
+          {"batch_size", s.batch_size},
+          {"io_concurrency", s.io_concurrency}};
 }
 
 nlohmann::json to_json(const AmdahlFit& fit) {

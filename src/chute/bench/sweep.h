@@ -16,6 +16,7 @@ struct LoaderSetting {
   int threads = 1;
   int prefetch = 2;
   int batch_size = 16;
+  int io_concurrency = 0;  // chunk reads in flight; 0: the store's preference
   bool operator==(const LoaderSetting&) const = default;
 };
 
@@ -24,13 +25,17 @@ struct SweepSpec {
   std::vector<int> threads;
   std::vector<int> prefetch;
   std::vector<int> batch_size;
-  bool empty() const { return threads.empty() && prefetch.empty() && batch_size.empty(); }
+  std::vector<int> io_concurrency;
+  bool empty() const {
+    return threads.empty() && prefetch.empty() && batch_size.empty() && io_concurrency.empty();
+  }
 };
 
 /// Parses sweep arguments. Each argument may hold several axes separated by spaces or commas:
 /// "threads=1,2,4", "prefetch=1,2 batch=8,16" and "threads=1,2,prefetch=1,2" all work. Axis
-/// names: threads, prefetch, batch (or batch_size). Values are positive integers, kept in the
-/// order given with duplicates removed. Throws kInvalidArgument naming the bad part.
+/// names: threads, prefetch, batch (or batch_size), io_concurrency (or io). Values are positive
+/// integers, kept in the order given with duplicates removed. Throws kInvalidArgument naming the
+/// bad part.
 SweepSpec parse_sweep(std::span<const std::string> arguments);
 
 /// Every combination of the spec's axes (threads varying fastest), with `base` filling empty axes.
@@ -55,8 +60,8 @@ struct ScalingRow {
   double efficiency = 1;
 };
 
-/// Groups points by (prefetch, batch size) and computes each point's speedup and efficiency
-/// against the group's base thread count. Rows keep the points' order within each group.
+/// Groups points by (prefetch, batch size, io_concurrency) and computes each point's speedup and
+/// efficiency against the group's base thread count. Rows keep the points' order within each group.
 std::vector<ScalingRow> scaling_table(std::span<const SweepPoint> points);
 
 /// Amdahl's law: the speedup on n threads when a fraction `serial` of the work is serial.

@@ -47,6 +47,10 @@ void register_bench(CLI::App& app) {
       ->capture_default_str();
   bench->add_option("--prefetch", o.prefetch, "batches queued ahead of the consumer")
       ->capture_default_str();
+  bench
+      ->add_option("--io-concurrency", o.io_concurrency,
+                   "chunk reads kept in flight (0: the store's preference, 32 for files)")
+      ->capture_default_str();
   bench->add_flag("--shuffle,!--no-shuffle", o.shuffle, "shuffle samples per epoch (default on)");
   bench->add_option("--seed", o.seed, "shuffle seed")
       ->check(CLI::NonNegativeNumber)  // "-1" would wrap around to 2^64 - 1
@@ -62,8 +66,9 @@ void register_bench(CLI::App& app) {
   bench->add_option("--warmup", o.warmup, "warm-up batches before the trials")
       ->capture_default_str();
   bench->add_option("--trials", o.trials, "trials per mode")->capture_default_str();
-  bench->add_option("--sweep", o.sweep,
-                    "settings to sweep, e.g. threads=1,2,4 prefetch=1,2 batch=8,16");
+  bench->add_option(
+      "--sweep", o.sweep,
+      "settings to sweep, e.g. threads=1,2,4 prefetch=1,2 batch=8,16 io_concurrency=1,8,32");
   bench->add_option(
       "--compare", flags->compare,
       "peers reading the same batches: zarr,dask,tensorstore,torch (packed), torch,dali,h5py "

@@ -63,7 +63,7 @@ void BatchAssembler::assemble(std::span<const int64_t> samples, std::byte* buffe
     }
     dataset_->plan(sample, static_cast<int64_t>(slot), memory_, plan_);
   }
-  plan_.execute(&pool_, scratch_, stats);
+  plan_.execute(&pool_, scratch_, stats, io_concurrency_);
   const auto finish_start = std::chrono::steady_clock::now();
   dataset_->finish(memory_, &pool_);
   last_finish_ns_ = std::chrono::duration_cast<std::chrono::nanoseconds>(

@@ -44,6 +44,10 @@ class BatchAssembler {
   /// `seed` and `epoch` reach the dataset's plan() (BatchMemory) for per-sample randomness.
   void assemble(std::span<const int64_t> samples, std::byte* buffer, ReadStats* stats = nullptr,
                 uint64_t seed = 0, int64_t epoch = 0);
+  /// Chunk reads kept in flight by assemble() (kAutoIoConcurrency: the store's preference).
+  void set_io_concurrency(size_t io_concurrency) { io_concurrency_ = io_concurrency; }
+  /// The reads in flight the last assemble() allowed (1: each worker read its own chunks).
+  size_t last_io_concurrency() const { return plan_.last_io_concurrency(); }
   /// Time the last assemble() spent in the dataset's finish() (post-read transforms).
   int64_t last_finish_ns() const { return last_finish_ns_; }
 
@@ -56,6 +60,7 @@ class BatchAssembler {
   std::vector<ByteBuffer> staging_;  // one per dataset staging() spec, reused
   BatchMemory memory_;
   int64_t last_finish_ns_ = 0;
+  size_t io_concurrency_ = kAutoIoConcurrency;
 };
 
 }  // namespace chute

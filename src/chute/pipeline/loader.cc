@@ -26,6 +26,7 @@ int64_t now_ns() {
 
 constexpr size_t kMaxOccupancySamples = size_t{1} << 16;
 constexpr size_t kMaxPrefetch = 4096;
+constexpr size_t kMaxIoConcurrency = 65536;
 
 uint64_t physical_memory_bytes() {
   const long pages = ::sysconf(_SC_PHYS_PAGES);
@@ -53,6 +54,11 @@ const DatasetPtr& checked(const DatasetPtr& dataset, const LoaderOptions& o) {
   if (o.prefetch < 1 || o.prefetch > kMaxPrefetch) {
     fail(ErrorCode::kInvalidArgument, "prefetch must be in [1, {}], got {}", kMaxPrefetch,
          o.prefetch);
+  }
+  if (o.io_concurrency > kMaxIoConcurrency) {
+    fail(ErrorCode::kInvalidArgument,
+         "io_concurrency must be in [1, {}] (0, Python: None: the store's preferred), got {}",
+         kMaxIoConcurrency, o.io_concurrency);
   }
   if (o.threads > max_reader_threads()) {
     fail(ErrorCode::kInvalidArgument,
@@ -142,6 +148,7 @@ Loader::Loader(DatasetPtr dataset, LoaderOptions options)
       dataset_fingerprint_(dataset_fingerprint(*dataset_)) {
   sampler_.set_chunk_shuffle({options_.shuffle_block, options_.shuffle_window});
   assembler_ = std::make_unique<BatchAssembler>(dataset_, options_.batch_size, options_.threads);
+  assembler_->set_io_concurrency(options_.io_concurrency);
   // Enough idle buffers for the queue, the batch being assembled and a few held by the consumer.
   pool_ = std::make_unique<BufferPool>(assembler_->layout().total_bytes, options_.prefetch + 8);
   // What a consumer slower than the loader holds in the steady state: the queue, the batch
@@ -376,6 +383,7 @@ void Loader::add_read_stats(const ReadStats& stats, int64_t produce_ns, int64_t 
   stats_.bytes_decoded += stats.bytes_decoded.load();
   stats_.chunks += stats.chunks.load();
   stats_.missing_chunks += stats.missing_chunks.load();
+  stats_.io_concurrency = static_cast<int64_t>(assembler_->last_io_concurrency());
 }
 
 SamplerState Loader::state() const {
@@ -439,6 +447,7 @@ LoaderStats Loader::stats() const {
   std::lock_guard lock(stats_mutex_);
   LoaderStats copy = stats_;
   copy.buffers_allocated = static_cast<int64_t>(pool_->allocations());
+  copy.prefetch = static_cast<int64_t>(options_.prefetch);
   return copy;
 }
 

@@ -68,6 +68,9 @@ struct LoaderOptions {
   bool drop_last = false;  // false: the last batch is padded by wrapping around (see Sampler)
   size_t threads = 0;      // reader/decoder threads; 0 = default_thread_count()
   size_t prefetch = 2;     // batches queued ahead of the consumer, >= 1
+  // Chunk reads kept in flight while the threads decode, in [1, 65536]; 0 = the store's
+  // preferred_concurrency() (32 for local files). 1: each thread reads its own chunks.
+  size_t io_concurrency = 0;
   int64_t rank = 0;
   int64_t world_size = 1;
   // batch_size × world_size larger than the dataset is an error (a typo, not a wish for batches
@@ -109,6 +112,8 @@ struct LoaderStats {
   int64_t chunks = 0;
   int64_t missing_chunks = 0;
   int64_t buffers_allocated = 0;  // batch buffers the pool has allocated (flat in steady state)
+  int64_t prefetch = 0;           // batches queued ahead (the option)
+  int64_t io_concurrency = 0;     // chunk reads in flight the latest batch allowed (resolved)
   // The consumer's queue view at next() calls since reset: every call while fewer than 65,536
   // are kept, then every 2nd, 4th, ... (the list is halved when full), so it spans the whole run
   // in bounded memory (1 MiB).
@@ -119,9 +124,9 @@ class Loader {
  public:
   /// Throws kInvalidArgument, naming the option, its value and the allowed range, for bad
   /// options (batch_size < 1, batch_size × world_size above the sample count without
-  /// pad_to_batch, prefetch outside [1, 4096], threads above max_reader_threads(), rank outside
-  /// [0, world_size), batch buffers larger than the machine's memory) or a dataset without
-  /// outputs; kIoError when the OS refuses a thread.
+  /// pad_to_batch, prefetch outside [1, 4096], io_concurrency above 65536, threads above
+  /// max_reader_threads(), rank outside [0, world_size), batch buffers larger than the machine's
+  /// memory) or a dataset without outputs; kIoError when the OS refuses a thread.
   Loader(DatasetPtr dataset, LoaderOptions options);
   ~Loader();
   Loader(const Loader&) = delete;

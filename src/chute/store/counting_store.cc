@@ -23,6 +23,19 @@ bool CountingStore::read_range(std::string_view key, uint64_t offset,
   return found;
 }
 
+void CountingStore::submit(std::span<const ReadRequest> requests, const ReadCallback& done) const {
+  for (const ReadRequest& request : requests) {
+    const ByteRange& r = request.range;
+    const bool whole = !r.suffix && r.offset == 0 && !r.length && request.into.empty();
+    ++(whole ? reads_ : range_reads_);
+    log(request.key);
+  }
+  inner_->submit(requests, [this, done](size_t index, ReadOutcome outcome) {
+    if (outcome.status == ReadStatus::kOk) bytes_ += outcome.nbytes;
+    done(index, std::move(outcome));
+  });
+}
+
 void CountingStore::log(std::string_view key) const {
   if (!log_keys_) return;
   std::lock_guard lock(mutex_);

@@ -23,6 +23,10 @@ class CountingStore final : public Store {
     return inner_->list(prefix);
   }
   std::string describe() const override { return inner_->describe(); }
+  /// Forwards the batch to the inner store (so its reads stay in flight), counting each
+  /// request as a read (whole) or range read.
+  void submit(std::span<const ReadRequest> requests, const ReadCallback& done) const override;
+  int preferred_concurrency() const override { return inner_->preferred_concurrency(); }
 
   uint64_t reads() const { return reads_; }
   uint64_t range_reads() const { return range_reads_; }

@@ -104,7 +104,11 @@ ScopedFileStoreOptions::~ScopedFileStoreOptions() { t_options = previous_; }
 FileStore::FileStore(std::string root) : FileStore(std::move(root), default_file_store_options()) {}
 
 FileStore::FileStore(std::string root, FileStoreOptions options)
-    : root_(std::move(root)), options_(options) {
+    : FileStore(std::move(root), options, IoExecutor::shared()) {}
+
+FileStore::FileStore(std::string root, FileStoreOptions options,
+                     std::shared_ptr<IoExecutor> executor)
+    : root_(std::move(root)), options_(options), executor_(std::move(executor)) {
   while (root_.size() > 1 && root_.back() == '/') root_.pop_back();
   if (root_.find('\0') != std::string::npos) {
     fail(ErrorCode::kInvalidArgument, "path '{}' holds a NUL byte", printable(root_));
@@ -193,6 +197,22 @@ bool FileStore::read_range(std::string_view key, uint64_t offset, std::span<std:
          out.size(), offset, path, offset + got);
   }
   return true;
+}
+
+void submit_on_executor(const Store& store, IoExecutor& executor,
+                        std::span<const ReadRequest> requests, const ReadCallback& done) {
+  if (requests.empty()) return;
+  // The caller's callback may be a temporary: completions after submit() returns use a copy.
+  auto callback = std::make_shared<const ReadCallback>(done);
+  for (size_t i = 0; i < requests.size(); ++i) {
+    const ReadRequest* request = &requests[i];
+    executor.run(
+        [&store, request, i, callback] { (*callback)(i, read_blocking(store, *request)); });
+  }
+}
+
+void FileStore::submit(std::span<const ReadRequest> requests, const ReadCallback& done) const {
+  submit_on_executor(*this, *executor_, requests, done);
 }
 
 std::vector<std::string> FileStore::list(std::string_view prefix) const {

@@ -8,9 +8,11 @@
 // key whose path inside the root passes through a symlink is refused (openat2 with
 // RESOLVE_NO_SYMLINKS | RESOLVE_BENEATH), so a store cannot read outside its folder.
 
+#include <memory>
 #include <optional>
 #include <string>
 
+#include "chute/store/io_executor.h"
 #include "chute/store/store.h"
 
 namespace chute {
@@ -24,12 +26,19 @@ class FileStore final : public Store {
   /// Options default to default_file_store_options().
   explicit FileStore(std::string root);
   FileStore(std::string root, FileStoreOptions options);
+  /// Reads submitted in batches run on `executor` (default: IoExecutor::shared()).
+  FileStore(std::string root, FileStoreOptions options, std::shared_ptr<IoExecutor> executor);
 
   std::optional<uint64_t> size(std::string_view key) const override;
   bool read(std::string_view key, ByteBuffer& out) const override;
   bool read_range(std::string_view key, uint64_t offset, std::span<std::byte> out) const override;
   std::vector<std::string> list(std::string_view prefix) const override;
   std::string describe() const override { return root_; }
+  /// Each request runs on the I/O executor (blocking pread on its threads), so a batch's reads
+  /// are in flight at once. The store must outlive the batch's last callback.
+  void submit(std::span<const ReadRequest> requests, const ReadCallback& done) const override;
+  int preferred_concurrency() const override { return kPreferredConcurrency; }
+  static constexpr int kPreferredConcurrency = 32;
 
   const std::string& root() const { return root_; }
   const FileStoreOptions& options() const { return options_; }
@@ -41,7 +50,13 @@ class FileStore final : public Store {
 
   std::string root_;
   FileStoreOptions options_;
+  std::shared_ptr<IoExecutor> executor_;
 };
+
+/// Serves each request of `requests` on `executor` with the store's blocking calls; what
+/// FileStore and SingleFileStore do in submit().
+void submit_on_executor(const Store& store, IoExecutor& executor,
+                        std::span<const ReadRequest> requests, const ReadCallback& done);
 
 /// The options every FileStore made without explicit options gets (process-wide; chute's
 /// openers create their stores this way). Thread-safe.

@@ -7,6 +7,7 @@
 
 #include <cerrno>
 
+#include "chute/store/file_store.h"
 #include "chute/util/error.h"
 
 namespace chute {
@@ -67,6 +68,11 @@ bool SingleFileStore::read_range(std::string_view key, uint64_t offset,
     done += static_cast<size_t>(n);
   }
   return true;
+}
+
+void SingleFileStore::submit(std::span<const ReadRequest> requests,
+                             const ReadCallback& done) const {
+  submit_on_executor(*this, *executor_, requests, done);
 }
 
 const std::byte* SingleFileStore::mapping() const {

@@ -7,9 +7,11 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <string>
 
+#include "chute/store/io_executor.h"
 #include "chute/store/mapped_read_guard.h"
 #include "chute/store/store.h"
 
@@ -28,6 +30,9 @@ class SingleFileStore final : public Store {
   bool read_range(std::string_view key, uint64_t offset, std::span<std::byte> out) const override;
   std::vector<std::string> list(std::string_view prefix) const override { return {}; }
   std::string describe() const override { return path_; }
+  /// Each request runs on the process's I/O executor (blocking pread on its threads).
+  void submit(std::span<const ReadRequest> requests, const ReadCallback& done) const override;
+  int preferred_concurrency() const override { return 32; }
 
   const std::string& path() const { return path_; }
   uint64_t file_size() const { return size_; }
@@ -49,6 +54,7 @@ class SingleFileStore final : public Store {
   mutable std::once_flag mapped_;
   mutable std::atomic<bool> truncated_{false};
   mutable detail::MappedRegion region_;
+  std::shared_ptr<IoExecutor> executor_ = IoExecutor::shared();
 };
 
 }  // namespace chute

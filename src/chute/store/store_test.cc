@@ -4,14 +4,20 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <condition_variable>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <mutex>
+#include <thread>
 
 #include "chute/store/counting_store.h"
 #include "chute/store/file_store.h"
+#include "chute/store/io_executor.h"
+#include "chute/store/latency_store.h"
 #include "chute/store/memory_store.h"
+#include "chute/store/single_file_store.h"
 #include "chute/util/error.h"
 
 namespace chute {
@@ -46,6 +52,13 @@ StorePtr make_file_store() {
 }
 
 StorePtr make_counting_store() { return std::make_shared<CountingStore>(make_memory_store()); }
+
+// Files read through the I/O executor, counted on the way.
+StorePtr make_counting_file_store() { return std::make_shared<CountingStore>(make_file_store()); }
+
+StorePtr make_latency_store() {
+  return std::make_shared<LatencyStore>(make_file_store(), std::chrono::milliseconds(1));
+}
 
 class StoreConformance : public ::testing::TestWithParam<StoreFactory> {};
 
@@ -147,8 +160,98 @@ TEST_P(StoreConformance, BatchedRangePastTheEndFailsWithoutThrowing) {
 }
 
 INSTANTIATE_TEST_SUITE_P(AllStores, StoreConformance,
-                         ::testing::Values(make_memory_store, make_file_store,
-                                           make_counting_store));
+                         ::testing::Values(make_memory_store, make_file_store, make_counting_store,
+                                           make_counting_file_store, make_latency_store));
+
+std::string temp_path(const std::string& name) {
+  return (fs::temp_directory_path() / (name + "_" + std::to_string(::getpid()))).string();
+}
+
+TEST(StoreSubmit, FileStoreKeepsABatchInFlightOnItsExecutor) {
+  // 64 reads on an executor of 4 threads: every read comes back exact, at most 4 threads
+  // were started, and the callbacks ran on them (not all on the caller's thread).
+  auto executor = std::make_shared<IoExecutor>(4);
+  const fs::path root = temp_path("chute_submit");
+  fs::create_directories(root);
+  for (int i = 0; i < 64; ++i) std::ofstream(root / std::to_string(i)) << "value " << i;
+  FileStore store(root.string(), FileStoreOptions{}, executor);
+  std::vector<ByteBuffer> buffers(64);
+  std::vector<ReadRequest> requests;
+  for (int i = 0; i < 64; ++i) {
+    requests.push_back({std::to_string(i), ByteRange::whole(), {}, &buffers[i]});
+  }
+  std::vector<ReadOutcome> outcomes = store.read_all(requests);
+  for (int i = 0; i < 64; ++i) {
+    ASSERT_TRUE(check_outcome(outcomes[i]));
+    EXPECT_EQ(as_string(buffers[i]), "value " + std::to_string(i));
+  }
+  EXPECT_GE(executor->threads(), 1u);
+  EXPECT_LE(executor->threads(), 4u);
+  EXPECT_EQ(store.preferred_concurrency(), FileStore::kPreferredConcurrency);
+  fs::remove_all(root);
+}
+
+TEST(StoreSubmit, ExecutorRunsAtMostItsBoundAtOnce) {
+  IoExecutor executor(3);
+  std::mutex mutex;
+  std::condition_variable all_done;
+  int running = 0, most = 0, done = 0;
+  for (int i = 0; i < 30; ++i) {
+    executor.run([&] {
+      {
+        std::lock_guard lock(mutex);
+        most = std::max(most, ++running);
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      std::lock_guard lock(mutex);
+      --running;
+      if (++done == 30) all_done.notify_all();
+    });
+  }
+  std::unique_lock lock(mutex);
+  all_done.wait(lock, [&] { return done == 30; });
+  EXPECT_LE(most, 3);
+  EXPECT_LE(executor.threads(), 3u);
+}
+
+TEST(StoreSubmit, SingleFileStoreServesRangesOfItsFile) {
+  const std::string path = temp_path("chute_single_submit");
+  std::ofstream(path) << "0123456789abcdef";
+  SingleFileStore store(path);
+  ByteBuffer suffix;
+  std::byte middle[4];
+  std::byte past[4];
+  std::vector<ReadRequest> requests = {{"", ByteRange::at(4, 4), middle, nullptr},
+                                       {"", ByteRange::last(3), {}, &suffix},
+                                       {"", ByteRange::at(14, 4), past, nullptr}};
+  std::vector<ReadOutcome> outcomes = store.read_all(requests);
+  ASSERT_TRUE(check_outcome(outcomes[0]));
+  EXPECT_EQ(std::memcmp(middle, "4567", 4), 0);
+  ASSERT_TRUE(check_outcome(outcomes[1]));
+  EXPECT_EQ(as_string(suffix), "def");
+  EXPECT_EQ(outcomes[2].status, ReadStatus::kFailed);
+  fs::remove(path);
+}
+
+TEST(StoreLatency, SubmittedReadsOverlapBlockingReadsDoNot) {
+  LatencyStore store(make_memory_store(), std::chrono::milliseconds(5));
+  std::vector<ByteBuffer> buffers(16);
+  std::vector<ReadRequest> requests;
+  for (auto& buffer : buffers) requests.push_back({"a", ByteRange::whole(), {}, &buffer});
+  std::vector<ReadOutcome> outcomes = store.read_all(requests);
+  for (size_t i = 0; i < buffers.size(); ++i) {
+    ASSERT_TRUE(check_outcome(outcomes[i]));
+    EXPECT_EQ(as_string(buffers[i]), "hello world");
+  }
+  EXPECT_EQ(store.reads(), 16);
+  EXPECT_EQ(store.max_in_flight(), 16);  // all submitted before the first could complete
+  EXPECT_EQ(store.in_flight(), 0);
+  store.reset_counts();
+  ByteBuffer buffer;
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE(store.read("a", buffer));
+  EXPECT_EQ(store.reads(), 3);
+  EXPECT_EQ(store.max_in_flight(), 1);
+}
 
 TEST(StoreCounting, CountsRequestsBytesAndKeys) {
   auto counting = std::make_shared<CountingStore>(make_memory_store(), /*log_keys=*/true);

@@ -1,0 +1,149 @@
+// ReadPlan with reads in flight: every chunk of the plan that is read whole is located first
+// (on the calling thread), its read submitted to its store while fewer than `window` are
+// outstanding, and the pool's workers decode items in the order their bytes arrive. Stores
+// that serve submit() asynchronously (local files on the I/O executor, object stores) keep the
+// window full while the workers decode; the decode threads never wait on one read at a time.
+
+#include <condition_variable>
+#include <deque>
+#include <mutex>
+
+#include "chute/array/array.h"
+#include "chute/util/clock.h"
+
+namespace chute {
+
+struct ReadPlan::InFlight {
+  std::mutex mutex;
+  std::condition_variable ready_cv;  // an item's reads all completed
+  std::condition_variable idle_cv;   // nothing in flight, no callback running
+  std::deque<size_t> ready;          // items whose bytes are all there, in arrival order
+  std::vector<size_t> pending;       // reads outstanding per item
+  size_t window = 1;
+  size_t next_item = 0;  // the next item whose reads are submitted
+  size_t in_flight = 0;  // reads submitted, not completed
+  size_t active = 0;     // reads submitted whose callback has not returned yet
+  bool pumping = false;
+  bool again = false;
+  bool cancelled = false;
+};
+
+size_t ReadPlan::resolve_io_concurrency(size_t io_concurrency) const {
+  if (io_concurrency != kAutoIoConcurrency) return io_concurrency;
+  for (const ChunkTask& task : tasks_) {
+    if (task.array->source().mapped() == nullptr) {
+      return static_cast<size_t>(std::max(1, task.array->store().preferred_concurrency()));
+    }
+  }
+  return 1;
+}
+
+void ReadPlan::pump(const std::shared_ptr<InFlight>& state) {
+  InFlight& s = *state;
+  std::unique_lock lock(s.mutex);
+  if (s.pumping) {  // another thread (or this one, further up the stack) is submitting
+    s.again = true;
+    return;
+  }
+  s.pumping = true;
+  do {
+    s.again = false;
+    while (!s.cancelled && s.next_item < items_.size() && s.in_flight < s.window) {
+      const size_t i = s.next_item++;
+      const WorkItem& item = items_[i];
+      if (s.pending[i] == 0) continue;  // nothing to read: already ready
+      s.in_flight += s.pending[i];
+      s.active += s.pending[i];
+      lock.unlock();
+      for (size_t t = item.first; t < item.first + item.count; ++t) {
+        if (!fetching_[t] || !fetched_[t].where.found) continue;  // missing: nothing to read
+        const Store& store = *fetched_[t].where.store;
+        store.submit({&requests_[t], 1}, [this, state, t, i](size_t, ReadOutcome outcome) {
+          InFlight& st = *state;
+          {
+            std::lock_guard guard(st.mutex);
+            fetched_[t].outcome = std::move(outcome);
+            --st.in_flight;
+            if (--st.pending[i] == 0) {
+              st.ready.push_back(i);
+              st.ready_cv.notify_one();
+            }
+          }
+          pump(state);
+          std::lock_guard guard(st.mutex);
+          if (--st.active == 0) st.idle_cv.notify_all();
+        });
+      }
+      lock.lock();
+    }
+  } while (s.again);
+  s.pumping = false;
+  if (s.active == 0) s.idle_cv.notify_all();
+}
+
+void ReadPlan::execute_in_flight(ThreadPool* pool, std::vector<ReadScratch>& scratch,
+                                 ReadStats* stats, size_t window) {
+  const size_t n = tasks_.size();
+  if (fetched_.size() < n) fetched_.resize(n);
+  fetching_.assign(n, 0);
+  requests_.resize(n);
+  auto state = std::make_shared<InFlight>();
+  state->window = window;
+  state->pending.assign(items_.size(), 0);
+  for (size_t i = 0; i < items_.size(); ++i) {
+    const WorkItem& item = items_[i];
+    for (size_t t = item.first; t < item.first + item.count; ++t) {
+      FetchedChunk& fetched = fetched_[t];
+      if (!tasks_[t].array->plan_fetch(tasks_[t], scratch[0], stats, fetched)) continue;
+      fetching_[t] = 1;
+      if (!fetched.where.found) {
+        fetched.outcome = {ReadStatus::kMissing, 0, nullptr};
+        continue;
+      }
+      const ChunkLocation& where = fetched.where;
+      requests_[t] = {
+          fetched.key,
+          where.nbytes ? ByteRange::at(where.offset, *where.nbytes) : ByteRange::whole(),
+          {},
+          &fetched.bytes};
+      ++state->pending[i];
+    }
+    if (state->pending[i] == 0) state->ready.push_back(i);
+  }
+
+  pump(state);
+  InFlight& s = *state;
+  const auto run_next = [&](size_t worker) {
+    size_t i = 0;
+    {
+      const auto start = Clock::now();
+      std::unique_lock lock(s.mutex);
+      s.ready_cv.wait(lock, [&] { return !s.ready.empty(); });
+      i = s.ready.front();
+      s.ready.pop_front();
+      if (stats) stats->read_ns += elapsed_ns(start);  // a decode thread waiting for storage
+    }
+    execute_item(items_[i], scratch[worker], stats, /*fetched=*/true);
+  };
+  const auto wait_idle = [&] {
+    std::unique_lock lock(s.mutex);
+    s.idle_cv.wait(lock, [&] { return s.in_flight == 0 && s.active == 0 && !s.pumping; });
+  };
+  try {
+    if (pool == nullptr) {
+      for (size_t k = 0; k < items_.size(); ++k) run_next(0);
+    } else {
+      pool->parallel_for(items_.size(), [&](size_t, size_t worker) { run_next(worker); });
+    }
+  } catch (...) {
+    {
+      std::lock_guard lock(s.mutex);
+      s.cancelled = true;
+    }
+    wait_idle();  // the requests and buffers must outlive their reads
+    throw;
+  }
+  wait_idle();
+}
+
+}  // namespace chute
