@@ -351,7 +351,8 @@ void bind_loader(nb::module_& m) {
           nb::arg("dataset"), nb::arg("batch_size"), nb::arg("shuffle"), nb::arg("seed"),
           nb::arg("drop_last"), nb::arg("threads"), nb::arg("prefetch"), nb::arg("rank"),
           nb::arg("world_size"), nb::arg("pad_to_batch"), nb::arg("timeout_s"),
-          nb::arg("shuffle_block") = 0, nb::arg("shuffle_window") = 4, nb::arg("io_concurrency") = 0)
+          nb::arg("shuffle_block") = 0, nb::arg("shuffle_window") = 4,
+          nb::arg("io_concurrency") = 0)
       .def_prop_ro("batches_per_epoch", &Loader::batches_per_epoch)
       .def_prop_ro("threads", &Loader::threads)
       .def_prop_ro("num_samples", [](const Loader& l) { return l.dataset().num_samples(); })

@@ -35,6 +35,7 @@ class PackedDataset final : public Dataset {
 /// Opens each local path with open_array() (a Zarr array folder, or "group/member") and builds a
 /// PackedDataset; `paths` are (output name, path) pairs.
 std::shared_ptr<PackedDataset> open_packed_dataset(
-    const std::vector<std::pair<std::string, std::string>>& paths, const CacheOptions& cache = default_cache_options());
+    const std::vector<std::pair<std::string, std::string>>& paths,
+    const CacheOptions& cache = default_cache_options());
 
 }  // namespace chute

@@ -187,11 +187,12 @@ class WindowDataset final : public Dataset {
 };
 
 /// Opens the group at local `path` with open_group() and builds a WindowDataset.
-std::shared_ptr<WindowDataset> open_window_dataset(const std::string& path, WindowOptions options,
-                                                   const CacheOptions& cache = default_cache_options());
+std::shared_ptr<WindowDataset> open_window_dataset(
+    const std::string& path, WindowOptions options,
+    const CacheOptions& cache = default_cache_options());
 /// Several stores joined into one group (store_join.h): coordinates checked, arrays by name.
-std::shared_ptr<WindowDataset> open_window_dataset(const std::vector<std::string>& paths,
-                                                   WindowOptions options,
-                                                   const CacheOptions& cache = default_cache_options());
+std::shared_ptr<WindowDataset> open_window_dataset(
+    const std::vector<std::string>& paths, WindowOptions options,
+    const CacheOptions& cache = default_cache_options());
 
 }  // namespace chute

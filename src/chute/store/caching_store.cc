@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "chute/util/error.h"
+#include "chute/util/unique_fd.h"
 
 namespace chute {
 namespace {
@@ -37,19 +38,7 @@ struct EntryHeader {
 };
 static_assert(sizeof(EntryHeader) == 32);
 
-class Fd {
- public:
-  explicit Fd(int fd) : fd_(fd) {}
-  ~Fd() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  int get() const { return fd_; }
-
- private:
-  int fd_;
-};
+using Fd = detail::UniqueFd;
 
 uint32_t crc_of(std::span<const std::byte> bytes, uint32_t crc = 0) {
   // zlib's crc32 takes a uInt length: feed it in pieces.

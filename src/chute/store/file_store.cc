@@ -13,24 +13,12 @@
 #include <utility>
 
 #include "chute/util/error.h"
+#include "chute/util/unique_fd.h"
 
 namespace chute {
 namespace {
 
-class Fd {
- public:
-  explicit Fd(int fd) : fd_(fd) {}
-  ~Fd() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  int get() const { return fd_; }
-  int release() { return std::exchange(fd_, -1); }
-
- private:
-  int fd_;
-};
+using Fd = detail::UniqueFd;
 
 std::atomic<bool> g_follow_symlinks{true};
 thread_local std::optional<FileStoreOptions> t_options;  // a ScopedFileStoreOptions' choice
