@@ -19,7 +19,6 @@ from importlib import metadata as _metadata
 
 from . import _chute
 from ._array import Array, Group, open, open_group
-from ._http import http_options, set_http_options
 from ._chute import (
     CancelledError,
     CorruptDataError,
@@ -36,6 +35,7 @@ from ._chute import (
     get_threads,
     set_threads,
 )
+from ._http import http_options, set_http_options
 from .loader import (
     Batch,
     Dataset,
@@ -54,8 +54,6 @@ except _metadata.PackageNotFoundError:  # running from a build tree, not install
     __version__ = "0+unknown"
 
 __all__ = [
-    "http_options",
-    "set_http_options",
     "Array",
     "Batch",
     "CancelledError",
@@ -74,13 +72,15 @@ __all__ = [
     "StoreUnavailableError",
     "UnsupportedError",
     "apply_cube_symmetry",
+    "compute_statistics",
     "crops",
     "cube_symmetries",
-    "compute_statistics",
     "get_threads",
+    "http_options",
     "open",
     "open_group",
     "packed",
+    "set_http_options",
     "set_threads",
     "statistics",
     "windows",
