@@ -22,7 +22,7 @@ import zarr
 import chute
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "python" / "tests"))
-from http_servers import FaultProxy, StaticServer  # noqa: E402
+from http_servers import FaultProxy, StaticServer
 
 
 def write(root: Path, samples: int, lat: int, lon: int) -> int:

@@ -113,7 +113,9 @@ class StaticServer:
         self._server: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
         self._tmp: tempfile.TemporaryDirectory | None = None
-        nginx = shutil.which("nginx") or ("/usr/sbin/nginx" if Path("/usr/sbin/nginx").exists() else None)
+        nginx = shutil.which("nginx") or (
+            "/usr/sbin/nginx" if Path("/usr/sbin/nginx").exists() else None
+        )
         if prefer_nginx and nginx:
             self._start_nginx(nginx)
         else:

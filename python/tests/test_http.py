@@ -13,11 +13,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 import zarr
+from http_servers import FaultProxy, StaticServer
 
 import chute
 from chute import _chute
-
-from http_servers import FaultProxy, StaticServer
 
 N_SAMPLES = 23
 LAT, LON = 6, 10
@@ -82,7 +81,7 @@ def served(tmp_path_factory):
 
 @pytest.fixture
 def proxy(served):
-    root, server, _ = served
+    _, server, _ = served
     proxies = []
 
     def make(**kwargs) -> FaultProxy:
@@ -202,7 +201,7 @@ def test_endless_faults_end_in_a_clear_error_and_leave_no_thread(served, proxy, 
 
 
 def test_one_event_thread_for_every_store_and_a_fork_gets_its_own(served):
-    root, server, data = served
+    _, server, data = served
     arrays = [chute.open(f"{server.url}/{n}") for n in ("v2.zarr", "v3.zarr", "sharded.zarr")]
     for a, n in zip(arrays, ("v2.zarr", "v3.zarr", "sharded.zarr")):
         np.testing.assert_array_equal(a[...], data[n])
