@@ -24,29 +24,18 @@ chute_find_dependency(PkgConfig)
 # package recreates these imported targets too. libhdf5 (the HDF5 source reads metadata with it)
 # comes through pkg-config, not FindHDF5: FindHDF5 try-compiles C, which a C++-only project
 # that finds chute has not enabled. libcurl (Debian's libcurl4-openssl-dev) drives the HTTP
-# client under src/chute/store/http/.
-foreach(module BLOSC:blosc ZSTD:libzstd LZ4:liblz4 HDF5:hdf5 CURL:libcurl)
-  string(REPLACE ":" ";" module ${module})
-  list(GET module 0 prefix)
-  list(GET module 1 package)
-  if(NOT TARGET PkgConfig::${prefix})
-    pkg_check_modules(${prefix} REQUIRED IMPORTED_TARGET ${package})
-  endif()
-endforeach()
-
+# client under src/chute/store/http/. For the object stores (src/chute/store/s3_*.cc,
+# aws_*.cc), libcrypto (OpenSSL, Debian's libssl-dev) computes AWS Signature V4's SHA-256 and
+# HMAC, and expat (libexpat1-dev) parses S3's XML listings and error bodies.
 set(CHUTE_CORE_PUBLIC_LIBS nlohmann_json::nlohmann_json fmt::fmt Threads::Threads)
-set(CHUTE_CORE_PRIVATE_LIBS PkgConfig::BLOSC PkgConfig::ZSTD PkgConfig::LZ4 ZLIB::ZLIB PkgConfig::HDF5
-                            PkgConfig::CURL)
-
-# The object stores (src/chute/store/s3_*.cc, aws_*.cc): libcrypto (OpenSSL, Debian's
-# libssl-dev) computes AWS Signature V4's SHA-256 and HMAC; expat (libexpat1-dev) parses S3's
-# XML listings and error bodies.
-foreach(module CRYPTO:libcrypto EXPAT:expat)
+set(CHUTE_CORE_PRIVATE_LIBS ZLIB::ZLIB)
+foreach(module BLOSC:blosc ZSTD:libzstd LZ4:liblz4 HDF5:hdf5 CURL:libcurl CRYPTO:libcrypto
+               EXPAT:expat)
   string(REPLACE ":" ";" module ${module})
   list(GET module 0 prefix)
   list(GET module 1 package)
   if(NOT TARGET PkgConfig::${prefix})
     pkg_check_modules(${prefix} REQUIRED IMPORTED_TARGET ${package})
   endif()
+  list(APPEND CHUTE_CORE_PRIVATE_LIBS PkgConfig::${prefix})
 endforeach()
-list(APPEND CHUTE_CORE_PRIVATE_LIBS PkgConfig::CRYPTO PkgConfig::EXPAT)

@@ -105,10 +105,7 @@ def packed(
     paths = [(str(k), _native_path(v)) for k, v in arrays.items()]
     cache_args = _cache_args(cache, cache_size)
     with symlink_policy(follow_symlinks):
-        core = _chute._open_packed(paths, *cache_args)
-        from ._array import open as open_array
-
-        sample_chunk = max(int(open_array(v).read_chunks[0] or 1) for v in arrays.values())
+        core, sample_chunk = _chute._open_packed(paths, *cache_args)
     return Dataset(core, sample_chunk)
 
 

@@ -12,6 +12,7 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
+#include <algorithm>
 #include <chrono>
 #include <memory>
 #include <string>
@@ -166,7 +167,7 @@ void bind_loader(nb::module_& m) {
   m.def(
       "_open_packed",
       [](const std::vector<std::pair<std::string, nb::bytes>>& named, const nb::bytes& cache_dir,
-         uint64_t cache_size) -> DatasetPtr {
+         uint64_t cache_size) -> std::pair<DatasetPtr, int64_t> {
         // Paths come as bytes (os.fsencode): a file name need not be valid UTF-8 on Linux.
         std::vector<std::pair<std::string, std::string>> paths;
         for (const auto& [name, path] : named) {
@@ -176,9 +177,15 @@ void bind_loader(nb::module_& m) {
         cache.dir = std::string(cache_dir.c_str(), cache_dir.size());
         if (cache_size > 0) cache.max_bytes = cache_size;
         nb::gil_scoped_release release;
-        return open_packed_dataset(paths, cache);
+        std::shared_ptr<PackedDataset> dataset = open_packed_dataset(paths, cache);
+        int64_t sample_chunk = 1;  // samples per read chunk along axis 0, for shuffle="chunks"
+        for (const auto& [name, array] : dataset->arrays()) {
+          sample_chunk = std::max(sample_chunk, array->read_chunk_shape().at(0));
+        }
+        return std::make_pair(DatasetPtr(std::move(dataset)), sample_chunk);
       },
-      nb::arg("paths"), nb::arg("cache") = nb::bytes(""), nb::arg("cache_size") = 0);
+      nb::arg("paths"), nb::arg("cache") = nb::bytes(""), nb::arg("cache_size") = 0,
+      "A W1 dataset, and the most samples one read chunk holds along axis 0.");
 
   // For tests only, not a user feature: Zarr arrays read through a store that answers each read
   // after `delay_s` seconds without holding a thread, and counts the reads in flight.

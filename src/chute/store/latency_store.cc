@@ -33,25 +33,24 @@ void LatencyStore::reset_counts() {
   max_in_flight_ = in_flight_.load();
 }
 
-bool LatencyStore::read(std::string_view key, ByteBuffer& out) const {
+template <typename Read>
+bool LatencyStore::delayed(Read&& read) const {
   begin_read();
-  std::this_thread::sleep_for(delay_);
   struct End {
     const LatencyStore* store;
     ~End() { store->end_read(); }
   } end{this};
-  return inner_->read(key, out);
+  std::this_thread::sleep_for(delay_);
+  return read();
+}
+
+bool LatencyStore::read(std::string_view key, ByteBuffer& out) const {
+  return delayed([&] { return inner_->read(key, out); });
 }
 
 bool LatencyStore::read_range(std::string_view key, uint64_t offset,
                               std::span<std::byte> out) const {
-  begin_read();
-  std::this_thread::sleep_for(delay_);
-  struct End {
-    const LatencyStore* store;
-    ~End() { store->end_read(); }
-  } end{this};
-  return inner_->read_range(key, offset, out);
+  return delayed([&] { return inner_->read_range(key, offset, out); });
 }
 
 void LatencyStore::submit(std::span<const ReadRequest> requests, const ReadCallback& done) const {

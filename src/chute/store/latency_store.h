@@ -53,6 +53,9 @@ class LatencyStore final : public Store {
   };
   void begin_read() const;
   void end_read() const;
+  // One blocking read after the delay, counted in flight for its whole duration.
+  template <typename Read>
+  bool delayed(Read&& read) const;
   void schedule(std::chrono::steady_clock::time_point when, std::function<void()> complete) const;
   void timer_loop();
 
