@@ -24,6 +24,14 @@ channels-first .npy is transposed to channels last first) and ``h5py`` (whole-cr
 (``volume.h5``: ``Nbody``, ``Hydro``, contiguous) and the .npy files are written from the Zarr
 form with h5py / NumPy when the folder lacks them.
 
+For W2 windows (``chute bench STORE --windows``) the spec has ``"workload": "windows"``,
+``"windows"`` (the store, input and target variables, forcings, statics, levels, input and
+target offsets in store steps, the statistics group, ``normalise``, ``channels_last``, dtype) and
+``"batches"`` hold each sample's time index. ``xarray`` then builds the same inputs and targets
+the graph-ufs way: ``xarray.open_zarr`` (dask, CF-decoded), ``isel`` of each step, normalise
+with the statistics, ``to_stacked_array`` of variables and levels, ``.values``, concatenate the
+steps, forcings and statics, cast.
+
 A peer whose package is missing is "skipped" with a note. Setting the environment variable
 ``CHUTE_BENCH_HIDE_PEERS=tensorstore,torch`` makes those peers behave as if not installed (for
 tests). The helper needs NumPy and the peers' own packages only, not chute's extension.
@@ -57,6 +65,12 @@ VOLUME_METHODS = {
     "channels-last .npy, fn.transpose, fn.flip",
     "h5py": "h5py read_direct of each crop + NumPy transpose/flip, one thread (the floor)",
 }
+WINDOW_PEERS = ("xarray",)
+WINDOW_METHODS = {
+    "xarray": "xarray.open_zarr + dask, the graph-ufs way: isel per step, normalise, "
+    "to_stacked_array, .values, cast",
+}
+WINDOW_REQUIRES = {"xarray": ("numpy", "xarray", "dask", "zarr")}
 REQUIRES = {
     "zarr": ("numpy", "zarr"),
     "dask": ("numpy", "zarr", "dask.array"),
@@ -449,6 +463,102 @@ def _read_volume_dali(spec: dict) -> tuple[Iterator, int]:
     return batches_out(), _crop_nbytes(spec)
 
 
+LEVEL_DIMS = ("level", "pressure_level", "isobaricInhPa", "plev", "lev")
+TIME_DIMS = ("time", "valid_time")
+
+
+def _read_windows_xarray(spec: dict) -> tuple[Iterator, int]:
+    """W2 windows the graph-ufs way; `batches` hold each sample's time index."""
+    import numpy as np
+    import xarray as xr
+    import zarr
+
+    w = spec["windows"]
+    ds = xr.open_zarr(w["store"])
+    time_dim = next(d for d in TIME_DIMS if d in ds.dims)
+    level_dim = next((d for d in LEVEL_DIMS if d in ds.dims), None)
+    level_positions = None
+    if w.get("levels") and level_dim:
+        stored = ds[level_dim].values.tolist()
+        level_positions = [stored.index(value) for value in w["levels"]]
+        ds = ds.isel({level_dim: level_positions})
+
+    def statistic(kind: str, name: str) -> xr.DataArray | float:
+        if w.get("statistics"):
+            values = np.asarray(zarr.open_array(f"{w['statistics']}/{kind}/{name}", mode="r")[...])
+        elif w.get("normalise"):
+            values = np.asarray(zarr.open_array(f"{w['store']}/{kind}/{name}", mode="r")[...])
+        else:
+            return 0.0 if kind == "mean" else 1.0
+        if level_dim and level_dim in ds[name].dims:
+            if level_positions is not None:
+                values = values[level_positions]
+            return xr.DataArray(values, dims=(level_dim,))
+        return float(values.reshape(-1)[0])
+
+    def normalised(names: Sequence[str]) -> tuple[xr.Dataset, xr.Dataset]:
+        mean = xr.Dataset({name: statistic("mean", name) for name in names})
+        std = xr.Dataset({name: statistic("std", name) for name in names})
+        return mean, std
+
+    inputs = list(w["variables"])
+    targets = list(w.get("target_variables") or inputs)
+    forcings, statics = list(w.get("forcings", [])), list(w.get("statics", []))
+    stats = {tuple(names): normalised(names) for names in (inputs, targets, forcings) if names}
+    dtype = np.dtype(_output_dtype(w.get("dtype", "float32")))
+    grid_dims = [d for d in ds[inputs[0]].dims if d not in (time_dim, level_dim)]
+
+    def stacked(names: Sequence[str], times: np.ndarray) -> np.ndarray:
+        mean, std = stats[tuple(names)]
+        window = (ds[list(names)].isel({time_dim: times}) - mean) / std
+        return window.to_stacked_array("channel", sample_dims=[time_dim, *grid_dims]).values
+
+    static_planes = None
+    if statics:
+        mean, std = normalised(statics)
+        planes = [
+            ((ds[n] - mean[n]) / std[n]).values.reshape(*ds[n].shape[-2:], -1) for n in statics
+        ]
+        static_planes = np.concatenate(planes, axis=-1)
+
+    def window(index: np.ndarray) -> tuple:
+        parts = [stacked(inputs, index + offset) for offset in w["input_offsets"]]
+        if forcings:
+            parts += [stacked(forcings, index + offset) for offset in w["target_offsets"]]
+        if static_planes is not None:
+            parts.append(np.broadcast_to(static_planes, (len(index), *static_planes.shape)))
+        x = np.concatenate(parts, axis=-1).astype(dtype)
+        y = np.concatenate(
+            [stacked(targets, index + offset) for offset in w["target_offsets"]], axis=-1
+        ).astype(dtype)
+        if not w.get("channels_last", True):
+            x, y = np.moveaxis(x, -1, 1), np.moveaxis(y, -1, 1)
+        return x, y
+
+    first = window(np.asarray(spec["batches"][0], dtype=np.int64))
+    sample_nbytes = (first[0].nbytes + first[1].nbytes) // max(1, first[0].shape[0])
+
+    def batches() -> Iterator:
+        yield first
+        for index in spec["batches"][1:]:
+            yield window(np.asarray(index, dtype=np.int64))
+
+    return batches(), sample_nbytes
+
+
+def _output_dtype(name: str) -> Any:
+    if name == "bfloat16":
+        import ml_dtypes
+
+        return ml_dtypes.bfloat16
+    return name
+
+
+WINDOW_READERS: dict[str, Callable[[dict], tuple[Iterator, int]]] = {
+    "xarray": _read_windows_xarray,
+}
+
+
 VOLUME_READERS: dict[str, Callable[[dict], tuple[Iterator, int]]] = {
     "torch": _read_volume_torch,
     "dali": _read_volume_dali,
@@ -464,22 +574,28 @@ READERS: dict[str, Callable[[dict], tuple[Iterator, int]]] = {
 }
 
 
+def _workload_tables(spec: dict) -> tuple[str, dict, dict, tuple, dict]:
+    """(workload, methods, readers, peers, requires) for the spec's workload."""
+    workload = spec.get("workload", "packed")
+    if workload == "volume":
+        return workload, VOLUME_METHODS, VOLUME_READERS, VOLUME_PEERS, VOLUME_REQUIRES
+    if workload == "windows":
+        return workload, WINDOW_METHODS, WINDOW_READERS, WINDOW_PEERS, WINDOW_REQUIRES
+    return workload, METHODS, READERS, PEERS, REQUIRES
+
+
 def measure(peer: str, spec: dict) -> dict:
     """Reads spec's batches with `peer` and returns its result object."""
-    volume = spec.get("workload") == "volume"
-    methods, readers, known = (
-        (VOLUME_METHODS, VOLUME_READERS, VOLUME_PEERS) if volume else (METHODS, READERS, PEERS)
-    )
+    workload, methods, readers, known, requires = _workload_tables(spec)
     result: dict[str, Any] = {"name": peer, "method": methods.get(peer, "")}
     if peer not in readers:
         return {
             **result,
             "status": "skipped",
-            "note": f"'{peer}' does not read {'volume' if volume else 'packed'} datasets "
-            f"(peers here: {', '.join(known)})",
+            "note": f"'{peer}' does not read {workload} datasets (peers here: {', '.join(known)})",
         }
     try:
-        _require(peer, VOLUME_REQUIRES if volume else REQUIRES)
+        _require(peer, requires)
     except PeerUnavailable as error:
         return {**result, "status": "skipped", "note": str(error)}
 
@@ -572,9 +688,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             result = {
                 "name": peer,
                 "status": "failed",
-                "method": (VOLUME_METHODS if spec.get("workload") == "volume" else METHODS).get(
-                    peer, ""
-                ),
+                "method": _workload_tables(spec)[1].get(peer, ""),
                 "note": f"{type(error).__name__}: {error}",
             }
         print(json.dumps(result), flush=True)

@@ -84,6 +84,18 @@ void open_variables(BenchDataset& out, const synth::Manifest* manifest, const Wi
     fail(ErrorCode::kInvalidArgument, "{}: no variables to window (give --variables)", out.path);
   }
   auto dataset = open_window_dataset(out.path, options);
+  out.windows = {{"store", out.path},
+                 {"variables", options.variables},
+                 {"target_variables", options.target_variables},
+                 {"forcings", options.forcings},
+                 {"statics", options.statics},
+                 {"levels", flags.levels},
+                 {"input_offsets", options.input_offsets},
+                 {"target_offsets", options.target_offsets},
+                 {"statistics", flags.statistics},
+                 {"normalise", manifest != nullptr && flags.normalise},
+                 {"channels_last", flags.channels_last},
+                 {"dtype", flags.dtype}};
   const Group group = open_group(out.path);
   for (const std::string& name : options.variables) {
     if (auto found = group.arrays.find(name); found != group.arrays.end()) {

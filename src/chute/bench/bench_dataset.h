@@ -34,6 +34,10 @@ struct BenchDataset {
   /// (output name, array path) of the arrays behind a packed dataset (what the peers read);
   /// empty for other workloads.
   std::vector<std::pair<std::string, std::string>> packed_arrays;
+  /// W2 windows: what their peers build ({"store", "variables", "target_variables", "forcings",
+  /// "statics", "levels", "input_offsets", "target_offsets", "statistics", "normalise",
+  /// "channels_last", "dtype"}); null for other workloads.
+  nlohmann::json windows;
   int64_t stored_bytes = 0;    // on disk, all arrays
   double open_seconds = 0;     // opening metadata and building the dataset
   nlohmann::json description;  // the report's "dataset" section

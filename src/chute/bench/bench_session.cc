@@ -19,6 +19,7 @@
 #include "chute/bench/python_tools.h"
 #include "chute/bench/report.h"
 #include "chute/bench/roofline.h"
+#include "chute/dataset/window_dataset.h"
 #include "chute/util/error.h"
 #include "chute/util/thread_pool.h"
 
@@ -297,37 +298,35 @@ json run_bench(const BenchOptions& o, const std::function<void(const std::string
 
   // The peers read the same batches (warm-up ones included) with the same thread count.
   if (!o.peers.empty()) {
-    json peers;
-    if (data.workload == "volume" || data.workload == "packed") {
-      PeerSpec spec;
-      spec.peers = o.peers;
-      spec.batches = io.batch_indices;
-      spec.warmup = std::max(1, o.warmup);
-      spec.trials = o.trials;
-      spec.threads = threads;
-      spec.batch_size = o.batch_size;
-      spec.max_seconds_per_peer = o.peer_seconds;
-      spec.evict_files = dataset_files;  // cold: each peer starts with the pages evicted
-      const bool volume = data.workload == "volume";
-      if (volume) {
-        spec.crops = crops_of_batches(*data.crops, io.batch_indices, o.seed, batches_per_epoch);
-        spec.volume = data.volume;
-      } else {
-        spec.arrays = data.packed_arrays;
+    const auto* windows = dynamic_cast<const WindowDataset*>(data.dataset.get());
+    PeerSpec spec;
+    spec.peers = o.peers;
+    spec.batches = io.batch_indices;
+    spec.warmup = std::max(1, o.warmup);
+    spec.trials = o.trials;
+    spec.threads = threads;
+    spec.batch_size = o.batch_size;
+    spec.max_seconds_per_peer = o.peer_seconds;
+    spec.evict_files = dataset_files;  // cold: each peer starts with the pages evicted
+    const bool volume = data.workload == "volume";
+    if (volume) {
+      spec.crops = crops_of_batches(*data.crops, io.batch_indices, o.seed, batches_per_epoch);
+      spec.volume = data.volume;
+    } else if (windows != nullptr) {
+      spec.windows = data.windows;
+      for (auto& batch : spec.batches) {
+        for (int64_t& sample : batch) sample = windows->sample_time(sample);
       }
-      log(fmt::format("peers: {} reading the same {} batches{}...", fmt::join(o.peers, ", "),
-                      spec.batches.size(), volume ? " of crops" : ""));
-      peers = run_peers(spec);
-      add_ratios(peers, io.samples_per_s.mean);
     } else {
-      peers = json::array();
-      for (const std::string& name : o.peers) {
-        peers.push_back({{"name", name},
-                         {"status", "skipped"},
-                         {"note", "the peers read packed and volume datasets only (workload is " +
-                                      data.workload + ")"}});
-      }
+      spec.arrays = data.packed_arrays;
     }
+    log(fmt::format("peers: {} reading the same {} batches{}...", fmt::join(o.peers, ", "),
+                    spec.batches.size(),
+                    volume    ? " of crops"
+                    : windows ? " of windows"
+                              : ""));
+    json peers = run_peers(spec);
+    add_ratios(peers, io.samples_per_s.mean);
     for (const json& peer : peers) {
       log(fmt::format(
           "peer {}: {}{}", peer.value("name", "?"), peer.value("status", "?"),

@@ -20,9 +20,10 @@ nlohmann::json skipped(const std::string& name, const std::string& note) {
 }  // namespace
 
 const std::vector<std::string>& known_peers() {
-  // zarr, dask and tensorstore read packed datasets; dali and h5py volumes; torch both.
-  static const std::vector<std::string> peers = {"zarr",  "dask", "tensorstore",
-                                                 "torch", "dali", "h5py"};
+  // zarr, dask and tensorstore read packed datasets; dali and h5py volumes; torch both;
+  // xarray windows.
+  static const std::vector<std::string> peers = {"zarr", "dask", "tensorstore", "torch",
+                                                 "dali", "h5py", "xarray"};
   return peers;
 }
 
@@ -65,6 +66,10 @@ nlohmann::json to_json(const PeerSpec& spec) {
     out["workload"] = "volume";
     out["volume"] = spec.volume;
     out["crops"] = spec.crops;
+  }
+  if (!spec.windows.is_null()) {
+    out["workload"] = "windows";
+    out["windows"] = spec.windows;
   }
   return out;
 }

@@ -33,6 +33,9 @@ struct PeerSpec {
   /// [corner..., transform id] rows; empty `volume` for the packed workload.
   nlohmann::json volume;
   std::vector<std::vector<std::vector<int64_t>>> crops;
+  /// W2 windows: BenchDataset::windows, with `batches` holding each sample's time index;
+  /// null for other workloads.
+  nlohmann::json windows;
 };
 
 nlohmann::json to_json(const PeerSpec& spec);

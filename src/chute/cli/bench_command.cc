@@ -72,7 +72,7 @@ void register_bench(CLI::App& app) {
   bench->add_option(
       "--compare", flags->compare,
       "peers reading the same batches: zarr,dask,tensorstore,torch (packed), torch,dali,h5py "
-      "(volume), or all");
+      "(volume), xarray (windows), or all");
   bench
       ->add_option("--model", o.model,
                    "time a real small model on one batch and use its step time in the compute "
