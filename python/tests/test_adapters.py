@@ -280,6 +280,7 @@ def test_half_precision_batches_go_to_jax_without_a_copy(variables, dtype):
             np.asarray(arrays[name].astype(jnp.float32)), batch[name].astype(np.float32)
         )
 
+
 @pytest.fixture(scope="module")
 def volume(tmp_path_factory):
     root = tmp_path_factory.mktemp("adapters-volume")
