@@ -273,11 +273,13 @@ json run_bench(const BenchOptions& o, const std::function<void(const std::string
                                    : 0.0;
     report["crop_roofline"] = entry;
     log(fmt::format(
-        "crop roofline: read {:.0f}, decode {:.0f}, place with transforms {:.0f} samples/s -> "
+        "crop roofline: read {:.0f}, decode {}, place with transforms {:.0f} samples/s -> "
         "limit {:.0f} samples/s; one loop {:.0f} samples/s; the loader reaches {:.0f}% of the "
         "limit",
-        roofline.read_samples_per_s, roofline.decode_samples_per_s, roofline.place_samples_per_s,
-        roofline.combined_samples_per_s, roofline.loop_samples_per_s,
+        roofline.read_samples_per_s,
+        roofline.decode_samples_per_s > 0 ? fmt::format("{:.0f}", roofline.decode_samples_per_s)
+                                          : std::string("none (mapped, uncompressed)"),
+        roofline.place_samples_per_s, roofline.combined_samples_per_s, roofline.loop_samples_per_s,
         100 * entry["loader_fraction"].get<double>()));
   } else if (o.roofline) {
     chunks = chunks_of_batches(*data.dataset, io.batch_indices);

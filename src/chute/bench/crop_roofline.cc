@@ -110,11 +110,12 @@ CropRooflineResult measure_crop_roofline(const CropDataset& dataset,
   result.decode_samples_per_s = rate(result.samples, stats.decode_ns.load() / workers);
   result.place_samples_per_s = rate(result.samples, place_ns);
   result.loop_samples_per_s = rate(result.samples, loop_ns);
-  if (result.read_samples_per_s > 0 && result.decode_samples_per_s > 0 &&
-      result.place_samples_per_s > 0) {
-    result.combined_samples_per_s =
-        1.0 / (1.0 / result.read_samples_per_s + 1.0 / result.decode_samples_per_s +
-               1.0 / result.place_samples_per_s);
+  // A mapped source (.npy, contiguous HDF5) has no decode step: its decode time is 0 and it
+  // does not bound the limit.
+  if (result.read_samples_per_s > 0 && result.place_samples_per_s > 0) {
+    double seconds_per_sample = 1.0 / result.read_samples_per_s + 1.0 / result.place_samples_per_s;
+    if (result.decode_samples_per_s > 0) seconds_per_sample += 1.0 / result.decode_samples_per_s;
+    result.combined_samples_per_s = 1.0 / seconds_per_sample;
   }
   result.bytes_read_per_sample =
       result.samples > 0 ? static_cast<double>(stats.bytes_read.load()) / result.samples : 0;

@@ -5,6 +5,11 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "chute/format/npy.h"
 #include "chute/pipeline/loader_test_support.h"
 
 namespace chute::bench {
@@ -41,6 +46,46 @@ TEST(CropRoofline, MeasuresEveryStepOnTheBatchesCrops) {
   EXPECT_EQ(j["samples"], 12);
   EXPECT_DOUBLE_EQ(j["combined_gb_per_s"].get<double>(),
                    r.combined_samples_per_s * r.sample_bytes / 1e9);
+}
+
+/// A float32 .npy file of `shape` holding 0, 1, 2, ... (a mapped source: no decode step).
+std::string write_counting_npy(const std::string& name, const std::vector<int64_t>& shape) {
+  std::string dict = "{'descr': '<f4', 'fortran_order': False, 'shape': (";
+  int64_t count = 1;
+  for (int64_t n : shape) {
+    dict += std::to_string(n) + ", ";
+    count *= n;
+  }
+  dict += "), }";
+  while ((10 + dict.size() + 1) % 64 != 0) dict += ' ';
+  dict += '\n';
+  const std::string path = ::testing::TempDir() + name;
+  std::ofstream out(path, std::ios::binary);
+  const uint16_t header_len = static_cast<uint16_t>(dict.size());
+  out.write("\x93NUMPY\x01\x00", 8);
+  out.write(reinterpret_cast<const char*>(&header_len), 2);
+  out << dict;
+  for (int64_t i = 0; i < count; ++i) {
+    const float value = static_cast<float>(i);
+    out.write(reinterpret_cast<const char*>(&value), sizeof value);
+  }
+  return path;
+}
+
+TEST(CropRoofline, AMappedSourceHasNoDecodeStepAndStillALimit) {
+  CropOptions options;
+  options.size = {6};
+  options.crops_per_epoch = 8;
+  CropDataset dataset({{"inputs", open_npy(write_counting_npy("roof_in.npy", {2, 16, 16, 16}))},
+                       {"targets", open_npy(write_counting_npy("roof_tg.npy", {1, 16, 16, 16}))}},
+                      options);
+  const CropRooflineResult r =
+      measure_crop_roofline(dataset, {{0, 1, 2, 3}, {4, 5, 6, 7}}, 9, 2, 2);
+  EXPECT_EQ(r.decode_samples_per_s, 0);  // nothing decodes
+  ASSERT_GT(r.read_samples_per_s, 0);
+  ASSERT_GT(r.place_samples_per_s, 0);
+  EXPECT_DOUBLE_EQ(r.combined_samples_per_s,
+                   1.0 / (1.0 / r.read_samples_per_s + 1.0 / r.place_samples_per_s));
 }
 
 TEST(CropRoofline, CropsOfBatchesFollowTheEpochs) {

@@ -58,7 +58,10 @@ std::string render_crop_roofline(const json& r) {
   row("read", "read_samples_per_s",
       fmt::format("the bytes the crops touch ({} per crop), {} threads",
                   format_bytes(number(r, "bytes_read_per_sample", 0)), threads));
-  row("decode", "decode_samples_per_s", "codec chain on those bytes");
+  row("decode", "decode_samples_per_s",
+      number(r, "decode_samples_per_s", 0) > 0
+          ? "codec chain on those bytes"
+          : "none: a mapped, uncompressed source (.npy, contiguous HDF5)");
   row("place", "place_samples_per_s", "strided copies with the transforms, from cache");
   row("limit", "combined_samples_per_s", "1 / (1/read + 1/decode + 1/place)");
   row("loop", "loop_samples_per_s", "the three as one loop (ReadPlan::execute, no pipeline)");
