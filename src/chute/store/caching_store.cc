@@ -172,10 +172,23 @@ struct CachingStore::Lookup {
   }
 };
 
+void validate(const CacheOptions& options) {
+  if (options.dir.find('\0') != std::string::npos) {
+    fail(ErrorCode::kInvalidArgument, "cache: dir = '{}' holds a NUL byte",
+         options.dir.substr(0, options.dir.find('\0')) + "\\0...");
+  }
+  if (options.max_bytes < 1) {
+    fail(ErrorCode::kInvalidArgument,
+         "cache: max_bytes = {} is outside [1, 18446744073709551615] (the folder's size limit)",
+         options.max_bytes);
+  }
+}
+
 CachingStore::CachingStore(StorePtr inner, CacheOptions options)
     : inner_(std::move(inner)), options_(std::move(options)), inner_name_(inner_->describe()) {
-  if (options_.dir.empty()) fail(ErrorCode::kInvalidArgument, "cache: no folder given");
-  if (options_.max_bytes == 0) fail(ErrorCode::kInvalidArgument, "cache: size limit is 0");
+  if (options_.dir.empty())
+    fail(ErrorCode::kInvalidArgument, "cache: dir is empty (no folder given)");
+  validate(options_);
   std::error_code error;
   std::filesystem::create_directories(options_.dir, error);
   struct stat st {};
@@ -543,6 +556,7 @@ CacheStats CachingStore::stats() const {
 }
 
 StorePtr with_cache(StorePtr store, const CacheOptions& options) {
+  validate(options);
   if (!options.enabled()) return store;
   return std::make_shared<const CachingStore>(std::move(store), options);
 }
@@ -558,6 +572,7 @@ CacheOptions default_cache_options() {
 }
 
 void set_default_cache_options(const CacheOptions& options) {
+  validate(options);
   std::lock_guard lock(g_default_mutex);
   g_default_options = options;
 }
