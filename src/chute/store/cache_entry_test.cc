@@ -113,6 +113,18 @@ TEST(CacheEntry, ACorruptEntryOnDiskIsAMissNotAnError) {
     EXPECT_EQ(store.stats().discarded, ++discarded);
     EXPECT_EQ(store.size("c/0"), 16u);  // the entry was rewritten whole
   }
+  // A directory at the entry's name is never read: every read is a miss served whole.
+  fs::remove(path);
+  fs::create_directory(path);
+  for (int i = 0; i < 2; ++i) {
+    counting->reset();
+    ByteBuffer again;
+    ASSERT_TRUE(store.read("c/0", again));
+    EXPECT_EQ(std::string(reinterpret_cast<const char*>(again.data()), again.size()),
+              "the stored chunk");
+    EXPECT_EQ(counting->reads(), 1u);
+  }
+  EXPECT_TRUE(fs::is_directory(path));
   fs::remove_all(dir);
 }
 
