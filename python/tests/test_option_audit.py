@@ -374,3 +374,12 @@ def test_follow_symlinks_for_datasets_and_loader(linked):
             pass
     ok = chute.Loader(paths, batch_size=4, shuffle=False)  # default: follows
     assert next(iter(ok))["x"][1, 0] == 9
+
+
+@pytest.mark.parametrize("size", ["1e30", "inf", "nan", "0", "16E"])
+def test_cli_cache_size_outside_its_range(size, tmp_path):
+    # 1e30 and inf used to wrap around in the conversion to a byte count (undefined behaviour).
+    result = run_cli("info", MISSING, "--cache", tmp_path / "c", "--cache-size", size, check=False)
+    assert result.returncode != 0
+    assert "--cache-size" in result.stderr
+    assert not (tmp_path / "c").exists()
