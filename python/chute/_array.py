@@ -352,6 +352,10 @@ def _cache_args(cache: str | os.PathLike | None, cache_size: int | None) -> tupl
     if cache is not None and not isinstance(cache, (str, bytes, os.PathLike)):
         raise _invalid(f"cache must be a folder path or None, got {type(cache).__name__}")
     size = 0 if cache_size is None else _integer("cache_size", cache_size, 1, INT64_MAX, " bytes")
+    if cache is None and cache_size is not None:
+        raise _invalid(
+            f"cache_size={cache_size!r} needs a cache folder (cache=...): without one it does nothing"
+        )
     return (b"" if cache is None else _native_path(cache), size)
 
 

@@ -49,10 +49,15 @@ def to_jax(batch: Mapping[str, Any], device: Any = None) -> dict[str, Any]:
 
 def batches(loader: Loader, device: Any = None) -> Iterator[dict[str, Any]]:
     """The loader's next epoch (or the restored position) as dicts of jax.Array + "indices"."""
-    if not isinstance(loader, Loader):  # checked at the call, not at the first batch
-        from ._options import invalid
+    from ._options import invalid
 
+    # Checked at the call, not at the first batch (the Loader checked its own options).
+    if not isinstance(loader, Loader):
         raise invalid(f"loader must be a chute.Loader, got {type(loader).__name__}")
+    if device is not None and not isinstance(device, (jax.Device, jax.sharding.Sharding)):
+        raise invalid(
+            f"device must be None, a jax.Device or a jax.sharding.Sharding, got {device!r}"
+        )
     return _batches(loader, device)
 
 

@@ -549,6 +549,101 @@ def _log_rank_once(rank: int, world_size: int, source: str) -> None:
     )
 
 
+def _checked_options(
+    data: Any,
+    *,
+    batch_size: Any = 16,
+    shuffle: Any = True,
+    seed: Any = 0,
+    drop_last: Any = False,
+    threads: Any = None,
+    prefetch: Any = 2,
+    rank: Any = None,
+    world_size: Any = None,
+    pad_to_batch: Any = False,
+    timeout: Any = None,
+    verbose: Any = None,
+    follow_symlinks: Any = None,
+    cache: Any = None,
+    cache_size: Any = None,
+    shuffle_block: Any = None,
+    shuffle_window: Any = 4,
+    io_concurrency: Any = None,
+) -> dict[str, Any]:
+    """Every Loader option value checked on its own and normalised, nothing opened: an
+    InvalidArgumentError names the option, the value and the range (issue 15). What needs the
+    data opened (batch_size against the samples) is checked when the loader is made. Shared by
+    Loader and the torch adapter, which must check before it knows torch.distributed's rank."""
+    batch_size = _integer("batch_size", batch_size, 1, _INT64_MAX)
+    chunk_shuffle = isinstance(shuffle, str) and shuffle == "chunks"
+    if isinstance(shuffle, str) and not chunk_shuffle:
+        raise _invalid(f'shuffle must be True, False or "chunks", got {shuffle!r}')
+    shuffle = True if chunk_shuffle else _flag("shuffle", shuffle)
+    shuffle_window = _integer("shuffle_window", shuffle_window, 1, _INT64_MAX)
+    if shuffle_block is not None:
+        shuffle_block = _integer("shuffle_block", shuffle_block, 1, _INT64_MAX)
+    seed = _integer("seed", seed, 0, _UINT64_MAX, " (an unsigned 64-bit integer)")
+    drop_last = _flag("drop_last", drop_last)
+    if threads is not None:
+        threads = _integer(
+            "threads",
+            threads,
+            1,
+            _chute._max_reader_threads(),
+            " or None (16 per hardware thread at most: more than this machine can run)",
+        )
+    prefetch = _integer("prefetch", prefetch, 1, 4096)
+    if io_concurrency is not None:
+        io_concurrency = _integer("io_concurrency", io_concurrency, 1, 65536, " or None")
+    pad_to_batch = _flag("pad_to_batch", pad_to_batch)
+    if timeout is not None:
+        if isinstance(timeout, bool) or not isinstance(timeout, (int, float, np.number)):
+            raise _invalid(f"timeout must be a number of seconds or None, got {timeout!r}")
+        timeout = float(timeout)
+        if not 0 < timeout <= 1e9:
+            raise _invalid(f"timeout must be > 0 seconds (or None: no limit), got {timeout}")
+    if verbose is not None:
+        verbose = _flag("verbose", verbose)
+    if rank is not None:
+        rank = _integer("rank", rank, 0, _INT64_MAX)
+    if world_size is not None:
+        world_size = _integer("world_size", world_size, 1, _INT64_MAX)
+    if rank is not None and world_size is not None and rank >= world_size:
+        raise _invalid(f"rank must be in [0, world_size={world_size}), got {rank}")
+    if isinstance(data, Dataset):
+        if follow_symlinks is not None or cache is not None or cache_size is not None:
+            raise _invalid(
+                "follow_symlinks and cache apply when data is a mapping of paths; a Dataset "
+                "was opened already: pass them to chute.packed/windows/crops"
+            )
+    elif isinstance(data, Mapping):
+        if follow_symlinks is not None:
+            _flag("follow_symlinks", follow_symlinks)
+        _cache_args(cache, cache_size)
+    else:
+        raise _invalid(
+            "data must be a mapping of name -> array path or a chute.Dataset, got "
+            f"{type(data).__name__}"
+        )
+    return {
+        "batch_size": batch_size,
+        "shuffle": shuffle,
+        "chunk_shuffle": chunk_shuffle,
+        "seed": seed,
+        "drop_last": drop_last,
+        "threads": threads,
+        "prefetch": prefetch,
+        "rank": rank,
+        "world_size": world_size,
+        "pad_to_batch": pad_to_batch,
+        "timeout": timeout,
+        "verbose": verbose,
+        "shuffle_block": shuffle_block,
+        "shuffle_window": shuffle_window,
+        "io_concurrency": io_concurrency,
+    }
+
+
 class Loader:
     """Training batches from `data`: a mapping of name -> array path (W1), or a `Dataset`.
 
@@ -594,50 +689,37 @@ class Loader:
         shuffle_window: int = 4,
         io_concurrency: int | None = None,
     ) -> None:
-        batch_size = _integer("batch_size", batch_size, 1, _INT64_MAX)
-        chunk_shuffle = isinstance(shuffle, str) and shuffle == "chunks"
-        if isinstance(shuffle, str) and not chunk_shuffle:
-            raise _invalid(f'shuffle must be True, False or "chunks", got {shuffle!r}')
-        shuffle = True if chunk_shuffle else _flag("shuffle", shuffle)
-        shuffle_window = _integer("shuffle_window", shuffle_window, 1, _INT64_MAX)
-        if shuffle_block is not None:
-            shuffle_block = _integer("shuffle_block", shuffle_block, 1, _INT64_MAX)
-        seed = _integer("seed", seed, 0, _UINT64_MAX, " (an unsigned 64-bit integer)")
-        drop_last = _flag("drop_last", drop_last)
-        if threads is not None:
-            threads = _integer("threads", threads, 1, _INT64_MAX, " or None")
-        prefetch = _integer("prefetch", prefetch, 1, 4096)
-        if io_concurrency is not None:
-            io_concurrency = _integer("io_concurrency", io_concurrency, 1, 65536, " or None")
-        pad_to_batch = _flag("pad_to_batch", pad_to_batch)
-        if timeout is not None:
-            if isinstance(timeout, bool) or not isinstance(timeout, (int, float, np.number)):
-                raise _invalid(f"timeout must be a number of seconds or None, got {timeout!r}")
-            timeout = float(timeout)
-            if not 0 < timeout <= 1e9:
-                raise _invalid(f"timeout must be > 0 seconds (or None: no limit), got {timeout}")
-        if verbose is not None:
-            verbose = _flag("verbose", verbose)
-        if rank is not None:
-            rank = _integer("rank", rank, 0, _INT64_MAX)
-        if world_size is not None:
-            world_size = _integer("world_size", world_size, 1, _INT64_MAX)
-        if isinstance(data, Dataset):
-            if follow_symlinks is not None or cache is not None:
-                raise _invalid(
-                    "follow_symlinks and cache apply when data is a mapping of paths; a Dataset "
-                    "was opened already: pass them to chute.packed/windows/crops"
-                )
-            dataset = data
-        elif isinstance(data, Mapping):
-            dataset = packed(
-                data, follow_symlinks=follow_symlinks, cache=cache, cache_size=cache_size
-            )
-        else:
-            raise _invalid(
-                "data must be a mapping of name -> array path or a chute.Dataset, got "
-                f"{type(data).__name__}"
-            )
+        o = _checked_options(
+            data,
+            batch_size=batch_size,
+            shuffle=shuffle,
+            seed=seed,
+            drop_last=drop_last,
+            threads=threads,
+            prefetch=prefetch,
+            rank=rank,
+            world_size=world_size,
+            pad_to_batch=pad_to_batch,
+            timeout=timeout,
+            verbose=verbose,
+            follow_symlinks=follow_symlinks,
+            cache=cache,
+            cache_size=cache_size,
+            shuffle_block=shuffle_block,
+            shuffle_window=shuffle_window,
+            io_concurrency=io_concurrency,
+        )
+        batch_size, shuffle, chunk_shuffle = o["batch_size"], o["shuffle"], o["chunk_shuffle"]
+        seed, drop_last, threads, prefetch = o["seed"], o["drop_last"], o["threads"], o["prefetch"]
+        rank, world_size, timeout, verbose = o["rank"], o["world_size"], o["timeout"], o["verbose"]
+        shuffle_block, shuffle_window = o["shuffle_block"], o["shuffle_window"]
+        pad_to_batch, io_concurrency = o["pad_to_batch"], o["io_concurrency"]
+        # data is a Dataset or a mapping of paths (checked above)
+        dataset = (
+            data
+            if isinstance(data, Dataset)
+            else packed(data, follow_symlinks=follow_symlinks, cache=cache, cache_size=cache_size)
+        )
         source = "arguments rank/world_size"
         if rank is None or world_size is None:
             from .distributed import rank_info

@@ -252,6 +252,7 @@ void bind_arrays(nb::module_& m) {
   m.def(
       "_is_group", [native](const nb::bytes& path) { return is_group(native(path)); },
       nb::arg("path"));
+  m.def("_max_reader_threads", [] { return static_cast<uint64_t>(max_reader_threads()); });
   m.def("set_threads", &set_threads, nb::arg("threads"),
         "Sets the number of threads array reads use (0: one per CPU this process may run on).");
   m.def("get_threads", &get_threads, "The number of threads array reads use.");

@@ -179,7 +179,60 @@ def test_torch_adapter_options(tmp_path):
     with pytest.raises(chute.InvalidArgumentError, match="state"):
         ds.load_state_dict({"seed": 0})
     with pytest.raises(chute.InvalidArgumentError, match="batch_size"):
-        len(ChuteIterableDataset(paths, batch_size=0))  # values: when the loader is made
+        ChuteIterableDataset(paths, batch_size=0)  # values too: at construction
+
+
+TORCH_VALUES = [
+    ({"batch_size": 0}, "batch_size"),
+    ({"batch_size": 2.5}, "batch_size"),
+    ({"shuffle": "random"}, "shuffle"),
+    ({"seed": -1}, "seed"),
+    ({"drop_last": 1}, "drop_last"),
+    ({"threads": 10**7}, r"threads must be in \[1, \d+\]"),
+    ({"prefetch": 0}, "prefetch"),
+    ({"io_concurrency": 70000}, "io_concurrency"),
+    ({"rank": -1}, "rank"),
+    ({"world_size": 0}, "world_size"),
+    ({"rank": 2, "world_size": 2}, r"rank must be in \[0, world_size=2\), got 2"),
+    ({"pad_to_batch": "yes"}, "pad_to_batch"),
+    ({"timeout": -1}, "timeout"),
+    ({"timeout": NAN}, "timeout"),
+    ({"verbose": 0}, "verbose"),
+    ({"follow_symlinks": "no"}, "follow_symlinks"),
+    ({"cache": 5}, "cache"),
+    ({"cache_size": 1 << 20}, "cache_size=1048576 needs a cache folder"),
+    ({"shuffle_block": 0}, "shuffle_block"),
+    ({"shuffle_window": 0}, "shuffle_window"),
+]
+
+
+@pytest.mark.parametrize("options,match", TORCH_VALUES, ids=lambda v: str(v)[:40])
+def test_torch_adapter_checks_every_value_at_construction(options, match, monkeypatch):
+    pytest.importorskip("torch")
+    import chute.torch as chute_torch
+
+    def rank_lookup():  # the one thing left for the first len()/pass: it must not run here
+        raise AssertionError("torch.distributed was asked at construction")
+
+    monkeypatch.setattr(chute_torch, "_torch_rank_world", rank_lookup)
+    with pytest.raises(chute.InvalidArgumentError, match=match):
+        chute_torch.ChuteIterableDataset({"x": MISSING}, **options)
+
+
+def test_torch_adapter_still_takes_rank_from_torch_distributed_later(tmp_path, monkeypatch):
+    pytest.importorskip("torch")
+    import chute.torch as chute_torch
+
+    write_array(tmp_path / "x", np.arange(16, dtype="<f4").reshape(8, 2))
+    ds = chute_torch.ChuteIterableDataset({"x": str(tmp_path / "x")}, batch_size=2)
+    # torch.distributed initialised after the dataset was made: its rank is what the loader uses.
+    monkeypatch.setattr(chute_torch, "_torch_rank_world", lambda: (1, 2))
+    assert len(ds) == 2  # 8 samples / 2 ranks / batch 2
+    assert ds._get_loader().rank == 1 and ds._get_loader().world_size == 2
+    with pytest.raises(chute.InvalidArgumentError, match="data must be a mapping"):
+        chute_torch.ChuteIterableDataset(42, batch_size=2)
+    with pytest.raises(chute.InvalidArgumentError, match="a Dataset was opened already"):
+        chute_torch.ChuteIterableDataset(chute.packed({"x": str(tmp_path / "x")}), cache_size=1)
 
 
 def test_jax_adapter_options():
@@ -188,6 +241,46 @@ def test_jax_adapter_options():
 
     with pytest.raises(chute.InvalidArgumentError, match="loader"):
         chute.jax.batches({"x": MISSING})  # at the call, not at the first batch
+    with pytest.raises(chute.InvalidArgumentError, match="device"):
+        chute.jax.batches(chute.Loader.__new__(chute.Loader), device="gpu:0")
+
+
+def test_cache_size_without_a_cache_is_an_error(tmp_path):
+    write_array(tmp_path / "x", np.zeros((8, 2), "<f4"))
+    path = str(tmp_path / "x")
+    for call in (
+        lambda: chute.open(path, cache_size=1 << 20),
+        lambda: chute.open_group(str(tmp_path), cache_size=1 << 20),
+        lambda: chute.Loader({"x": path}, cache_size=1 << 20),
+    ):
+        with pytest.raises(chute.InvalidArgumentError, match="cache_size=1048576 needs a cache"):
+            call()
+    with pytest.raises(chute.InvalidArgumentError, match="a Dataset was opened already"):
+        chute.Loader(chute.packed({"x": path}), cache_size=1 << 20)
+
+
+@pytest.mark.parametrize(
+    "name,value",
+    [
+        ("timeout", 1e300),
+        ("timeout", NAN),
+        ("connect_timeout", 0),
+        ("stall_timeout", math.inf),
+        ("backoff", -1),
+        ("backoff_max", 1e7),
+        ("max_retries", 10**12),
+        ("max_in_flight", 5000),
+        ("stall_min_bytes_per_s", 0),
+        ("coalesce_max", 0),
+        ("coalesce_gap", -1),
+        ("split_size", 2**64),
+    ],
+)
+def test_http_options_outside_their_range(name, value):
+    before = chute.http_options()
+    with pytest.raises(chute.InvalidArgumentError, match=rf"HTTP option {name}=.* is outside"):
+        chute.set_http_options(**{name: value})
+    assert chute.http_options() == before
 
 
 @pytest.mark.parametrize(
@@ -281,3 +374,12 @@ def test_follow_symlinks_for_datasets_and_loader(linked):
             pass
     ok = chute.Loader(paths, batch_size=4, shuffle=False)  # default: follows
     assert next(iter(ok))["x"][1, 0] == 9
+
+
+@pytest.mark.parametrize("size", ["1e30", "inf", "nan", "0", "16E"])
+def test_cli_cache_size_outside_its_range(size, tmp_path):
+    # 1e30 and inf used to wrap around in the conversion to a byte count (undefined behaviour).
+    result = run_cli("info", MISSING, "--cache", tmp_path / "c", "--cache-size", size, check=False)
+    assert result.returncode != 0
+    assert "--cache-size" in result.stderr
+    assert not (tmp_path / "c").exists()

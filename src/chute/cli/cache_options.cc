@@ -26,8 +26,10 @@ void add_cache_options(CLI::App& command, CacheOptions& cache) {
           scale = 1024.0 * 1024 * 1024 * 1024;
         else if (!unit.empty())
           throw CLI::ValidationError("--cache-size", "unit " + unit);
-        if (!(number * scale >= 1)) {
-          throw CLI::ValidationError("--cache-size", "must be at least one byte");
+        // 2^64: a larger value would wrap around in the conversion below.
+        if (!(number * scale >= 1) || !(number * scale < 18446744073709551616.0)) {
+          throw CLI::ValidationError("--cache-size",
+                                     text + " is outside [1 byte, 16 EiB) (suffixes k, M, G, T)");
         }
         cache.max_bytes = static_cast<uint64_t>(number * scale);
       },

@@ -10,6 +10,7 @@
 #include "chute/format/zarr.h"
 #include "chute/sampler/sampler.h"
 #include "chute/util/error.h"
+#include "chute/util/option_check.h"
 
 namespace chute {
 namespace {
@@ -30,8 +31,33 @@ uint64_t crop_stream(uint64_t seed, int64_t epoch, int64_t sample) {
   return SplitMix64(h ^ (static_cast<uint64_t>(sample) * 0x9e3779b97f4a7c15ULL)).next();
 }
 
+void validate(const CropOptions& o) {
+  using detail::check_option_range;
+  constexpr std::string_view kOwner = "crops";
+  check_option_range<int64_t>(kOwner, "size (number of values)",
+                              static_cast<int64_t>(o.size.size()), 1, kMaxCropAxes,
+                              ": one extent for every spatial axis, or one per axis");
+  for (size_t d = 0; d < o.size.size(); ++d) {
+    check_option_range<int64_t>(kOwner, fmt::format("size[{}]", d), o.size[d], 1, kMaxCropExtent);
+  }
+  if (o.channel_axis) {
+    check_option_range<int64_t>(kOwner, "channel_axis", *o.channel_axis, -kMaxCropAxes,
+                                kMaxCropAxes - 1, " (or none: every axis is spatial)");
+  }
+  check_option_range<int64_t>(kOwner, "crops_per_epoch", o.crops_per_epoch, 1, INT64_MAX);
+  if (o.transforms.empty() || o.transforms == "none" || o.transforms == "rotations" ||
+      o.transforms == "symmetries") {
+    return;
+  }
+  fail(ErrorCode::kInvalidArgument,
+       "crops: transforms = '{}' is not one of \"rotations\" (the 24 right-angle rotations of "
+       "the cube), \"symmetries\" (all 48, with reflections) or \"none\"",
+       o.transforms);
+}
+
 CropDataset::CropDataset(std::vector<std::pair<std::string, ArrayPtr>> arrays, CropOptions options)
     : arrays_(std::move(arrays)), options_(std::move(options)) {
+  validate(options_);
   if (arrays_.empty()) fail(ErrorCode::kInvalidArgument, "crops: no arrays given");
   std::set<std::string> names;
   for (const auto& [name, array] : arrays_) {
@@ -217,6 +243,8 @@ std::string CropDataset::describe() const {
 std::shared_ptr<CropDataset> open_crop_dataset(
     const std::vector<std::pair<std::string, std::string>>& paths, CropOptions options,
     const CacheOptions& cache) {
+  validate(options);  // before anything is opened
+  validate(cache);
   std::vector<std::pair<std::string, ArrayPtr>> arrays;
   arrays.reserve(paths.size());
   for (const auto& [name, path] : paths) arrays.emplace_back(name, open_array(path, cache));

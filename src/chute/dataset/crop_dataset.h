@@ -40,6 +40,16 @@ struct CropOptions {
   bool channels_last = false;
 };
 
+/// Largest crop extent per axis and the channel axis range (what chute.crops() accepts).
+inline constexpr int64_t kMaxCropExtent = int64_t{1} << 31;
+inline constexpr int64_t kMaxCropAxes = 32;
+
+/// Checks every field on its own (no arrays needed): size has 1 to kMaxCropAxes values, each in
+/// [1, kMaxCropExtent]; channel_axis in [-kMaxCropAxes, kMaxCropAxes - 1]; crops_per_epoch >= 1;
+/// transforms one of "none", "", "rotations", "symmetries". Throws kInvalidArgument naming the
+/// field, the value and the allowed range. The CropDataset constructor calls it first.
+void validate(const CropOptions& options);
+
 class CropDataset final : public Dataset {
  public:
   /// `arrays`: (output name, array) pairs, in output order. Throws kInvalidArgument (naming the

@@ -13,6 +13,7 @@
 #include "chute/dataset/window_axes.h"
 #include "chute/pipeline/transforms.h"
 #include "chute/util/error.h"
+#include "chute/util/option_check.h"
 
 namespace chute {
 
@@ -24,12 +25,64 @@ std::string offset_name(int64_t offset) { return fmt::format("t{:+d}", offset); 
 
 }  // namespace
 
-WindowDataset::WindowDataset(const Group& group, WindowOptions options)
-    : options_(std::move(options)) {
-  const WindowOptions& o = options_;
+void validate(const WindowOptions& o) {
+  using detail::check_option;
+  using detail::check_option_range;
+  constexpr std::string_view kOwner = "window dataset";
   if (o.variables.empty()) fail(ErrorCode::kInvalidArgument, "window dataset: no variables given");
+  const std::pair<const char*, const std::vector<std::string>*> name_lists[] = {
+      {"variables", &o.variables},
+      {"target_variables", &o.target_variables},
+      {"forcings", &o.forcings},
+      {"statics", &o.statics},
+      {"computed_forcings", &o.computed_forcings}};
+  for (const auto& [field, names] : name_lists) {
+    for (size_t i = 0; i < names->size(); ++i) {
+      check_option(!(*names)[i].empty(), kOwner, fmt::format("{}[{}]", field, i), "''",
+                   "is empty: expected a variable name");
+    }
+  }
+  for (const std::string& name : o.computed_forcings) parse_computed_forcing(name);
+  const std::pair<const char*, const std::vector<double>*> coordinates[] = {
+      {"lat_values", &o.lat_values},
+      {"lon_values", &o.lon_values},
+      {"level_values", &o.level_values}};
+  for (const auto& [field, values] : coordinates) {
+    for (size_t i = 0; i < values->size(); ++i) {
+      check_option(std::isfinite((*values)[i]), kOwner, fmt::format("{}[{}]", field, i),
+                   (*values)[i], "is not a finite number");
+    }
+  }
+  for (size_t i = 0; i < o.level_indices.size(); ++i) {
+    check_option_range<int64_t>(kOwner, fmt::format("level_indices[{}]", i), o.level_indices[i], 0,
+                                INT64_MAX);
+  }
+  if (!o.level_indices.empty() && !o.level_values.empty()) {
+    fail(ErrorCode::kInvalidArgument,
+         "window dataset: give level_indices or level_values, not both");
+  }
   if (o.input_offsets.empty()) {
     fail(ErrorCode::kInvalidArgument, "window dataset: input_offsets is empty");
+  }
+  const std::pair<const char*, const std::vector<int64_t>*> offsets[] = {
+      {"input_offsets", &o.input_offsets}, {"target_offsets", &o.target_offsets}};
+  for (const auto& [field, values] : offsets) {
+    for (size_t i = 0; i < values->size(); ++i) {
+      check_option_range<int64_t>(kOwner, fmt::format("{}[{}]", field, i), (*values)[i],
+                                  -kMaxWindowOffset, kMaxWindowOffset);
+    }
+  }
+  if (!o.forcings.empty() && o.target_offsets.empty()) {
+    fail(ErrorCode::kInvalidArgument, "window dataset: forcings need target_offsets");
+  }
+  if (o.nan != WindowOptions::NanPolicy::kKeep && o.nan != WindowOptions::NanPolicy::kError &&
+      o.nan != WindowOptions::NanPolicy::kFill) {
+    fail(ErrorCode::kInvalidArgument, "window dataset: nan = {} is not keep, error or fill",
+         static_cast<int>(o.nan));
+  }
+  if (o.nan == WindowOptions::NanPolicy::kFill) {
+    check_option(std::isfinite(o.nan_value), kOwner, "nan_value", o.nan_value,
+                 "is not a finite number (it replaces missing values)");
   }
   if (!(o.output_dtype == kFloat32 || o.output_dtype == DataType{DTypeKind::kFloat, 2} ||
         o.output_dtype == DataType{DTypeKind::kBFloat, 2})) {
@@ -37,13 +90,46 @@ WindowDataset::WindowDataset(const Group& group, WindowOptions options)
          "window dataset: output dtype must be float32, float16 or bfloat16, got {}",
          o.output_dtype.name());
   }
-  if (!o.level_indices.empty() && !o.level_values.empty()) {
+  check_option(!o.level_coordinate.empty(), kOwner, "level_coordinate", "''",
+               "is empty: expected the name of the level coordinate array");
+  check_option_range<int64_t>(kOwner, "time_start", o.time_start, 0, kMaxWindowTime);
+  check_option_range<int64_t>(kOwner, "time_stop", o.time_stop, -1, kMaxWindowTime,
+                              " (-1: the time axis length)");
+  check_option_range<int64_t>(kOwner, "sample_stride", o.sample_stride, 1, kMaxWindowTime);
+  const std::pair<const char*, const std::vector<int64_t>*> times[] = {
+      {"sample_times", &o.sample_times}, {"time_map", &o.time_map}};
+  for (const auto& [field, values] : times) {
+    for (size_t i = 0; i < values->size(); ++i) {
+      check_option_range<int64_t>(kOwner, fmt::format("{}[{}]", field, i), (*values)[i], 0,
+                                  kMaxWindowTime);
+    }
+  }
+  check_option_range<int64_t>(kOwner, "lat_start", o.lat_start, 0, INT64_MAX);
+  check_option_range<int64_t>(kOwner, "lat_stop", o.lat_stop, -1, INT64_MAX, " (-1: to the end)");
+  check_option_range<int64_t>(kOwner, "lon_start", o.lon_start, 0, INT64_MAX);
+  check_option_range<int64_t>(kOwner, "lon_stop", o.lon_stop, -1, INT64_MAX, " (-1: to the end)");
+  const std::pair<const char*, const std::vector<float>*> statistics[] = {{"mean", &o.mean},
+                                                                          {"std", &o.std}};
+  for (const auto& [field, values] : statistics) {
+    for (size_t i = 0; i < values->size(); ++i) {
+      const float value = (*values)[i];
+      const bool is_std = field == std::string_view("std");
+      check_option(std::isfinite(value) && (!is_std || value > 0), kOwner,
+                   fmt::format("{}[{}]", field, i), value,
+                   is_std ? "is not a finite number > 0" : "is not a finite number");
+    }
+  }
+  if (o.mean_suffix.empty() != o.std_suffix.empty()) {
     fail(ErrorCode::kInvalidArgument,
-         "window dataset: give level_indices or level_values, not both");
+         "window dataset: mean_suffix = '{}' and std_suffix = '{}': give both or neither",
+         o.mean_suffix, o.std_suffix);
   }
-  if (!o.forcings.empty() && o.target_offsets.empty()) {
-    fail(ErrorCode::kInvalidArgument, "window dataset: forcings need target_offsets");
-  }
+}
+
+WindowDataset::WindowDataset(const Group& group, WindowOptions options)
+    : options_(std::move(options)) {
+  const WindowOptions& o = options_;
+  validate(o);
   const std::vector<std::string>& targets =
       o.target_variables.empty() ? o.variables : o.target_variables;
 
@@ -449,6 +535,8 @@ std::string WindowDataset::describe() const {
 
 std::shared_ptr<WindowDataset> open_window_dataset(const std::string& path, WindowOptions options,
                                                    const CacheOptions& cache) {
+  validate(options);  // before anything is opened
+  validate(cache);
   return std::make_shared<WindowDataset>(open_group(path, cache), std::move(options));
 }
 
@@ -456,6 +544,8 @@ std::shared_ptr<WindowDataset> open_window_dataset(const std::vector<std::string
                                                    WindowOptions options,
                                                    const CacheOptions& cache) {
   if (paths.size() == 1) return open_window_dataset(paths[0], std::move(options), cache);
+  validate(options);
+  validate(cache);
   std::vector<Group> groups;
   for (const std::string& path : paths) groups.push_back(open_group(path, cache));
   return std::make_shared<WindowDataset>(join_stores(groups), std::move(options));

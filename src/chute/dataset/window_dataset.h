@@ -97,6 +97,22 @@ struct WindowOptions {
   std::string statistics;
 };
 
+/// Offsets (input_offsets, target_offsets) lie in [-kMaxWindowOffset, kMaxWindowOffset], and
+/// sample and mapped times in [0, kMaxWindowTime], so that time + offset never overflows.
+inline constexpr int64_t kMaxWindowOffset = int64_t{1} << 31;
+inline constexpr int64_t kMaxWindowTime = int64_t{1} << 62;
+
+/// Checks every field on its own (no group needed; what needs the arrays, e.g. a level index
+/// past the level axis, is checked by the constructor): names non-empty; input_offsets
+/// non-empty; offsets, time_start/time_stop, sample_stride, sample_times, time_map and the
+/// lat/lon window in range (a stop is -1 for "to the end" or >= 0: -5 is an error, not the
+/// end); level_indices >= 0, not together with level_values; level, lat/lon, mean values
+/// finite, std finite and > 0; mean_suffix and std_suffix given together; nan_value finite
+/// when it replaces NaN; output_dtype float32/float16/bfloat16; level_coordinate non-empty;
+/// computed forcings known. Throws kInvalidArgument naming the field, the value and the
+/// allowed range. The WindowDataset constructor calls it first.
+void validate(const WindowOptions& options);
+
 class WindowDataset final : public Dataset {
  public:
   /// Throws kInvalidArgument (naming the variable or option) when a variable is missing from

@@ -13,6 +13,7 @@
 #include "chute/pipeline/buffer_pool.h"
 #include "chute/pipeline/prefetch_queue.h"
 #include "chute/util/error.h"
+#include "chute/util/option_check.h"
 
 namespace chute {
 
@@ -35,41 +36,38 @@ uint64_t physical_memory_bytes() {
   return static_cast<uint64_t>(pages) * static_cast<uint64_t>(page_size);
 }
 
+}  // namespace
+
+void validate(const LoaderOptions& o) {
+  using detail::check_option_range;
+  constexpr std::string_view kOwner = "loader";
+  check_option_range<int64_t>(kOwner, "batch_size", o.batch_size, 1, INT64_MAX);
+  check_option_range<int64_t>(kOwner, "world_size", o.world_size, 1, INT64_MAX);
+  check_option_range<int64_t>(kOwner, "rank", o.rank, 0, o.world_size - 1,
+                              fmt::format(" (world_size = {})", o.world_size));
+  check_option_range<size_t>(kOwner, "prefetch", o.prefetch, 1, kMaxPrefetch);
+  check_option_range<size_t>(kOwner, "io_concurrency", o.io_concurrency, 0, kMaxIoConcurrency,
+                             " (0, Python: None: the store's preferred)");
+  check_option_range<size_t>(
+      kOwner, "threads", o.threads, 0, max_reader_threads(),
+      fmt::format(": more than this machine can run (16 per hardware thread, {} here); "
+                  "threads=0 (Python: None) uses one per hardware thread",
+                  default_thread_count()));
+  check_option_range<double>(kOwner, "timeout_s", o.timeout_s, 0, 1e9, " seconds (0: none)");
+  check_option_range<int64_t>(kOwner, "shuffle_block", o.shuffle_block, 0, INT64_MAX,
+                              " (0: no chunk-aware shuffle)");
+  check_option_range<int64_t>(kOwner, "shuffle_window", o.shuffle_window, 1, INT64_MAX);
+}
+
+namespace {
+
 // Every option checked before anything is allocated or started, each error naming the option,
 // the value and what is allowed.
 const DatasetPtr& checked(const DatasetPtr& dataset, const LoaderOptions& o) {
   if (!dataset) fail(ErrorCode::kInvalidArgument, "loader: dataset is null");
   if (dataset->outputs().empty())
     fail(ErrorCode::kInvalidArgument, "loader: dataset has no outputs");
-  if (o.batch_size < 1) {
-    fail(ErrorCode::kInvalidArgument, "batch_size must be >= 1, got {}", o.batch_size);
-  }
-  if (o.world_size < 1) {
-    fail(ErrorCode::kInvalidArgument, "world_size must be >= 1, got {}", o.world_size);
-  }
-  if (o.rank < 0 || o.rank >= o.world_size) {
-    fail(ErrorCode::kInvalidArgument, "rank must be in [0, world_size={}), got {}", o.world_size,
-         o.rank);
-  }
-  if (o.prefetch < 1 || o.prefetch > kMaxPrefetch) {
-    fail(ErrorCode::kInvalidArgument, "prefetch must be in [1, {}], got {}", kMaxPrefetch,
-         o.prefetch);
-  }
-  if (o.io_concurrency > kMaxIoConcurrency) {
-    fail(ErrorCode::kInvalidArgument,
-         "io_concurrency must be in [1, {}] (0, Python: None: the store's preferred), got {}",
-         kMaxIoConcurrency, o.io_concurrency);
-  }
-  if (o.threads > max_reader_threads()) {
-    fail(ErrorCode::kInvalidArgument,
-         "threads={} is more than this machine can run: at most {} (16 per hardware thread, "
-         "{} here); threads=0 (Python: None) uses one per hardware thread",
-         o.threads, max_reader_threads(), default_thread_count());
-  }
-  if (!(o.timeout_s >= 0) || o.timeout_s > 1e9) {
-    fail(ErrorCode::kInvalidArgument, "timeout must be >= 0 seconds (0: none), got {}",
-         o.timeout_s);
-  }
+  validate(o);
   const int64_t samples = dataset->num_samples();
   const auto global = static_cast<unsigned __int128>(o.batch_size) * o.world_size;
   if (global > static_cast<unsigned __int128>(samples)) {
@@ -103,6 +101,16 @@ const DatasetPtr& checked(const DatasetPtr& dataset, const LoaderOptions& o) {
              ? std::string("more than 2^64")
              : std::to_string(static_cast<uint64_t>(sample_bytes * o.batch_size)),
          memory);
+  }
+  // The shuffle keeps one epoch's permutation (8 bytes a sample): 2^40 crops per epoch would
+  // otherwise fail at the first batch with a bare allocation error.
+  const auto permutation = static_cast<unsigned __int128>(samples) * sizeof(int64_t);
+  if (o.shuffle && permutation > memory) {
+    fail(ErrorCode::kInvalidArgument,
+         "shuffle = true over the dataset's {} samples needs a permutation of 8 bytes a sample, "
+         "more than this machine's {} bytes of memory: use fewer samples per epoch or shuffle = "
+         "false",
+         samples, memory);
   }
   return dataset;
 }

@@ -85,6 +85,14 @@ struct LoaderOptions {
   int64_t shuffle_window = 4;
 };
 
+/// Checks every field on its own (no dataset needed): batch_size >= 1, world_size >= 1, rank in
+/// [0, world_size), prefetch in [1, 4096], io_concurrency in [0, 65536], threads in [0,
+/// max_reader_threads()], timeout_s in [0, 1e9], shuffle_block >= 0, shuffle_window >= 1.
+/// Throws kInvalidArgument naming the field, the value and the allowed range. The Loader
+/// constructor calls it, then checks what depends on the dataset (batch size against the
+/// samples, buffer and shuffle memory against the machine's).
+void validate(const LoaderOptions& options);
+
 /// A hash of what a sample is (sample count, output names, dtypes and shapes), stored in saved
 /// states so that a state is not restored into a loader over different data.
 uint64_t dataset_fingerprint(const Dataset& dataset);

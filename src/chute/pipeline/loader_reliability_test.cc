@@ -99,11 +99,11 @@ TEST(LoaderOptions, AbsurdCountsNameTheOption) {
   LoaderOptions o = options(4);
   o.threads = max_reader_threads() + 1;
   expect_mentions(error_of([&] { Loader(packed(f), o); }, ErrorCode::kInvalidArgument),
-                  {"threads=", "at most"});
+                  {"threads = ", "is outside [0, "});
   o = options(4);
   o.prefetch = 5000;
   expect_mentions(error_of([&] { Loader(packed(f), o); }, ErrorCode::kInvalidArgument),
-                  {"prefetch must be in [1, 4096], got 5000"});
+                  {"prefetch = 5000 is outside [1, 4096]"});
   o = options(int64_t{1} << 50);
   o.pad_to_batch = true;
   expect_mentions(error_of([&] { Loader(packed(f), o); }, ErrorCode::kInvalidArgument),

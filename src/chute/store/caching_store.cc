@@ -4,7 +4,6 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <zlib.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -14,52 +13,23 @@
 #include <filesystem>
 #include <vector>
 
+#include "chute/store/cache_entry.h"
 #include "chute/util/error.h"
 #include "chute/util/unique_fd.h"
 
 namespace chute {
 namespace {
 
-constexpr char kMagic[8] = {'C', 'H', 'U', 'T', 'E', 'C', '1', '\0'};
 constexpr std::string_view kEntrySuffix = ".chc";
 constexpr std::string_view kTempPrefix = ".tmp-";
-constexpr uint32_t kMaxIdentity = 64 * 1024;
 constexpr time_t kTouchAfterSeconds = 60;   // mtime is refreshed at most once a minute per hit
 constexpr time_t kStaleTempSeconds = 3600;  // a temp file this old is abandoned whoever wrote it
 
-// The fixed part of an entry; the identity and the payload follow it.
-struct EntryHeader {
-  char magic[8];
-  uint32_t identity_len;
-  uint32_t payload_crc;
-  uint64_t payload_len;
-  uint32_t header_crc;  // of the fields above and the identity
-  uint32_t reserved;
-};
-static_assert(sizeof(EntryHeader) == 32);
-
+using detail::CacheEntryHeader;
+using detail::kCacheEntryHeaderBytes;
 using Fd = detail::UniqueFd;
 
-uint32_t crc_of(std::span<const std::byte> bytes, uint32_t crc = 0) {
-  // zlib's crc32 takes a uInt length: feed it in pieces.
-  const auto* data = reinterpret_cast<const Bytef*>(bytes.data());
-  size_t left = bytes.size();
-  while (left > 0) {
-    const uInt piece = static_cast<uInt>(std::min<size_t>(left, size_t{1} << 30));
-    crc = static_cast<uint32_t>(::crc32(crc, data, piece));
-    data += piece;
-    left -= piece;
-  }
-  return crc;
-}
-
-uint32_t header_crc(const EntryHeader& header, std::string_view identity) {
-  EntryHeader copy = header;
-  copy.header_crc = 0;
-  copy.reserved = 0;
-  uint32_t crc = crc_of(std::as_bytes(std::span(&copy, 1)));
-  return crc_of(std::as_bytes(std::span(identity.data(), identity.size())), crc);
-}
+uint32_t crc_of(std::span<const std::byte> bytes) { return detail::cache_crc32(bytes); }
 
 uint64_t fnv1a64(std::string_view text) {
   uint64_t hash = 0xcbf29ce484222325ull;
@@ -127,7 +97,7 @@ bool is_whole(const ByteRange& range) {
 // An open cache entry whose header and identity were checked.
 struct OpenEntry {
   int fd = -1;
-  EntryHeader header{};
+  CacheEntryHeader header{};
   struct stat st {};
 };
 
@@ -150,32 +120,40 @@ struct CachingStore::Lookup {
       return -1;
     };
     if (::fstat(fd, &entry.st) != 0 || !S_ISREG(entry.st.st_mode)) return reject();
-    const auto file_size = static_cast<uint64_t>(entry.st.st_size);
-    if (file_size < sizeof(EntryHeader)) return reject();
-    if (!pread_exact(fd, std::as_writable_bytes(std::span(&entry.header, 1)), 0)) {
-      return reject();
-    }
-    const EntryHeader& h = entry.header;
-    if (std::memcmp(h.magic, kMagic, sizeof kMagic) != 0 || h.identity_len > kMaxIdentity ||
-        h.identity_len != identity.size() ||
-        file_size != sizeof(EntryHeader) + h.identity_len + h.payload_len) {
-      return reject();
-    }
-    std::string stored(h.identity_len, '\0');
+    std::byte fixed[kCacheEntryHeaderBytes];
+    if (!pread_exact(fd, fixed, 0)) return reject();
+    const std::optional<CacheEntryHeader> header =
+        detail::parse_cache_entry_header(fixed, static_cast<uint64_t>(entry.st.st_size));
+    if (!header || header->identity_len != identity.size()) return reject();
+    std::string stored(header->identity_len, '\0');
     if (!pread_exact(fd, std::as_writable_bytes(std::span(stored.data(), stored.size())),
-                     sizeof(EntryHeader)) ||
-        stored != identity || header_crc(h, stored) != h.header_crc) {
+                     kCacheEntryHeaderBytes) ||
+        !detail::cache_entry_identity_matches(*header, stored, identity)) {
       return reject();
     }
+    entry.header = *header;
     entry.fd = fd;
     return fd;
   }
 };
 
+void validate(const CacheOptions& options) {
+  if (options.dir.find('\0') != std::string::npos) {
+    fail(ErrorCode::kInvalidArgument, "cache: dir = '{}' holds a NUL byte",
+         options.dir.substr(0, options.dir.find('\0')) + "\\0...");
+  }
+  if (options.max_bytes < 1) {
+    fail(ErrorCode::kInvalidArgument,
+         "cache: max_bytes = {} is outside [1, 18446744073709551615] (the folder's size limit)",
+         options.max_bytes);
+  }
+}
+
 CachingStore::CachingStore(StorePtr inner, CacheOptions options)
     : inner_(std::move(inner)), options_(std::move(options)), inner_name_(inner_->describe()) {
-  if (options_.dir.empty()) fail(ErrorCode::kInvalidArgument, "cache: no folder given");
-  if (options_.max_bytes == 0) fail(ErrorCode::kInvalidArgument, "cache: size limit is 0");
+  if (options_.dir.empty())
+    fail(ErrorCode::kInvalidArgument, "cache: dir is empty (no folder given)");
+  validate(options_);
   std::error_code error;
   std::filesystem::create_directories(options_.dir, error);
   struct stat st {};
@@ -228,7 +206,7 @@ bool CachingStore::serve_from_cache(const ReadRequest& request, uint64_t& nbytes
     }
     Fd fd(entry.fd);
     const uint64_t payload_len = entry.header.payload_len;
-    const uint64_t payload_at = sizeof(EntryHeader) + entry.header.identity_len;
+    const uint64_t payload_at = entry.header.payload_offset();
     bool ok = false;
     if (exact) {
       std::span<std::byte> into = request.into;
@@ -272,23 +250,17 @@ void CachingStore::store_entry(std::string_view key, const ByteRange& range,
                                std::span<const std::byte> bytes) const {
   if (is_metadata_key(key)) return;
   const std::string id = identity(key, range);
-  const uint64_t entry_bytes = sizeof(EntryHeader) + id.size() + bytes.size();
-  if (id.size() > kMaxIdentity || entry_bytes > options_.max_bytes) return;
-  EntryHeader header{};
-  std::memcpy(header.magic, kMagic, sizeof kMagic);
-  header.identity_len = static_cast<uint32_t>(id.size());
-  header.payload_crc = crc_of(bytes);
-  header.payload_len = bytes.size();
-  header.header_crc = header_crc(header, id);
+  const uint64_t entry_bytes = kCacheEntryHeaderBytes + id.size() + bytes.size();
+  if (id.size() > detail::kMaxCacheIdentityBytes || entry_bytes > options_.max_bytes) return;
+  const std::string prefix = detail::encode_cache_entry_prefix(id, bytes);
 
   const std::string path = entry_path(key, range);
   const std::string temp = fmt::format("{}/{}{}-{}-{:016x}", options_.dir, kTempPrefix, ::getpid(),
                                        temp_counter_.fetch_add(1), fnv1a64(id));
   const int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
   if (fd < 0) return;
-  bool ok = write_all(fd, std::as_bytes(std::span(&header, 1))) &&
-            write_all(fd, std::as_bytes(std::span(id.data(), id.size()))) && write_all(fd, bytes) &&
-            set_mtime_now(fd) && (!options_.fsync || ::fsync(fd) == 0);
+  bool ok = write_all(fd, std::as_bytes(std::span(prefix.data(), prefix.size()))) &&
+            write_all(fd, bytes) && set_mtime_now(fd) && (!options_.fsync || ::fsync(fd) == 0);
   ok = ::close(fd) == 0 && ok;
   if (!ok || ::rename(temp.c_str(), path.c_str()) != 0) {
     ::unlink(temp.c_str());
@@ -543,6 +515,7 @@ CacheStats CachingStore::stats() const {
 }
 
 StorePtr with_cache(StorePtr store, const CacheOptions& options) {
+  validate(options);
   if (!options.enabled()) return store;
   return std::make_shared<const CachingStore>(std::move(store), options);
 }
@@ -558,6 +531,7 @@ CacheOptions default_cache_options() {
 }
 
 void set_default_cache_options(const CacheOptions& options) {
+  validate(options);
   std::lock_guard lock(g_default_mutex);
   g_default_options = options;
 }

@@ -48,6 +48,11 @@ struct CacheOptions {
   bool enabled() const { return !dir.empty(); }
 };
 
+/// Checks every field: dir holds no NUL byte (the kernel would cut the path there), max_bytes
+/// >= 1. Throws kInvalidArgument naming the field, the value and the allowed range. The
+/// CachingStore constructor, set_default_cache_options() and the dataset openers call it.
+void validate(const CacheOptions& options);
+
 struct CacheStats {
   uint64_t hits = 0;
   uint64_t misses = 0;

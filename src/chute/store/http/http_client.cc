@@ -22,6 +22,7 @@
 
 #include "chute/store/http/http_parse.h"
 #include "chute/util/error.h"
+#include "chute/util/option_check.h"
 
 namespace chute::http {
 namespace {
@@ -493,24 +494,29 @@ pid_t g_client_pid = 0;
 
 }  // namespace
 
+void validate(const HttpOptions& o) {
+  using chute::detail::check_option_range;
+  constexpr std::string_view kOwner = "HTTP option";
+  constexpr double kTiny = 1e-3;  // libcurl counts milliseconds: less is 0, "no timeout"
+  check_option_range(kOwner, "connect_timeout_s", o.connect_timeout_s, kTiny, kMaxHttpSeconds,
+                     " seconds");
+  check_option_range(kOwner, "request_timeout_s", o.request_timeout_s, kTiny, kMaxHttpSeconds,
+                     " seconds");
+  check_option_range(kOwner, "stall_timeout_s", o.stall_timeout_s, 1.0, kMaxHttpSeconds,
+                     " seconds");
+  check_option_range<int64_t>(kOwner, "stall_min_bytes_per_s", o.stall_min_bytes_per_s, 1,
+                              INT64_MAX);
+  check_option_range(kOwner, "max_retries", o.max_retries, 0, 100);
+  check_option_range(kOwner, "backoff_base_s", o.backoff_base_s, 0.0, kMaxHttpSeconds, " seconds");
+  check_option_range(kOwner, "backoff_max_s", o.backoff_max_s, o.backoff_base_s, kMaxHttpSeconds,
+                     " seconds (backoff_max_s >= backoff_base_s)");
+  check_option_range(kOwner, "max_in_flight", o.max_in_flight, 1, 4096);
+  check_option_range<uint64_t>(kOwner, "coalesce_max", o.coalesce_max, 1, UINT64_MAX, " bytes");
+  check_option_range<uint64_t>(kOwner, "split_size", o.split_size, 4096, UINT64_MAX, " bytes");
+}
+
 void set_options(const HttpOptions& o) {
-  const auto check = [](bool ok, const char* what) {
-    if (!ok) fail(ErrorCode::kInvalidArgument, "HTTP option {}", what);
-  };
-  check(o.connect_timeout_s > 0 && std::isfinite(o.connect_timeout_s),
-        "connect_timeout must be a positive number of seconds");
-  check(o.request_timeout_s > 0 && std::isfinite(o.request_timeout_s),
-        "timeout must be a positive number of seconds");
-  check(o.stall_timeout_s >= 1 && std::isfinite(o.stall_timeout_s),
-        "stall_timeout must be at least 1 second");
-  check(o.stall_min_bytes_per_s >= 1, "stall_min_bytes_per_s must be at least 1");
-  check(o.max_retries >= 0 && o.max_retries <= 100, "max_retries must be in 0..100");
-  check(o.backoff_base_s >= 0 && o.backoff_max_s >= o.backoff_base_s &&
-            std::isfinite(o.backoff_max_s),
-        "backoff must satisfy 0 <= backoff_base <= backoff_max");
-  check(o.max_in_flight >= 1 && o.max_in_flight <= 4096, "max_in_flight must be in 1..4096");
-  check(o.coalesce_max >= 1 && o.split_size >= 4096,
-        "coalesce_max must be >= 1 and split_size >= 4096 bytes");
+  validate(o);
   std::lock_guard lock(g_options_mutex);
   g_options = o;
 }

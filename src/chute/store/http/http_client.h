@@ -43,7 +43,18 @@ struct HttpOptions {
   bool verify_tls = true;
 };
 
-/// Validates `options` (kInvalidArgument naming the bad field) and makes them current.
+/// Largest timeout or backoff accepted, in seconds (about 11.6 days): a longer one is a typo,
+/// and its milliseconds would overflow libcurl's long.
+inline constexpr double kMaxHttpSeconds = 1e6;
+
+/// Checks every field: connect_timeout_s and request_timeout_s in (0, kMaxHttpSeconds],
+/// stall_timeout_s in [1, kMaxHttpSeconds], stall_min_bytes_per_s >= 1, max_retries in
+/// [0, 100], 0 <= backoff_base_s <= backoff_max_s <= kMaxHttpSeconds, max_in_flight in
+/// [1, 4096], coalesce_max >= 1, split_size >= 4096 (coalesce_gap and verify_tls take any
+/// value). Throws kInvalidArgument naming the field, the value and the allowed range.
+void validate(const HttpOptions& options);
+
+/// Validates `options` (validate()) and makes them current.
 void set_options(const HttpOptions& options);
 HttpOptions options();
 
