@@ -2,18 +2,28 @@
 #
 # CHUTE_PUBLIC_HEADERS are the headers a C++ user includes: opening arrays and groups, reading
 # boxes, the Store interface and the local stores, the Loader with its datasets, batches and
-# samplers, errors, the version. Everything else is internal and may change between versions;
-# internal headers are installed only when a public header includes them (so that it compiles),
-# and their helper functions live in namespace chute::detail.
+# samplers, errors, the version, and the value types those take and return (array metadata,
+# data types, strided destinations, the byte buffer of Store::read, the cache options).
+# Everything else is internal and may change between versions. A public header names an engine
+# type it does not hold by value (ReadPlan, ThreadPool, chunk sources, codec chains) with a
+# forward declaration, so the engine's headers stay in the source tree; an internal header is
+# installed only when a public header includes it (so that it compiles), and then declares
+# nothing outside namespace chute::detail (python/tests/test_cmake_package.py checks both).
 set(CHUTE_PUBLIC_HEADERS
     chute/loader.h
     chute/array/array.h
+    chute/array/metadata.h
+    chute/array/strided_view.h
+    chute/vocab/dtype.h
+    chute/vocab/codec_spec.h
     chute/format/zarr.h
     chute/format/npy.h
     chute/format/hdf5.h
     chute/store/store.h
     chute/store/file_store.h
     chute/store/memory_store.h
+    chute/store/caching_store.h
+    chute/util/byte_buffer.h
     chute/dataset/dataset.h
     chute/dataset/packed_dataset.h
     chute/dataset/window_dataset.h

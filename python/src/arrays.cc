@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "bindings.h"
+#include "chute/codec/codec_chain.h"
 #include "chute/format/zarr.h"
 #include "chute/store/file_store.h"
 #include "chute/util/error.h"

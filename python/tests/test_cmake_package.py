@@ -2,6 +2,9 @@
 temporary prefix, then the README's C++ example (its ```cmake and ```cpp blocks, as written)
 builds against it with find_package(chute) and runs on data `chute make-dataset` wrote.
 
+The installed headers are the stable API (CHUTE_PUBLIC_HEADERS) plus the internal headers
+they include, and an internal header declares nothing outside namespace chute::detail.
+
 The library build keeps its folder in build/package-test, so a second run only relinks.
 """
 
@@ -106,11 +109,91 @@ def test_only_the_public_headers_and_what_they_include_are_installed(prefix):
                      "chute/format/json_fields.h", "chute/store/mapped_read_guard.h",
                      "chute/array/zarr_chunk_source.h", "chute/util/json_limits.h"):  # fmt: skip
         assert internal not in installed
-    # Every installed internal header says so, and its helpers are in chute::detail.
+    # The engine's headers stay out too: public headers only forward-declare their types.
+    for internal in ("chute/array/read_plan.h", "chute/array/chunk_source.h",
+                     "chute/array/read_scratch.h", "chute/array/strided_copy.h",
+                     "chute/codec/codec_chain.h", "chute/codec/sharding.h",
+                     "chute/util/thread_pool.h", "chute/store/io_executor.h"):  # fmt: skip
+        assert internal not in installed
+    # Every installed internal header says so, and declares nothing outside chute::detail.
     for header in sorted(installed - set(public_headers()) - {"chute/version.h"}):
         text = (prefix / "include" / header).read_text()
+        assert declarations_outside_detail(text) == [], header
         if "namespace chute::detail" in text:
             assert "Internal" in text, header
+
+
+def strip_comments_and_literals(text: str) -> str:
+    """`text` without comments, string and character literals, and preprocessor lines."""
+    pattern = r'//[^\n]*|/\*.*?\*/|"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\''
+    text = re.sub(pattern, " ", text, flags=re.DOTALL)
+    return re.sub(r"^[ \t]*#[^\n]*", " ", text, flags=re.MULTILINE)
+
+
+def declarations_outside_detail(text: str) -> list[str]:
+    """The declarations of a C++ header that are not inside namespace chute::detail: at file
+    scope or directly in any other namespace (chute, an anonymous one). Each is given by its
+    first words, up to its first '{' or ';'. Contents of classes and functions are not
+    looked into: only where the declaration itself stands counts."""
+    code = strip_comments_and_literals(text)
+    opener = re.compile(r"(?<!\w)(?:inline\s+)?namespace\s*([\w:]*)\s*\{")
+    scopes: list[list[str] | None] = []  # a namespace's path components, None for other braces
+    found: list[str] = []
+    i = 0
+    while i < len(code):
+        char = code[i]
+        in_namespaces = all(scope is not None for scope in scopes)
+        path = [part for scope in scopes if scope for part in scope]
+        exposed = in_namespaces and path[:2] != ["chute", "detail"]
+        if char.isspace() or (exposed and char == ";"):
+            i += 1
+        elif char == "}":
+            if scopes:
+                scopes.pop()
+            i += 1
+        elif char == "{":
+            scopes.append(None)
+            i += 1
+        elif in_namespaces and (match := opener.match(code, i)):
+            scopes.append(match.group(1).split("::") if match.group(1) else [""])
+            i = match.end()
+        elif exposed:
+            end = min((j for c in "{;" if (j := code.find(c, i)) >= 0), default=len(code))
+            found.append(" ".join(code[i:end].split()))
+            i = end
+        else:
+            i += 1
+    return found
+
+
+def test_declaration_scan_finds_what_leaves_chute_detail():
+    """The scan the installed-header test relies on fails where it should."""
+    assert (
+        declarations_outside_detail(
+            "#pragma once\n#include <memory>\n// namespace chute { int x; }\n"
+            "namespace chute::detail {\nstruct A { void f() { if (1) {} } };\n"
+            'inline const char* s() { return "}"; }\n}  // namespace chute::detail\n'
+        )
+        == []
+    )
+    assert (
+        declarations_outside_detail("namespace chute {\nnamespace detail {\nint f();\n}\n}\n") == []
+    )
+    assert declarations_outside_detail("namespace chute {\nclass ThreadPool;\n}\n") == [
+        "class ThreadPool"
+    ]
+    assert declarations_outside_detail(
+        "namespace chute::detail { int f(); }\n"
+        "namespace chute {\nstruct A {\n  int x;\n};\nusing B = A;\n}\n"
+    ) == ["struct A", "using B = A"]
+    assert declarations_outside_detail("namespace { int g(); }\nint h();\n") == [
+        "int g()",
+        "int h()",
+    ]
+    assert declarations_outside_detail("namespace chute::other { void f(); }") == ["void f()"]
+    assert declarations_outside_detail(
+        "namespace chute::detail { int my_namespace {}; }\nnamespace chute { int y; }"
+    ) == ["int y"]
 
 
 def test_public_headers_compile_on_their_own(prefix, tmp_path):

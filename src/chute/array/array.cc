@@ -6,6 +6,7 @@
 #include <tuple>
 
 #include "chute/array/chunk_grid.h"
+#include "chute/array/read_plan.h"
 #include "chute/array/strided_copy.h"
 #include "chute/array/zarr_chunk_source.h"
 #include "chute/util/clock.h"
@@ -39,6 +40,10 @@ void ReadStats::reset() {
   chunks = 0;
   missing_chunks = 0;
 }
+
+const Store& Array::store() const { return source_->store(); }
+
+const CodecChain& Array::codecs() const { return codecs_ ? *codecs_ : source_->chain(); }
 
 Array::Array(StorePtr store, std::string prefix, ArrayMetadata metadata, std::string name)
     : metadata_(std::move(metadata)), name_(std::move(name)) {

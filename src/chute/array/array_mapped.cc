@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "chute/array/array.h"
+#include "chute/array/read_plan.h"
 #include "chute/store/single_file_store.h"
 #include "chute/util/clock.h"
 

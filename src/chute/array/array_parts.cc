@@ -8,6 +8,7 @@
 
 #include "chute/array/array.h"
 #include "chute/array/chunk_grid.h"
+#include "chute/array/read_plan.h"
 #include "chute/util/clock.h"
 #include "chute/util/error.h"
 

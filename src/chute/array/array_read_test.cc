@@ -9,6 +9,7 @@
 
 #include "chute/array/array.h"
 #include "chute/array/array_test_support.h"
+#include "chute/array/read_plan.h"
 #include "chute/store/counting_store.h"
 #include "chute/store/memory_store.h"
 

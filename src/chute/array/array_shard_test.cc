@@ -9,8 +9,10 @@
 
 #include "chute/array/array.h"
 #include "chute/array/array_test_support.h"
+#include "chute/array/read_scratch.h"
 #include "chute/store/counting_store.h"
 #include "chute/store/memory_store.h"
+#include "chute/util/thread_pool.h"
 
 namespace chute {
 namespace {

@@ -14,8 +14,11 @@
 
 #include "chute/array/array.h"
 #include "chute/array/chunk_grid.h"
+#include "chute/array/read_scratch.h"
+#include "chute/codec/codec_chain.h"
 #include "chute/store/memory_store.h"
 #include "chute/util/error.h"
+#include "chute/util/thread_pool.h"
 
 namespace chute::testing {
 

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "chute/array/array.h"
+#include "chute/array/read_plan.h"
 #include "chute/array/strided_copy.h"
 #include "chute/store/memory_store.h"
 

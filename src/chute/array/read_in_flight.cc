@@ -9,6 +9,7 @@
 #include <mutex>
 
 #include "chute/array/array.h"
+#include "chute/array/read_plan.h"
 #include "chute/util/clock.h"
 
 namespace chute {

@@ -10,6 +10,7 @@
 
 #include "chute/array/array.h"
 #include "chute/array/array_test_support.h"
+#include "chute/array/read_plan.h"
 #include "chute/store/latency_store.h"
 #include "chute/store/memory_store.h"
 

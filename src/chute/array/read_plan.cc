@@ -1,3 +1,5 @@
+#include "chute/array/read_plan.h"
+
 #include <algorithm>
 #include <functional>
 

@@ -1,6 +1,8 @@
 // Planning reads of many boxes: duplicate chunks are read once, targets land in the right
 // places, and errors name the array, the chunk key and the sample.
 
+#include "chute/array/read_plan.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>

@@ -5,6 +5,7 @@
 #include <optional>
 
 #include "chute/bench/machine.h"
+#include "chute/codec/codec_chain.h"
 #include "chute/dataset/packed_dataset.h"
 #include "chute/dataset/window_dataset.h"
 #include "chute/format/zarr.h"

@@ -8,6 +8,7 @@
 #include <set>
 #include <utility>
 
+#include "chute/array/read_plan.h"
 #include "chute/bench/machine.h"
 #include "chute/codec/sharding.h"
 #include "chute/store/file_store.h"

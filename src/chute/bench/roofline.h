@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "chute/array/array.h"
+#include "chute/array/read_plan.h"
 
 namespace chute::bench {
 

@@ -6,6 +6,9 @@
 #include <cstring>
 #include <limits>
 
+#include "chute/array/chunk_source.h"
+#include "chute/codec/codec_chain.h"
+#include "chute/codec/sharding.h"
 #include "chute/format/hdf5_chunked_source.h"
 
 namespace chute::cli {

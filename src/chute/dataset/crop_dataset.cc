@@ -6,6 +6,7 @@
 #include <cstring>
 #include <set>
 
+#include "chute/array/read_plan.h"
 #include "chute/dataset/cube_symmetry.h"
 #include "chute/format/zarr.h"
 #include "chute/sampler/sampler.h"

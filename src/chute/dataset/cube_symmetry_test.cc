@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "chute/array/chunk_grid.h"
+#include "chute/array/read_plan.h"
 #include "chute/array/strided_copy.h"
 #include "chute/pipeline/loader_test_support.h"
 #include "chute/util/error.h"

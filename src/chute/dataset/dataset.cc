@@ -1,5 +1,7 @@
 #include "chute/dataset/dataset.h"
 
+#include "chute/util/thread_pool.h"
+
 namespace chute {
 
 int64_t OutputSpec::sample_elements() const {

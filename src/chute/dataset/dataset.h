@@ -13,9 +13,11 @@
 
 #include "chute/array/array.h"
 #include "chute/array/dtype.h"
-#include "chute/util/thread_pool.h"
 
 namespace chute {
+
+class ReadPlan;    // chute/array/read_plan.h (internal)
+class ThreadPool;  // chute/util/thread_pool.h (internal)
 
 /// One output of a dataset: a batch holds it as an array of shape (batch, sample_shape...).
 struct OutputSpec {

@@ -5,6 +5,7 @@
 
 #include <set>
 
+#include "chute/array/read_plan.h"
 #include "chute/format/zarr.h"
 #include "chute/util/error.h"
 

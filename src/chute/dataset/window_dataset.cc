@@ -8,6 +8,7 @@
 #include <cstring>
 #include <functional>
 
+#include "chute/array/read_plan.h"
 #include "chute/dataset/computed_forcings.h"
 #include "chute/dataset/store_join.h"
 #include "chute/dataset/window_axes.h"

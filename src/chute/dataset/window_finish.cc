@@ -11,6 +11,7 @@
 #include "chute/dataset/window_dataset.h"
 #include "chute/pipeline/transforms.h"
 #include "chute/util/error.h"
+#include "chute/util/thread_pool.h"
 
 namespace chute {
 

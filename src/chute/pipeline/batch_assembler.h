@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "chute/array/array.h"
+#include "chute/array/read_plan.h"
 #include "chute/dataset/dataset.h"
 #include "chute/util/byte_buffer.h"
 #include "chute/util/thread_pool.h"

@@ -12,6 +12,7 @@
 #include <cerrno>
 #include <utility>
 
+#include "chute/store/io_executor.h"
 #include "chute/util/error.h"
 #include "chute/util/unique_fd.h"
 

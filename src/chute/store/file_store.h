@@ -12,10 +12,11 @@
 #include <optional>
 #include <string>
 
-#include "chute/store/io_executor.h"
 #include "chute/store/store.h"
 
 namespace chute {
+
+class IoExecutor;  // chute/store/io_executor.h (internal)
 
 struct FileStoreOptions {
   bool follow_symlinks = true;

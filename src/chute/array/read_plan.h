@@ -1,0 +1,130 @@
+#pragma once
+// The read engine's planner (internal: not installed, see cmake/chute_public_headers.cmake).
+// ReadPlan lets a caller (the batch assembler, a Dataset's plan()) gather the chunk work of many
+// boxes of many arrays, remove duplicate chunks, and run it all at once on a pool.
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "chute/array/array.h"
+#include "chute/array/chunk_source.h"
+#include "chute/array/read_scratch.h"
+#include "chute/array/strided_copy.h"
+#include "chute/array/strided_view.h"
+#include "chute/codec/codec_chain.h"
+#include "chute/codec/sharding.h"
+#include "chute/store/store.h"
+#include "chute/util/thread_pool.h"
+
+namespace chute {
+
+/// Part of one chunk that lands in one destination: the region [chunk_start, +shape) of the
+/// decoded chunk goes to `dst` (already offset to the region's first element).
+struct ChunkTarget {
+  std::vector<int64_t> chunk_start;
+  StridedView dst;
+};
+
+/// All targets of one chunk of one array; executing it reads and decodes the chunk once.
+struct ChunkTask {
+  const Array* array = nullptr;
+  std::vector<int64_t> chunk_coords;  // in the array's read grid (inner chunks when sharded)
+  std::vector<ChunkTarget> targets;
+  std::string context;  // e.g. "sample 17", added to error messages
+};
+
+/// Chunks split along the innermost dimension of a box write short runs (5 float32 channels of
+/// a channels-last sample: 20 bytes) that each chunk spreads over the whole destination, so a
+/// destination cache line is fetched and written back once per chunk. Such neighbours form a
+/// gather group: one worker decodes them side by side into staging, then interleaves them
+/// into the destination in one front-to-back pass that writes each line once.
+inline constexpr int64_t kGatherMaxRunBytes = 256;           // runs shorter than this are gathered
+inline constexpr int64_t kGatherMaxStagingBytes = 16 << 20;  // per worker
+/// A read of one chunk is decoded in parts on every worker from this many decoded bytes on.
+inline constexpr size_t kSplitMinBytes = 256 << 10;
+
+/// A chunk's stored bytes read ahead of its decode (ReadPlan keeps reads in flight).
+struct FetchedChunk {
+  ChunkLocation where;  // located on the planning thread
+  std::string key;      // where.store's key of the value holding the chunk
+  ByteBuffer bytes;     // the stored bytes once the read completed kOk
+  ReadOutcome outcome;  // kMissing reads as the fill value, kFailed rethrows on decode
+};
+
+/// Reads in flight: 0 asks each plan for its stores' preferred_concurrency().
+inline constexpr size_t kAutoIoConcurrency = 0;
+
+class ReadPlan {
+ public:
+  /// Adds the chunk work of reading box [start, start+dst.shape) of `array` into `dst`.
+  /// Chunks already planned for the same array get another target instead of another read.
+  void add(const Array& array, std::span<const int64_t> start, const StridedView& dst,
+           std::string context = {});
+  /// Runs every task on `pool` (inline when pool is null); scratch must have pool->size()
+  /// entries (or 1 without a pool). The first error is rethrown naming array and chunk key.
+  void execute(ThreadPool* pool, std::vector<ReadScratch>& scratch, ReadStats* stats = nullptr);
+  /// execute() keeping up to `io_concurrency` chunk reads in flight (kAutoIoConcurrency: the
+  /// preferred_concurrency() of the plan's store): the chunks are located first, their reads
+  /// submitted to the stores as a window, and each is decoded on the pool as its bytes arrive.
+  /// 1 (or a store that prefers 1) reads each chunk on the worker that decodes it. Chunks read
+  /// in part (blosc blocks of a crop) and mapped sources are read by their workers either way.
+  /// The stored bytes of the plan's fetched chunks are held until decoded.
+  void execute(ThreadPool* pool, std::vector<ReadScratch>& scratch, ReadStats* stats,
+               size_t io_concurrency);
+  /// The reads in flight the last execute() allowed (1: read by the decoding workers).
+  size_t last_io_concurrency() const { return last_io_concurrency_; }
+  void clear();
+  size_t task_count() const { return tasks_.size(); }
+  const std::vector<ChunkTask>& tasks() const { return tasks_; }
+  /// Units of parallel work: a single chunk task, or a gather group of consecutive tasks.
+  size_t work_item_count() const { return items_.size(); }
+  /// Tasks executed in gather groups (of two or more).
+  size_t gathered_task_count() const;
+
+ private:
+  struct WorkItem {
+    size_t first = 0;  // tasks_[first, first + count)
+    size_t count = 1;  // > 1: a gather group, each task's targets[0] interleaved
+  };
+  /// Adds the tasks of one row of chunks along the innermost dimension (task indices in
+  /// `row`, `fresh` when each was created by this row) as work items.
+  void add_row(const Array& array, std::span<const size_t> row, bool fresh);
+  /// `fetched`: use the chunks read ahead (fetched_) of the tasks marked in fetching_.
+  void execute_item(const WorkItem& item, ReadScratch& scratch, ReadStats* stats,
+                    bool fetched = false);
+  void execute_gathered(const WorkItem& item, ReadScratch& scratch, ReadStats* stats, bool fetched);
+  /// The window of reads in flight `io_concurrency` resolves to for this plan.
+  size_t resolve_io_concurrency(size_t io_concurrency) const;
+  void execute_in_flight(ThreadPool* pool, std::vector<ReadScratch>& scratch, ReadStats* stats,
+                         size_t window);
+  struct InFlight;
+  /// Submits the reads of the next items while fewer than the window are in flight.
+  void pump(const std::shared_ptr<InFlight>& state);
+  FetchedChunk* fetched_of(size_t task) { return fetching_[task] ? &fetched_[task] : nullptr; }
+
+  struct ChunkId {
+    const Array* array;
+    int64_t chunk;  // row-major position in the array's read grid
+    bool operator==(const ChunkId&) const = default;
+  };
+  struct ChunkIdHash {
+    size_t operator()(const ChunkId& id) const;
+  };
+
+  std::vector<ChunkTask> tasks_;
+  std::vector<WorkItem> items_;
+  std::vector<size_t> row_;                                 // reused by add()
+  std::unordered_map<ChunkId, size_t, ChunkIdHash> index_;  // (array, chunk) -> task
+  // Reads in flight (execute_in_flight), per task; kept across clear() to reuse the buffers.
+  std::vector<FetchedChunk> fetched_;
+  std::vector<uint8_t> fetching_;
+  std::vector<ReadRequest> requests_;
+  size_t last_io_concurrency_ = 1;
+};
+
+}  // namespace chute
