@@ -111,6 +111,8 @@ std::string render_modes(const json& modes, int threads) {
                  "accel. util.", "peak RSS"});
   Table split({"mode", "read", "decode", "assemble", "wait", "compute"});
   Table queue({"mode", "capacity", "mean queued", "found empty"});
+  Table cache(
+      {"mode", "hits", "misses", "from cache", "fetched", "written", "evicted", "discarded"});
   for (const char* name : {"io", "compute", "full"}) {
     if (!modes.contains(name)) continue;
     const json& m = modes[name];
@@ -137,6 +139,14 @@ std::string render_modes(const json& modes, int threads) {
       queue.add_row({name, integer(q, "capacity"), format_number(number(q, "mean_occupancy", 0)),
                      format_percent(number(q, "empty_fraction", 0))});
     }
+    if (m.contains("cache") && m["cache"].is_object()) {
+      const json& c = m["cache"];
+      cache.add_row({name, integer(c, "hits"), integer(c, "misses"),
+                     format_bytes(number(c, "bytes_from_cache", 0)),
+                     format_bytes(number(c, "bytes_fetched", 0)),
+                     format_bytes(number(c, "bytes_written", 0)), integer(c, "evicted"),
+                     integer(c, "discarded")});
+    }
   }
   std::string out = summary.render("Modes (mean ± std over trials)");
   out += "\n" + split.render(fmt::format(
@@ -145,6 +155,9 @@ std::string render_modes(const json& modes, int threads) {
                     threads));
   if (queue.rows() > 0) {
     out += "\n" + queue.render("Prefetch queue (batches ready when the consumer asked)");
+  }
+  if (cache.rows() > 0) {
+    out += "\n" + cache.render("Node-local cache (--cache) over the timed trials");
   }
   return out;
 }
