@@ -76,8 +76,10 @@ std::string render_roofline(const json& r) {
   const int parallel = static_cast<int>(number(r, "decode_parallelism", 1));
   table.add_row(
       {"read", format_number(number(r, "read_gbps")),
-       fmt::format("pread into warm buffers, {} threads: {} ({} GB/s stored bytes)", threads,
-                   text(r, "read_source"), format_number(number(r, "read_stored_gbps")))});
+       fmt::format("pread into warm buffers, {} at once (the loader's reads in flight): {} ({} "
+                   "GB/s stored bytes)",
+                   static_cast<int>(number(r, "reads_in_flight", threads)), text(r, "read_source"),
+                   format_number(number(r, "read_stored_gbps")))});
   table.add_row({"decode, 1 thread", format_number(number(r, "decode_single_gbps")),
                  "codec chain into a warm buffer"});
   table.add_row({fmt::format("decode × {}", parallel), format_number(number(r, "decode_gbps")),
