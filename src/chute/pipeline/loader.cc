@@ -373,6 +373,8 @@ void Loader::produce(int64_t epoch, int64_t start_batch, std::shared_ptr<Prefetc
 
 void Loader::add_read_stats(const ReadStats& stats, int64_t produce_ns, int64_t finish_ns) {
   std::lock_guard lock(stats_mutex_);
+  assembler_->add_caches_to(caches_);
+  cache_baselines_.resize(caches_.size());
   stats_.batches_produced += 1;
   stats_.produce_ns += produce_ns;
   stats_.finish_ns += finish_ns;
@@ -384,8 +386,6 @@ void Loader::add_read_stats(const ReadStats& stats, int64_t produce_ns, int64_t 
   stats_.chunks += stats.chunks.load();
   stats_.missing_chunks += stats.missing_chunks.load();
   stats_.io_concurrency = static_cast<int64_t>(assembler_->last_io_concurrency());
-  assembler_->add_caches_to(caches_);
-  cache_baselines_.resize(caches_.size());
 }
 
 SamplerState Loader::state() const {
