@@ -157,15 +157,7 @@ CacheOptions cache_options(const nb::bytes& dir, uint64_t max_bytes) {
 nb::object cache_stats_dict(const Array& array) {
   const std::optional<CacheStats> stats = cache_stats_of(array.store());
   if (!stats) return nb::none();
-  nb::dict d;
-  d["hits"] = stats->hits;
-  d["misses"] = stats->misses;
-  d["bytes_from_cache"] = stats->bytes_from_cache;
-  d["bytes_fetched"] = stats->bytes_fetched;
-  d["bytes_written"] = stats->bytes_written;
-  d["evicted"] = stats->evicted;
-  d["discarded"] = stats->discarded;
-  return d;
+  return cache_stats_to_python(*stats);
 }
 
 /// A file-system name as str, the way os.fsdecode makes it: bytes that are not UTF-8 become
@@ -197,6 +189,18 @@ nb::dict open_group_path(const std::string& path, const CacheOptions& cache) {
 }
 
 }  // namespace
+
+nb::dict cache_stats_to_python(const CacheStats& stats) {
+  nb::dict d;
+  d["hits"] = stats.hits;
+  d["misses"] = stats.misses;
+  d["bytes_from_cache"] = stats.bytes_from_cache;
+  d["bytes_fetched"] = stats.bytes_fetched;
+  d["bytes_written"] = stats.bytes_written;
+  d["evicted"] = stats.evicted;
+  d["discarded"] = stats.discarded;
+  return d;
+}
 
 void bind_arrays(nb::module_& m) {
   register_fork_handlers();

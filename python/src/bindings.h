@@ -3,6 +3,8 @@
 
 #include <nanobind/nanobind.h>
 
+#include "chute/store/caching_store.h"
+
 namespace chute::python {
 
 void bind_errors(nanobind::module_& m);
@@ -10,5 +12,9 @@ void bind_arrays(nanobind::module_& m);
 void bind_loader(nanobind::module_& m);
 void bind_http(nanobind::module_& m);
 void bind_object_store(nanobind::module_& m);
+
+/// Node-local cache counters as a dict (hits, misses, bytes_from_cache, bytes_fetched,
+/// bytes_written, evicted, discarded).
+nanobind::dict cache_stats_to_python(const CacheStats& stats);
 
 }  // namespace chute::python

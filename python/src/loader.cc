@@ -135,6 +135,7 @@ nb::dict stats_to_python(const LoaderStats& s) {
   d["buffers_allocated"] = s.buffers_allocated;
   d["prefetch"] = s.prefetch;
   d["io_concurrency"] = s.io_concurrency;
+  d["cache"] = s.cache ? nb::object(cache_stats_to_python(*s.cache)) : nb::none();
   nb::list occupancy;
   for (const OccupancySample& o : s.occupancy) {
     occupancy.append(nb::make_tuple(o.time_ns * 1e-9, o.queued));

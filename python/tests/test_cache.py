@@ -85,17 +85,31 @@ def test_two_processes_share_the_folder(tmp_path):
 
 def test_loader_epoch_two_comes_from_the_cache(tmp_path):
     data = write_array(tmp_path / "x.zarr")
+    write_array(tmp_path / "y.zarr")
     cache = tmp_path / "cache"
     first = chute.Loader({"x": str(tmp_path / "x.zarr")}, batch_size=8, seed=1, cache=cache)
     epoch0 = [(b.indices.copy(), b["x"].copy()) for b in first]
     for indices, x in epoch0:
         np.testing.assert_array_equal(x, data[indices])
+    first.close()  # nothing read ahead while the counters are looked at
+    stats = first.stats()["cache"]
+    assert stats["misses"] >= SAMPLES // 8  # every chunk fetched once (+ read-ahead)
+    assert stats["bytes_fetched"] == stats["bytes_written"] > 0
+    assert stats["discarded"] == 0 and stats["evicted"] == 0
     del first
     # The chunks leave the array (metadata stays): only the cache can serve epoch 1 now.
     shutil.rmtree(tmp_path / "x.zarr" / "c")
     second = chute.Loader({"x": str(tmp_path / "x.zarr")}, batch_size=8, seed=1, cache=cache)
     for batch in second:
         np.testing.assert_array_equal(batch["x"], data[batch.indices])
+    second.close()
+    stats = second.stats()["cache"]
+    assert stats["misses"] == 0 and stats["bytes_fetched"] == 0
+    assert stats["hits"] >= SAMPLES // 8 and stats["bytes_from_cache"] > 0
+    second.reset_stats()
+    assert second.stats()["cache"]["hits"] == 0
+    plain = chute.Loader({"x": str(tmp_path / "y.zarr")}, batch_size=8)
+    assert plain.stats()["cache"] is None  # no cache, no counters
 
 
 def test_chunk_shuffle_covers_the_epoch_and_groups_chunks(tmp_path):

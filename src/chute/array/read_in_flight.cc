@@ -4,6 +4,7 @@
 // that serve submit() asynchronously (local files on the I/O executor, object stores) keep the
 // window full while the workers decode; the decode threads never wait on one read at a time.
 
+#include <algorithm>
 #include <condition_variable>
 #include <deque>
 #include <mutex>
@@ -39,6 +40,16 @@ size_t ReadPlan::resolve_io_concurrency(size_t io_concurrency) const {
   return 1;
 }
 
+// The reads of one pump round that go to one store: submitted with one submit() call, so a
+// store can coalesce nearby ranges of a value (HttpStore) or start the whole batch at once.
+// Shared by the callbacks: the requests outlive their reads.
+struct ReadPlan::Batch {
+  const Store* store = nullptr;
+  std::vector<ReadRequest> requests;
+  std::vector<size_t> tasks;  // requests[k] reads tasks[k] ...
+  std::vector<size_t> items;  // ... of work item items[k]
+};
+
 void ReadPlan::pump(const std::shared_ptr<InFlight>& state) {
   InFlight& s = *state;
   std::unique_lock lock(s.mutex);
@@ -47,36 +58,57 @@ void ReadPlan::pump(const std::shared_ptr<InFlight>& state) {
     return;
   }
   s.pumping = true;
+  std::vector<std::shared_ptr<Batch>> batches;
   do {
     s.again = false;
+    // Gather every read the window allows now (whole items: a gather group is never split),
+    // then submit them grouped by store, one submit() per store.
+    batches.clear();
     while (!s.cancelled && s.next_item < items_.size() && s.in_flight < s.window) {
       const size_t i = s.next_item++;
       const WorkItem& item = items_[i];
       if (s.pending[i] == 0) continue;  // nothing to read: already ready
       s.in_flight += s.pending[i];
       s.active += s.pending[i];
-      lock.unlock();
       for (size_t t = item.first; t < item.first + item.count; ++t) {
         if (!fetching_[t] || !fetched_[t].where.found) continue;  // missing: nothing to read
-        const Store& store = *fetched_[t].where.store;
-        store.submit({&requests_[t], 1}, [this, state, t, i](size_t, ReadOutcome outcome) {
-          InFlight& st = *state;
-          {
-            std::lock_guard guard(st.mutex);
-            fetched_[t].outcome = std::move(outcome);
-            --st.in_flight;
-            if (--st.pending[i] == 0) {
-              st.ready.push_back(i);
-              st.ready_cv.notify_one();
-            }
-          }
-          pump(state);
-          std::lock_guard guard(st.mutex);
-          if (--st.active == 0) st.idle_cv.notify_all();
-        });
+        const Store* store = fetched_[t].where.store;
+        auto batch = std::find_if(batches.begin(), batches.end(),
+                                  [&](const auto& b) { return b->store == store; });
+        if (batch == batches.end()) {
+          batches.push_back(std::make_shared<Batch>());
+          batch = std::prev(batches.end());
+          (*batch)->store = store;
+        }
+        (*batch)->requests.push_back(std::move(requests_[t]));
+        (*batch)->tasks.push_back(t);
+        (*batch)->items.push_back(i);
       }
-      lock.lock();
     }
+    if (batches.empty()) continue;
+    lock.unlock();
+    for (std::shared_ptr<Batch>& batch : batches) {
+      const Store& store = *batch->store;
+      const std::span<const ReadRequest> requests = batch->requests;
+      store.submit(requests, [this, state, batch](size_t k, ReadOutcome outcome) {
+        InFlight& st = *state;
+        {
+          std::lock_guard guard(st.mutex);
+          const size_t i = batch->items[k];
+          fetched_[batch->tasks[k]].outcome = std::move(outcome);
+          --st.in_flight;
+          if (--st.pending[i] == 0) {
+            st.ready.push_back(i);
+            st.ready_cv.notify_one();
+          }
+        }
+        pump(state);
+        std::lock_guard guard(st.mutex);
+        if (--st.active == 0) st.idle_cv.notify_all();
+      });
+    }
+    batches.clear();
+    lock.lock();
   } while (s.again);
   s.pumping = false;
   if (s.active == 0) s.idle_cv.notify_all();

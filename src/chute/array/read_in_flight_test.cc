@@ -7,10 +7,12 @@
 
 #include <chrono>
 #include <random>
+#include <set>
 
 #include "chute/array/array.h"
 #include "chute/array/array_test_support.h"
 #include "chute/array/read_plan.h"
+#include "chute/store/counting_store.h"
 #include "chute/store/latency_store.h"
 #include "chute/store/memory_store.h"
 
@@ -162,6 +164,121 @@ TEST(ReadsInFlight, AutoUsesTheStorePreference) {
     std::vector<ReadScratch> scratch;
     plan.execute(nullptr, scratch, nullptr);
     EXPECT_EQ(plan.last_io_concurrency(), static_cast<size_t>(preferred));
+  }
+}
+
+// Fails the submitted reads of the keys in `failing` (kUnavailable) and serves the others from
+// the inner store, within the same batch.
+class FailingStore final : public Store {
+ public:
+  explicit FailingStore(StorePtr inner) : inner_(std::move(inner)) {}
+  std::set<std::string> failing;
+
+  std::optional<uint64_t> size(std::string_view key) const override { return inner_->size(key); }
+  bool read(std::string_view key, ByteBuffer& out) const override { return inner_->read(key, out); }
+  bool read_range(std::string_view key, uint64_t offset, std::span<std::byte> out) const override {
+    return inner_->read_range(key, offset, out);
+  }
+  void submit(std::span<const ReadRequest> requests, const ReadCallback& done) const override {
+    for (size_t k = 0; k < requests.size(); ++k) {
+      if (failing.count(requests[k].key) == 0) {
+        // The inner store is a MemoryStore: it completes before submit() returns.
+        inner_->submit(requests.subspan(k, 1), [&](size_t, ReadOutcome o) { done(k, o); });
+      } else {
+        done(k, {ReadStatus::kFailed, 0,
+                 std::make_exception_ptr(Error(ErrorCode::kUnavailable, "injected failure"))});
+      }
+    }
+  }
+  int preferred_concurrency() const override { return inner_->preferred_concurrency(); }
+  std::vector<std::string> list(std::string_view prefix) const override {
+    return inner_->list(prefix);
+  }
+  std::string describe() const override { return "failing"; }
+
+ private:
+  StorePtr inner_;
+};
+
+TEST(ReadsInFlight, EachRoundIsOneSubmitPerStore) {
+  // Two arrays of 32 chunks on two stores, one decode thread: the first round submits a
+  // window of reads in one call, later rounds what completed meanwhile; every read goes
+  // through some batch, no batch is larger than the window, and a window holding everything
+  // is one call per store.
+  auto memory = std::make_shared<MemoryStore>();
+  auto m = make_metadata<float>({32, 16}, {1, 16});
+  write_chunks<float>(*memory, "a", m);
+  write_chunks<float>(*memory, "b", m);
+  auto counting_a =
+      std::make_shared<CountingStore>(std::make_shared<LatencyStore>(memory, milliseconds(2)));
+  auto counting_b =
+      std::make_shared<CountingStore>(std::make_shared<LatencyStore>(memory, milliseconds(2)));
+  Array a(counting_a, "a", m, "a");
+  Array b(counting_b, "b", m, "b");
+  for (size_t io : {size_t{2}, size_t{8}, size_t{64}}) {
+    counting_a->reset();
+    counting_b->reset();
+    std::vector<float> out_a(32 * 16, -7.f), out_b(32 * 16, -7.f);
+    ReadPlan plan;
+    plan.add(a, Coords{0, 0}, view_of(out_a, {32, 16}));
+    plan.add(b, Coords{0, 0}, view_of(out_b, {32, 16}));
+    ThreadPool pool(1);
+    std::vector<ReadScratch> scratch;
+    plan.execute(&pool, scratch, nullptr, io);
+    const auto expected = expected_box<float>(Coords{0, 0}, Coords{32, 16}, Coords{1, 16}, 0.f);
+    EXPECT_TRUE(same_elements(expected, out_a)) << "io " << io;
+    EXPECT_TRUE(same_elements(expected, out_b)) << "io " << io;
+    EXPECT_EQ(counting_a->reads() + counting_a->range_reads() + counting_b->reads() +
+                  counting_b->range_reads(),
+              64u)
+        << "io " << io;
+    EXPECT_LE(counting_a->largest_batch(), io) << "io " << io;
+    EXPECT_LE(counting_b->largest_batch(), io) << "io " << io;
+    if (io == 64) {  // everything fits the window: one round, one call per store
+      EXPECT_EQ(counting_a->submits(), 1u);
+      EXPECT_EQ(counting_b->submits(), 1u);
+      EXPECT_EQ(counting_a->largest_batch(), 32u);
+    } else {  // the first round fills the window with reads of a, in one call
+      EXPECT_EQ(counting_a->largest_batch(), io);
+      EXPECT_LT(counting_a->submits() + counting_b->submits(), 64u) << "io " << io;
+    }
+  }
+}
+
+TEST(ReadsInFlight, AFailureInsideABatchFailsThePlanAndTheRestStillCompletes) {
+  auto memory = std::make_shared<MemoryStore>();
+  auto m = make_metadata<float>({16, 16}, {1, 16});
+  write_chunks<float>(*memory, "x", m);
+  auto failing = std::make_shared<FailingStore>(memory);
+  auto slow = std::make_shared<LatencyStore>(failing, milliseconds(2));
+  auto counting = std::make_shared<CountingStore>(slow);
+  Array array(counting, "x", m, "x");
+  std::vector<float> out(16 * 16, -7.f);
+  ReadPlan plan;
+  plan.add(array, Coords{0, 0}, view_of(out, {16, 16}), "sample 3");
+  const auto expected = expected_box<float>(Coords{0, 0}, Coords{16, 16}, Coords{1, 16}, 0.f);
+  for (const char* key : {"x/c/0/0", "x/c/5/0", "x/c/15/0"}) {  // first, middle, last of a batch
+    failing->failing = {key};
+    counting->reset();
+    ThreadPool pool(2);
+    std::vector<ReadScratch> scratch;
+    try {
+      plan.execute(&pool, scratch, nullptr, 16);
+      FAIL() << "expected an error for " << key;
+    } catch (const Error& e) {
+      const std::string message = e.what();
+      EXPECT_EQ(e.code(), ErrorCode::kUnavailable) << message;
+      EXPECT_NE(message.find(std::string("chunk '") + key + "'"), std::string::npos) << message;
+      EXPECT_NE(message.find("sample 3"), std::string::npos) << message;
+    }
+    EXPECT_EQ(slow->in_flight(), 0) << key;  // every read of the batch completed first
+    EXPECT_EQ(counting->submits(), 1u) << key;
+    EXPECT_EQ(counting->largest_batch(), 16u) << key;
+    // The same plan without the failure reads exact bytes.
+    failing->failing.clear();
+    std::fill(out.begin(), out.end(), -7.f);
+    plan.execute(&pool, scratch, nullptr, 16);
+    EXPECT_TRUE(same_elements(expected, out)) << key;
   }
 }
 

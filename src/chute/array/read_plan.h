@@ -103,7 +103,9 @@ class ReadPlan {
   void execute_in_flight(ThreadPool* pool, std::vector<ReadScratch>& scratch, ReadStats* stats,
                          size_t window);
   struct InFlight;
-  /// Submits the reads of the next items while fewer than the window are in flight.
+  struct Batch;
+  /// Submits the reads of the next items while fewer than the window are in flight, grouped
+  /// per store: one submit() call per store and round.
   void pump(const std::shared_ptr<InFlight>& state);
   FetchedChunk* fetched_of(size_t task) { return fetching_[task] ? &fetched_[task] : nullptr; }
 

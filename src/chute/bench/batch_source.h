@@ -6,9 +6,11 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <span>
 
 #include "chute/bench/sweep.h"
+#include "chute/store/caching_store.h"
 
 namespace chute::bench {
 
@@ -29,6 +31,7 @@ struct WorkerTimes {
   int64_t bytes_read = 0;
   int64_t bytes_decoded = 0;
   int64_t chunks = 0;
+  std::optional<CacheStats> cache;  // node-local cache counters, when reads go through one
 };
 
 class BatchSource {

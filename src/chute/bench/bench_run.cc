@@ -112,6 +112,18 @@ ModeResult run_with_loader(Mode mode, const SourceFactory& factory, const Loader
   result.breakdown.read = (after.read_ns - before.read_ns) / 1e9 / batches;
   result.breakdown.decode = (after.decode_ns - before.decode_ns) / 1e9 / batches;
   result.breakdown.assemble = (after.assemble_ns - before.assemble_ns) / 1e9 / batches;
+  if (after.cache) {
+    const CacheStats zero;
+    const CacheStats& a = *after.cache;
+    const CacheStats& b = before.cache ? *before.cache : zero;
+    result.cache = CacheStats{a.hits - b.hits,
+                              a.misses - b.misses,
+                              a.bytes_from_cache - b.bytes_from_cache,
+                              a.bytes_fetched - b.bytes_fetched,
+                              a.bytes_written - b.bytes_written,
+                              a.evicted - b.evicted,
+                              a.discarded - b.discarded};
+  }
   return result;
 }
 
@@ -222,26 +234,36 @@ nlohmann::json to_json(const ModeResult& r, bool include_queue) {
     queue["t_s"] = std::move(t);
     queue["occupancy"] = std::move(occupancy);
   }
-  return {{"mode", mode_name(r.mode)},
-          {"setting", to_json(r.setting)},
-          {"trials", r.trials},
-          {"batches_per_trial", r.batches_per_trial},
-          {"batch_bytes", r.batch_bytes},
-          {"samples_per_s", to_json(r.samples_per_s)},
-          {"gb_per_s", to_json(r.gb_per_s)},
-          {"s_per_batch", to_json(r.s_per_batch)},
-          {"batch_interval_s", to_json(r.batch_interval_s)},
-          {"time_to_first_batch_s", r.time_to_first_batch_s},
-          {"wall_s", r.wall_s},
-          {"breakdown_s_per_batch",
-           {{"read", r.breakdown.read},
-            {"decode", r.breakdown.decode},
-            {"assemble", r.breakdown.assemble},
-            {"wait", r.breakdown.wait},
-            {"compute", r.breakdown.compute}}},
-          {"accelerator_utilisation", r.accelerator_utilisation},
-          {"queue", std::move(queue)},
-          {"peak_memory", to_json(r.memory)}};
+  nlohmann::json out = {{"mode", mode_name(r.mode)},
+                        {"setting", to_json(r.setting)},
+                        {"trials", r.trials},
+                        {"batches_per_trial", r.batches_per_trial},
+                        {"batch_bytes", r.batch_bytes},
+                        {"samples_per_s", to_json(r.samples_per_s)},
+                        {"gb_per_s", to_json(r.gb_per_s)},
+                        {"s_per_batch", to_json(r.s_per_batch)},
+                        {"batch_interval_s", to_json(r.batch_interval_s)},
+                        {"time_to_first_batch_s", r.time_to_first_batch_s},
+                        {"wall_s", r.wall_s},
+                        {"breakdown_s_per_batch",
+                         {{"read", r.breakdown.read},
+                          {"decode", r.breakdown.decode},
+                          {"assemble", r.breakdown.assemble},
+                          {"wait", r.breakdown.wait},
+                          {"compute", r.breakdown.compute}}},
+                        {"accelerator_utilisation", r.accelerator_utilisation},
+                        {"queue", std::move(queue)},
+                        {"peak_memory", to_json(r.memory)}};
+  if (r.cache) {
+    out["cache"] = {{"hits", r.cache->hits},
+                    {"misses", r.cache->misses},
+                    {"bytes_from_cache", r.cache->bytes_from_cache},
+                    {"bytes_fetched", r.cache->bytes_fetched},
+                    {"bytes_written", r.cache->bytes_written},
+                    {"evicted", r.cache->evicted},
+                    {"discarded", r.cache->discarded}};
+  }
+  return out;
 }
 
 }  // namespace chute::bench

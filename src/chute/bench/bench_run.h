@@ -68,7 +68,8 @@ struct ModeResult {
   double mean_queue_occupancy = 0;
   double queue_empty_fraction = 0;  // share of requests that found the queue empty
   std::vector<QueuePoint> queue;
-  PeakMemory memory;  // after the mode (VmHWM reset before it where possible)
+  PeakMemory memory;                // after the mode (VmHWM reset before it where possible)
+  std::optional<CacheStats> cache;  // node-local cache counters over the timed trials
   std::vector<std::vector<int64_t>> batch_indices;  // warm-up and timed batches, when recorded
 };
 

@@ -14,7 +14,8 @@ namespace {
 /// length, and 1 ms of read / 2 ms decode / 3 ms assemble worker time per batch.
 class FakeSource final : public BatchSource {
  public:
-  explicit FakeSource(const LoaderSetting& setting) : setting_(setting) {
+  explicit FakeSource(const LoaderSetting& setting, bool cache = false)
+      : setting_(setting), cache_(cache) {
     data_.resize(static_cast<size_t>(setting.batch_size) * 100);
     buffers_.push_back(data_);
   }
@@ -32,11 +33,18 @@ class FakeSource final : public BatchSource {
   }
   int queue_capacity() const override { return setting_.prefetch; }
   WorkerTimes worker_times() const override {
-    return {batches_ * 1'000'000, batches_ * 2'000'000, batches_ * 3'000'000, 0, 0, 0};
+    WorkerTimes times{
+        batches_ * 1'000'000, batches_ * 2'000'000, batches_ * 3'000'000, 0, 0, 0, {}};
+    if (cache_) {  // per batch: 3 hits, 1 miss, 300 bytes from the cache, 100 fetched
+      const auto b = static_cast<uint64_t>(batches_);
+      times.cache = CacheStats{3 * b, b, 300 * b, 100 * b, 100 * b, 0, b / 4};
+    }
+    return times;
   }
 
  private:
   LoaderSetting setting_;
+  bool cache_ = false;
   std::vector<std::byte> data_;
   std::vector<std::span<const std::byte>> buffers_;
   std::vector<int64_t> indices_;
@@ -88,6 +96,25 @@ TEST(BenchRun, IoModeCountsBatchesTrialsAndBreakdown) {
   ASSERT_EQ(r.batch_indices.size(), 14u);
   EXPECT_EQ(r.batch_indices[0].front(), 0);
   EXPECT_EQ(r.batch_indices[13].back(), 14 * 8 - 1);
+}
+
+TEST(BenchRun, CacheCountersCoverTheTimedTrialsOnly) {
+  const SourceFactory factory = [](const LoaderSetting& setting) {
+    return std::make_unique<FakeSource>(setting, /*cache=*/true);
+  };
+  const ModeResult r = run_mode(Mode::kIo, factory, {2, 3, 8}, small_run());
+  ASSERT_TRUE(r.cache.has_value());
+  // 12 timed batches (2 warm-up batches excluded).
+  EXPECT_EQ(r.cache->hits, 36u);
+  EXPECT_EQ(r.cache->misses, 12u);
+  EXPECT_EQ(r.cache->bytes_from_cache, 3600u);
+  EXPECT_EQ(r.cache->bytes_fetched, 1200u);
+  EXPECT_EQ(r.cache->discarded, 14u / 4 - 2u / 4);
+  const nlohmann::json json = to_json(r, false);
+  EXPECT_EQ(json["cache"]["hits"], 36);
+  EXPECT_EQ(json["cache"]["bytes_fetched"], 1200);
+  EXPECT_FALSE(to_json(run_mode(Mode::kIo, fake_factory(), {2, 3, 8}, small_run()), false)
+                   .contains("cache"));  // no cache: no counters
 }
 
 TEST(BenchRun, SamplesPerSecondIsConsistentWithSecondsPerBatch) {

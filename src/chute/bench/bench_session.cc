@@ -287,15 +287,17 @@ json run_bench(const BenchOptions& o, const std::function<void(const std::string
     probe.threads = threads;
     probe.usable_cores = machine.usable_cores;
     probe.cold = cold;
+    probe.reads_in_flight = reads_in_flight(chunks, threads, o.io_concurrency);
     const RooflineResult roofline = measure_roofline(chunks, probe);
     decode_single_gbps = roofline.decode_single_gbps;
     set_roofline(report, roofline);
-    log(fmt::format(
-        "roofline: read {:.2f} GB/s ({}), decode {:.2f} GB/s × {}, place {:.2f} GB/s, limit "
-        "{:.2f} GB/s, bound by {}",
-        roofline.read_gbps, roofline.read_source, roofline.decode_single_gbps,
-        roofline.decode_parallelism, roofline.place_gbps, roofline.combined_gbps,
-        roofline.bounding_step));
+    log(
+        fmt::format("roofline: read {:.2f} GB/s ({}, {} reads in flight), decode {:.2f} GB/s × {}, "
+                    "place {:.2f} GB/s, limit "
+                    "{:.2f} GB/s, bound by {}",
+                    roofline.read_gbps, roofline.read_source, roofline.reads_in_flight,
+                    roofline.decode_single_gbps, roofline.decode_parallelism, roofline.place_gbps,
+                    roofline.combined_gbps, roofline.bounding_step));
   }
 
   // The peers read the same batches (warm-up ones included) with the same thread count.
@@ -343,20 +345,23 @@ json run_bench(const BenchOptions& o, const std::function<void(const std::string
   if (!sweep.empty()) {
     std::vector<SweepPoint> points;
     std::vector<double> limits;
-    std::map<int, double> limit_by_threads;
+    std::map<std::pair<int, int>, double> limit_by_setting;  // (threads, reads in flight)
     for (const LoaderSetting& s : expand(sweep, setting)) {
       const ModeResult r = run_mode(Mode::kIo, factory, s, run);
       points.push_back(
           {s, r.samples_per_s.mean, r.samples_per_s.std, r.gb_per_s.mean, r.s_per_batch.mean});
-      if (o.roofline && !chunks.empty() && !limit_by_threads.contains(s.threads)) {
+      const std::pair<int, int> key{s.threads,
+                                    reads_in_flight(chunks, s.threads, s.io_concurrency)};
+      if (o.roofline && !chunks.empty() && !limit_by_setting.contains(key)) {
         RooflineOptions probe;
         probe.threads = s.threads;
         probe.usable_cores = machine.usable_cores;
         probe.known_decode_single_gbps = decode_single_gbps;
         probe.cold = cold;
-        limit_by_threads[s.threads] = measure_roofline(chunks, probe).combined_gbps;
+        probe.reads_in_flight = key.second;
+        limit_by_setting[key] = measure_roofline(chunks, probe).combined_gbps;
       }
-      limits.push_back(limit_by_threads.contains(s.threads) ? limit_by_threads[s.threads] : 0);
+      limits.push_back(limit_by_setting.contains(key) ? limit_by_setting[key] : 0);
       log(fmt::format("sweep threads={} prefetch={} batch={} io_concurrency={}: {}", s.threads,
                       s.prefetch, s.batch_size, s.io_concurrency, rate_line(r)));
     }

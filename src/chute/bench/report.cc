@@ -79,8 +79,10 @@ std::string render_roofline(const json& r) {
   const int parallel = static_cast<int>(number(r, "decode_parallelism", 1));
   table.add_row(
       {"read", format_number(number(r, "read_gbps")),
-       fmt::format("pread into warm buffers, {} threads: {} ({} GB/s stored bytes)", threads,
-                   text(r, "read_source"), format_number(number(r, "read_stored_gbps")))});
+       fmt::format("pread into warm buffers, {} at once (the loader's reads in flight): {} ({} "
+                   "GB/s stored bytes)",
+                   static_cast<int>(number(r, "reads_in_flight", threads)), text(r, "read_source"),
+                   format_number(number(r, "read_stored_gbps")))});
   table.add_row({"decode, 1 thread", format_number(number(r, "decode_single_gbps")),
                  "codec chain into a warm buffer"});
   table.add_row({fmt::format("decode × {}", parallel), format_number(number(r, "decode_gbps")),
@@ -114,6 +116,8 @@ std::string render_modes(const json& modes, int threads) {
                  "accel. util.", "peak RSS"});
   Table split({"mode", "read", "decode", "assemble", "wait", "compute"});
   Table queue({"mode", "capacity", "mean queued", "found empty"});
+  Table cache(
+      {"mode", "hits", "misses", "from cache", "fetched", "written", "evicted", "discarded"});
   for (const char* name : {"io", "compute", "full"}) {
     if (!modes.contains(name)) continue;
     const json& m = modes[name];
@@ -140,6 +144,14 @@ std::string render_modes(const json& modes, int threads) {
       queue.add_row({name, integer(q, "capacity"), format_number(number(q, "mean_occupancy", 0)),
                      format_percent(number(q, "empty_fraction", 0))});
     }
+    if (m.contains("cache") && m["cache"].is_object()) {
+      const json& c = m["cache"];
+      cache.add_row({name, integer(c, "hits"), integer(c, "misses"),
+                     format_bytes(number(c, "bytes_from_cache", 0)),
+                     format_bytes(number(c, "bytes_fetched", 0)),
+                     format_bytes(number(c, "bytes_written", 0)), integer(c, "evicted"),
+                     integer(c, "discarded")});
+    }
   }
   std::string out = summary.render("Modes (mean ± std over trials)");
   out += "\n" + split.render(fmt::format(
@@ -148,6 +160,9 @@ std::string render_modes(const json& modes, int threads) {
                     threads));
   if (queue.rows() > 0) {
     out += "\n" + queue.render("Prefetch queue (batches ready when the consumer asked)");
+  }
+  if (cache.rows() > 0) {
+    out += "\n" + cache.render("Node-local cache (--cache) over the timed trials");
   }
   return out;
 }

@@ -113,7 +113,9 @@ TEST(BenchReport, SweepJsonHasSpeedupFitAndRecommendation) {
 
 TEST(BenchReport, RendersEverySection) {
   auto report = sample_report();
-  add_mode(report, fake_mode(Mode::kIo, 200, 0.5));
+  ModeResult io = fake_mode(Mode::kIo, 200, 0.5);
+  io.cache = CacheStats{4321, 17, 2'000'000, 30'000, 30'000, 0, 1};
+  add_mode(report, io);
   add_mode(report, fake_mode(Mode::kFull, 150, 0.4));
   RooflineResult roofline;
   roofline.combined_gbps = 1;
@@ -138,7 +140,7 @@ TEST(BenchReport, RendersEverySection) {
   for (const char* expected :
        {"Roofline", "page cache (memory bandwidth)", "Modes", "io", "full", "Time per batch",
         "Prefetch queue", "Peers", "zarr", "4.00×", "torch is not installed", "Sweep", "Amdahl fit",
-        "Recommended: --threads 2", "50.0%"}) {
+        "Recommended: --threads 2", "50.0%", "Node-local cache", "4321"}) {
     EXPECT_NE(text.find(expected), std::string::npos) << expected << "\n" << text;
   }
 }

@@ -256,10 +256,25 @@ double combined_limit(std::initializer_list<double> step_gbps) {
   return seconds_per_gb > 0 ? 1.0 / seconds_per_gb : 0.0;
 }
 
+int reads_in_flight(std::span<const ChunkRef> chunks, int threads, int io_concurrency) {
+  int window = io_concurrency;
+  if (window <= 0) {  // the store's preference, as ReadPlan::resolve_io_concurrency
+    window = 1;
+    for (const ChunkRef& ref : chunks) {
+      if (ref.array->source().mapped() == nullptr) {
+        window = std::max(1, ref.array->store().preferred_concurrency());
+        break;
+      }
+    }
+  }
+  return window > 1 ? window : std::max(1, threads);
+}
+
 RooflineResult measure_roofline(std::span<const ChunkRef> all_chunks,
                                 const RooflineOptions& options) {
   RooflineResult result;
   result.threads = std::max(1, options.threads);
+  result.reads_in_flight = options.reads_in_flight > 0 ? options.reads_in_flight : result.threads;
   result.decode_parallelism = std::min(result.threads, std::max(1, options.usable_cores));
   result.chunks_total = all_chunks.size();
 
@@ -302,9 +317,11 @@ RooflineResult measure_roofline(std::span<const ChunkRef> all_chunks,
   const MachineInfo machine = describe_machine();
   result.fits_in_ram = result.encoded_bytes < machine.memory_available_bytes;
 
-  // Read probe: every worker's buffer is grown to the largest object and touched beforehand.
+  // Read probe, with as many preads at once as the loader keeps reads in flight: every
+  // reader's buffer is grown to the largest object and touched beforehand.
   ThreadPool pool(static_cast<size_t>(result.threads));
-  std::vector<ByteBuffer> buffers(pool.size());
+  ThreadPool read_pool(static_cast<size_t>(result.reads_in_flight));
+  std::vector<ByteBuffer> buffers(read_pool.size());
   for (ByteBuffer& buffer : buffers) {
     buffer.resize(static_cast<size_t>(max_stored));
     std::memset(buffer.data(), 0, buffer.size());
@@ -314,8 +331,8 @@ RooflineResult measure_roofline(std::span<const ChunkRef> all_chunks,
       evict_page_cache(paths);
       result.page_cache_after_eviction = page_cache_resident_fraction(paths);
     }
-    pool.parallel_for(chunks.size(),
-                      [&](size_t i, size_t worker) { read_chunk(chunks[i], buffers[worker]); });
+    read_pool.parallel_for(
+        chunks.size(), [&](size_t i, size_t worker) { read_chunk(chunks[i], buffers[worker]); });
   });
   // The best pass counts, so data that fits in RAM is read from the page cache by then.
   const bool cached = !options.cold && (result.page_cache_fraction >= 0.95 ||
@@ -371,6 +388,7 @@ RooflineResult measure_roofline(std::span<const ChunkRef> all_chunks,
 
 nlohmann::json to_json(const RooflineResult& r) {
   return {{"threads", r.threads},
+          {"reads_in_flight", r.reads_in_flight},
           {"decode_parallelism", r.decode_parallelism},
           {"chunks", r.chunks},
           {"chunks_total", r.chunks_total},

@@ -59,10 +59,14 @@ struct RooflineOptions {
   /// --page-cache cold: the chunks' files are evicted from the page cache before every read
   /// pass, so the read step is the storage's rate.
   bool cold = false;
+  /// Parallel preads of the read pass: the reads the loader keeps in flight
+  /// (reads_in_flight()); 0: `threads`.
+  int reads_in_flight = 0;
 };
 
 struct RooflineResult {
   int threads = 1;
+  int reads_in_flight = 1;     // parallel preads of the read pass
   int decode_parallelism = 1;  // min(threads, usable cores)
   size_t chunks = 0;           // probed (after subsetting)
   size_t chunks_total = 0;     // before subsetting
@@ -86,6 +90,11 @@ struct RooflineResult {
   /// cache), "read" (from the page cache), "decode" or "placement".
   std::string bounding_step;
 };
+
+/// How many reads the loader keeps in flight on `chunks` with `threads` decode threads and the
+/// io_concurrency option (0: the stores' preference), as ReadPlan resolves it: a window of 1
+/// means each decode thread reads its own chunks (`threads` reads at once).
+int reads_in_flight(std::span<const ChunkRef> chunks, int threads, int io_concurrency);
 
 /// Which of read / decode / place bounds `r` (the slowest rate), named as bounding_step is.
 std::string bounding_step(const RooflineResult& r);

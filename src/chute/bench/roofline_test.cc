@@ -5,7 +5,10 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
+
 #include "chute/array/array_test_support.h"
+#include "chute/store/latency_store.h"
 #include "chute/store/memory_store.h"
 #include "chute/util/error.h"
 
@@ -80,6 +83,43 @@ TEST(Roofline, MeasuresEveryStepOnPresentChunks) {
   EXPECT_DOUBLE_EQ(again.decode_single_gbps, r.decode_single_gbps);
   EXPECT_EQ(again.loop_gbps, 0);
   EXPECT_EQ(again.loop_decode_gbps, 0);
+}
+
+TEST(Roofline, ReadPassKeepsTheLoadersReadsInFlight) {
+  auto memory = std::make_shared<MemoryStore>();
+  auto m = make_metadata<float>({16, 64}, {1, 64});
+  write_chunks<float>(*memory, "", m);
+  // Blocking reads of a LatencyStore sleep 2 ms each and are counted while they run.
+  auto slow = std::make_shared<LatencyStore>(memory, std::chrono::milliseconds(2), 24);
+  Array array(slow, "", m, "a");
+  const auto refs = chunks_in_box(array, Coords{0, 0}, Coords{16, 64});
+  // As ReadPlan resolves io_concurrency: the option, else the store's preference; a window of
+  // 1 is each decode thread reading its own chunks.
+  EXPECT_EQ(reads_in_flight(refs, 2, 0), 24);
+  EXPECT_EQ(reads_in_flight(refs, 2, 8), 8);
+  EXPECT_EQ(reads_in_flight(refs, 3, 1), 3);
+  Array in_memory(memory, "", m, "b");
+  EXPECT_EQ(reads_in_flight(chunks_in_box(in_memory, Coords{0, 0}, Coords{16, 64}), 2, 0), 2);
+
+  RooflineOptions options;
+  options.threads = 1;
+  options.usable_cores = 1;
+  options.repeats = 1;
+  options.known_decode_single_gbps = 1;  // only the read pass and placement run
+  for (int in_flight : {0, 8}) {
+    slow->reset_counts();
+    options.reads_in_flight = in_flight;
+    const RooflineResult r = measure_roofline(refs, options);
+    EXPECT_EQ(r.reads_in_flight, in_flight == 0 ? 1 : in_flight);
+    EXPECT_EQ(to_json(r)["reads_in_flight"], r.reads_in_flight);
+    EXPECT_GT(r.read_gbps, 0);
+    if (in_flight == 0) {
+      EXPECT_EQ(slow->max_in_flight(), 1);  // one thread: one pread at a time
+    } else {
+      EXPECT_LE(slow->max_in_flight(), 8);
+      EXPECT_GE(slow->max_in_flight(), 2);  // 16 reads of 2 ms on 8 readers overlap
+    }
+  }
 }
 
 }  // namespace

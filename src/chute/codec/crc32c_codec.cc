@@ -4,7 +4,7 @@
 #include <cstring>
 
 #include "chute/codec/codec.h"
-#include "chute/codec/crc32c.h"
+#include "chute/util/crc32c.h"
 #include "chute/util/error.h"
 
 namespace chute {

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <utility>
 
+#include "chute/store/caching_store.h"
 #include "chute/util/error.h"
 
 namespace chute {
@@ -69,6 +70,18 @@ void BatchAssembler::assemble(std::span<const int64_t> samples, std::byte* buffe
   last_finish_ns_ = std::chrono::duration_cast<std::chrono::nanoseconds>(
                         std::chrono::steady_clock::now() - finish_start)
                         .count();
+}
+
+void BatchAssembler::add_caches_to(std::vector<const Store*>& caches) const {
+  const Store* last = nullptr;
+  for (const ChunkTask& task : plan_.tasks()) {
+    const Store* store = &task.array->store();
+    if (store == last) continue;
+    last = store;
+    if (std::find(caches.begin(), caches.end(), store) == caches.end() && cache_stats_of(*store)) {
+      caches.push_back(store);
+    }
+  }
 }
 
 }  // namespace chute

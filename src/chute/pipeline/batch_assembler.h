@@ -49,6 +49,9 @@ class BatchAssembler {
   void set_io_concurrency(size_t io_concurrency) { io_concurrency_ = io_concurrency; }
   /// The reads in flight the last assemble() allowed (1: each worker read its own chunks).
   size_t last_io_concurrency() const { return plan_.last_io_concurrency(); }
+  /// Adds the node-local caches (CachingStore) the last assemble() read through that `caches`
+  /// does not hold yet.
+  void add_caches_to(std::vector<const Store*>& caches) const;
   /// Time the last assemble() spent in the dataset's finish() (post-read transforms).
   int64_t last_finish_ns() const { return last_finish_ns_; }
 

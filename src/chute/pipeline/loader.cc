@@ -381,6 +381,8 @@ void Loader::produce(int64_t epoch, int64_t start_batch, std::shared_ptr<Prefetc
 
 void Loader::add_read_stats(const ReadStats& stats, int64_t produce_ns, int64_t finish_ns) {
   std::lock_guard lock(stats_mutex_);
+  assembler_->add_caches_to(caches_);
+  cache_baselines_.resize(caches_.size());
   stats_.batches_produced += 1;
   stats_.produce_ns += produce_ns;
   stats_.finish_ns += finish_ns;
@@ -456,12 +458,25 @@ LoaderStats Loader::stats() const {
   LoaderStats copy = stats_;
   copy.buffers_allocated = static_cast<int64_t>(pool_->allocations());
   copy.prefetch = static_cast<int64_t>(options_.prefetch);
+  for (size_t k = 0; k < caches_.size(); ++k) {
+    const CacheStats now = *cache_stats_of(*caches_[k]);
+    const CacheStats& base = cache_baselines_[k];
+    CacheStats& sum = copy.cache ? *copy.cache : copy.cache.emplace();
+    sum.hits += now.hits - base.hits;
+    sum.misses += now.misses - base.misses;
+    sum.bytes_from_cache += now.bytes_from_cache - base.bytes_from_cache;
+    sum.bytes_fetched += now.bytes_fetched - base.bytes_fetched;
+    sum.bytes_written += now.bytes_written - base.bytes_written;
+    sum.evicted += now.evicted - base.evicted;
+    sum.discarded += now.discarded - base.discarded;
+  }
   return copy;
 }
 
 void Loader::reset_stats() {
   std::lock_guard lock(stats_mutex_);
   stats_ = LoaderStats{};
+  for (size_t k = 0; k < caches_.size(); ++k) cache_baselines_[k] = *cache_stats_of(*caches_[k]);
   occupancy_stride_ = 1;
   occupancy_calls_ = 0;
 }

@@ -54,6 +54,7 @@
 #include "chute/dataset/dataset.h"
 #include "chute/pipeline/batch.h"
 #include "chute/sampler/sampler.h"
+#include "chute/store/caching_store.h"
 
 namespace chute {
 
@@ -122,6 +123,9 @@ struct LoaderStats {
   int64_t buffers_allocated = 0;  // batch buffers the pool has allocated (flat in steady state)
   int64_t prefetch = 0;           // batches queued ahead (the option)
   int64_t io_concurrency = 0;     // chunk reads in flight the latest batch allowed (resolved)
+  // Node-local cache counters summed over the caches the loader's reads went through (counted
+  // since each cache was opened, or since reset_stats()); nullopt when no read went through one.
+  std::optional<CacheStats> cache;
   // The consumer's queue view at next() calls since reset: every call while fewer than 65,536
   // are kept, then every 2nd, 4th, ... (the list is halved when full), so it spans the whole run
   // in bounded memory (1 MiB).
@@ -235,6 +239,10 @@ class Loader {
 
   mutable std::mutex stats_mutex_;
   LoaderStats stats_;
+  // The node-local caches the producer's plans read through and their counters at the latest
+  // reset_stats() (stats() reports the difference). Guarded by stats_mutex_.
+  std::vector<const Store*> caches_;
+  std::vector<CacheStats> cache_baselines_;
 };
 
 }  // namespace chute

@@ -93,6 +93,15 @@ TEST(StoreReads, SecondEpochComesFromTheNodeCache) {
   {
     Loader loader(f.dataset(cached), options(0));
     first = epoch(loader, 0);
+    loader.stop();  // nothing read ahead while the counters are compared
+    // The loader reports its cache's counters: every chunk missed and fetched once.
+    const std::optional<CacheStats> stats = loader.stats().cache;
+    ASSERT_TRUE(stats.has_value());
+    EXPECT_EQ(stats->misses, cached->stats().misses);
+    EXPECT_GT(stats->misses, 0u);
+    EXPECT_EQ(stats->bytes_fetched, f.counting->bytes_read());
+    EXPECT_EQ(stats->bytes_written, stats->bytes_fetched);
+    EXPECT_EQ(stats->discarded, 0u);
   }
   EXPECT_GT(f.counting->reads(), 0u);
   f.counting->reset();
@@ -101,13 +110,23 @@ TEST(StoreReads, SecondEpochComesFromTheNodeCache) {
     auto reopened = std::make_shared<CachingStore>(f.counting, CacheOptions{dir.string()});
     Loader loader(f.dataset(reopened), options(0));
     second = epoch(loader, 1);
+    loader.stop();
     EXPECT_EQ(f.counting->reads() + f.counting->range_reads(), 0u);
     EXPECT_GT(reopened->stats().hits, 0u);
     EXPECT_EQ(reopened->stats().misses, 0u);
+    const CacheStats stats = loader.stats().cache.value();
+    EXPECT_EQ(stats.hits, reopened->stats().hits);
+    EXPECT_EQ(stats.misses, 0u);
+    EXPECT_EQ(stats.bytes_fetched, 0u);
+    EXPECT_EQ(stats.bytes_from_cache, reopened->stats().bytes_from_cache);
+    EXPECT_GE(stats.bytes_from_cache, 512u * 4 * sizeof(float));  // every chunk at least once
+    loader.reset_stats();  // counts start again from the caches' counters now
+    EXPECT_EQ(loader.stats().cache.value().hits, 0u);
   }
   {
     Loader loader(f.dataset(f.memory), options(0));
     reference = epoch(loader, 1);
+    EXPECT_FALSE(loader.stats().cache.has_value());  // no read went through a cache
   }
   EXPECT_EQ(second, reference);
   fs::remove_all(dir);

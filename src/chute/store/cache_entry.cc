@@ -1,14 +1,15 @@
 #include "chute/store/cache_entry.h"
 
-#include <zlib.h>
-
-#include <algorithm>
 #include <cstring>
+
+#include "chute/util/crc32c.h"
 
 namespace chute::detail {
 namespace {
 
-constexpr char kMagic[8] = {'C', 'H', 'U', 'T', 'E', 'C', '1', '\0'};
+// Version 2: CRC-32C checksums (version 1 used zlib's CRC-32; its entries fail the magic check
+// and are fetched again).
+constexpr char kMagic[8] = {'C', 'H', 'U', 'T', 'E', 'C', '2', '\0'};
 
 // The on-disk layout of the fixed part.
 struct RawHeader {
@@ -34,16 +35,7 @@ uint32_t header_crc(const CacheEntryHeader& header, std::string_view identity) {
 }  // namespace
 
 uint32_t cache_crc32(std::span<const std::byte> bytes, uint32_t crc) {
-  // zlib's crc32 takes a uInt length: feed it in pieces.
-  const auto* data = reinterpret_cast<const Bytef*>(bytes.data());
-  size_t left = bytes.size();
-  while (left > 0) {
-    const uInt piece = static_cast<uInt>(std::min<size_t>(left, size_t{1} << 30));
-    crc = static_cast<uint32_t>(::crc32(crc, data, piece));
-    data += piece;
-    left -= piece;
-  }
-  return crc;
+  return crc32c_extend(crc, bytes);
 }
 
 std::string encode_cache_entry_prefix(std::string_view identity,

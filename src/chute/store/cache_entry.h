@@ -1,8 +1,8 @@
 #pragma once
 // The header that CachingStore writes before each cached entry, and its parser (a pure
 // function, fuzzed by fuzz/cache_entry_fuzz.cc). An entry file is:
-//   32 bytes  magic "CHUTEC1\0", identity length (u32), payload CRC-32 (u32), payload length
-//             (u64), header CRC-32 (u32, of these fields with itself zeroed and the identity),
+//   32 bytes  magic "CHUTEC2\0", identity length (u32), payload CRC-32C (u32), payload length
+//             (u64), header CRC-32C (u32, of these fields with itself zeroed and the identity),
 //             reserved (u32); native byte order (the cache is node-local)
 //   identity  the inner store's describe(), the key and the range, '\n'-separated
 //   payload   the stored bytes
@@ -30,7 +30,7 @@ struct CacheEntryHeader {
   uint64_t payload_offset() const { return kCacheEntryHeaderBytes + identity_len; }
 };
 
-/// zlib's CRC-32 of `bytes`, continuing from `crc`.
+/// CRC-32C of `bytes` (util/crc32c.h), continuing from `crc` (0 to start).
 uint32_t cache_crc32(std::span<const std::byte> bytes, uint32_t crc = 0);
 
 /// The header and identity to write before `payload` (kCacheEntryHeaderBytes + identity bytes).

@@ -3,6 +3,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -14,6 +15,7 @@
 #include <vector>
 
 #include "chute/store/cache_entry.h"
+#include "chute/store/io_executor.h"
 #include "chute/util/error.h"
 #include "chute/util/unique_fd.h"
 
@@ -25,11 +27,7 @@ constexpr std::string_view kTempPrefix = ".tmp-";
 constexpr time_t kTouchAfterSeconds = 60;   // mtime is refreshed at most once a minute per hit
 constexpr time_t kStaleTempSeconds = 3600;  // a temp file this old is abandoned whoever wrote it
 
-using detail::CacheEntryHeader;
-using detail::kCacheEntryHeaderBytes;
 using Fd = detail::UniqueFd;
-
-uint32_t crc_of(std::span<const std::byte> bytes) { return detail::cache_crc32(bytes); }
 
 uint64_t fnv1a64(std::string_view text) {
   uint64_t hash = 0xcbf29ce484222325ull;
@@ -50,6 +48,23 @@ bool pread_exact(int fd, std::span<std::byte> out, uint64_t offset) {
     done += static_cast<size_t>(n);
   }
   return true;
+}
+
+// Fills `first` then `second` from offset 0 of the file: one preadv() in the common case.
+bool preadv_exact(int fd, std::span<std::byte> first, std::span<std::byte> second) {
+  iovec parts[2] = {{first.data(), first.size()}, {second.data(), second.size()}};
+  ssize_t n = 0;
+  do {
+    n = ::preadv(fd, parts, 2, 0);
+  } while (n < 0 && errno == EINTR);
+  if (n < 0) return false;
+  const auto done = static_cast<size_t>(n);
+  if (done >= first.size() + second.size()) return true;
+  if (done < first.size()) {  // a short read: finish piece by piece
+    return pread_exact(fd, first.subspan(done), done) && pread_exact(fd, second, first.size());
+  }
+  const size_t into_second = done - first.size();
+  return pread_exact(fd, second.subspan(into_second), done);
 }
 
 bool write_all(int fd, std::span<const std::byte> bytes) {
@@ -94,48 +109,49 @@ bool is_whole(const ByteRange& range) {
   return !range.suffix && range.offset == 0 && !range.length;
 }
 
-// An open cache entry whose header and identity were checked.
-struct OpenEntry {
-  int fd = -1;
-  CacheEntryHeader header{};
-  struct stat st {};
-};
+using detail::CacheEntryHeader;
+using detail::kCacheEntryHeaderBytes;
+
+// Checks the head of an entry file (fixed header then identity) against the identity wanted and
+// the file's size, with the fuzzed parser of cache_entry.h.
+std::optional<CacheEntryHeader> parse_entry_head(std::span<const std::byte> head,
+                                                 std::string_view identity, uint64_t file_size) {
+  std::optional<CacheEntryHeader> header = detail::parse_cache_entry_header(head, file_size);
+  if (!header || header->identity_len != identity.size() ||
+      head.size() < header->payload_offset()) {
+    return std::nullopt;
+  }
+  const std::string_view stored(reinterpret_cast<const char*>(head.data()) + kCacheEntryHeaderBytes,
+                                header->identity_len);
+  if (!detail::cache_entry_identity_matches(*header, stored, identity)) return std::nullopt;
+  return header;
+}
+
+enum class Found { kAbsent, kDamaged, kRegular };
+
+// Opens an entry file for reading: never follows a symlink, never blocks on a FIFO, and only
+// a regular file counts.
+Found open_entry(const std::string& path, int& fd, struct stat& st) {
+  fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) return errno == ENOENT ? Found::kAbsent : Found::kDamaged;
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) return Found::kDamaged;
+  return Found::kRegular;
+}
+
+// Reads a whole entry with one preadv(), the payload straight into `payload` (sized to what
+// the file's size leaves for it), and checks head and payload. The header when all is well.
+std::optional<CacheEntryHeader> read_entry(int fd, uint64_t file_size, std::string_view identity,
+                                           std::span<std::byte> payload) {
+  const size_t head_size = kCacheEntryHeaderBytes + identity.size();
+  if (file_size != head_size + payload.size()) return std::nullopt;
+  std::vector<std::byte> head(head_size);
+  if (!preadv_exact(fd, head, payload)) return std::nullopt;
+  std::optional<CacheEntryHeader> header = parse_entry_head(head, identity, file_size);
+  if (!header || detail::cache_crc32(payload) != header->payload_crc) return std::nullopt;
+  return header;
+}
 
 }  // namespace
-
-struct CachingStore::Lookup {
-  // Opens the entry at `path` and checks its header against `identity`. Returns -1 (and sets
-  // `damaged` when something other than absence was wrong) when it cannot be used.
-  static int open(const std::string& path, std::string_view identity, OpenEntry& entry,
-                  bool& damaged) {
-    damaged = false;
-    int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-    if (fd < 0) {
-      damaged = errno != ENOENT;
-      return -1;
-    }
-    auto reject = [&] {
-      ::close(fd);
-      damaged = true;
-      return -1;
-    };
-    if (::fstat(fd, &entry.st) != 0 || !S_ISREG(entry.st.st_mode)) return reject();
-    std::byte fixed[kCacheEntryHeaderBytes];
-    if (!pread_exact(fd, fixed, 0)) return reject();
-    const std::optional<CacheEntryHeader> header =
-        detail::parse_cache_entry_header(fixed, static_cast<uint64_t>(entry.st.st_size));
-    if (!header || header->identity_len != identity.size()) return reject();
-    std::string stored(header->identity_len, '\0');
-    if (!pread_exact(fd, std::as_writable_bytes(std::span(stored.data(), stored.size())),
-                     kCacheEntryHeaderBytes) ||
-        !detail::cache_entry_identity_matches(*header, stored, identity)) {
-      return reject();
-    }
-    entry.header = *header;
-    entry.fd = fd;
-    return fd;
-  }
-};
 
 void validate(const CacheOptions& options) {
   if (options.dir.find('\0') != std::string::npos) {
@@ -151,8 +167,9 @@ void validate(const CacheOptions& options) {
 
 CachingStore::CachingStore(StorePtr inner, CacheOptions options)
     : inner_(std::move(inner)), options_(std::move(options)), inner_name_(inner_->describe()) {
-  if (options_.dir.empty())
+  if (options_.dir.empty()) {
     fail(ErrorCode::kInvalidArgument, "cache: dir is empty (no folder given)");
+  }
   validate(options_);
   std::error_code error;
   std::filesystem::create_directories(options_.dir, error);
@@ -198,51 +215,53 @@ bool CachingStore::serve_from_cache(const ReadRequest& request, uint64_t& nbytes
     const ByteRange wanted = exact ? range : ByteRange::whole();
     const std::string id = identity(request.key, wanted);
     const std::string path = entry_path(request.key, wanted);
-    OpenEntry entry;
-    bool damaged = false;
-    if (Lookup::open(path, id, entry, damaged) < 0) {
-      if (damaged && ::unlink(path.c_str()) == 0) ++discarded_;
-      continue;
-    }
-    Fd fd(entry.fd);
-    const uint64_t payload_len = entry.header.payload_len;
-    const uint64_t payload_at = entry.header.payload_offset();
+    int raw_fd = -1;
+    struct stat st {};
+    const Found found = open_entry(path, raw_fd, st);
+    Fd fd(raw_fd);
+    if (found == Found::kAbsent) continue;
+    const auto file_size = static_cast<uint64_t>(st.st_size);
+    const size_t head_size = kCacheEntryHeaderBytes + id.size();
     bool ok = false;
-    if (exact) {
-      std::span<std::byte> into = request.into;
-      if (into.empty()) {
-        request.buffer->resize(static_cast<size_t>(payload_len));
-        into = request.buffer->span();
-      }
-      ok = into.size() == payload_len && pread_exact(fd.get(), into, payload_at) &&
-           crc_of(into) == entry.header.payload_crc;
-      nbytes = payload_len;
-    } else if (range.offset + *range.length <= payload_len) {
-      // Verifying needs the whole value: read it, check it, then copy the slice out.
-      ByteBuffer whole(static_cast<size_t>(payload_len));
-      ok = pread_exact(fd.get(), whole.span(), payload_at) &&
-           crc_of(whole.span()) == entry.header.payload_crc;
-      if (ok) {
+    if (found == Found::kRegular && file_size >= head_size) {
+      const uint64_t payload_len = file_size - head_size;
+      if (exact) {
         std::span<std::byte> into = request.into;
         if (into.empty()) {
-          request.buffer->resize(static_cast<size_t>(*range.length));
+          request.buffer->resize(static_cast<size_t>(payload_len));
           into = request.buffer->span();
         }
-        std::memcpy(into.data(), whole.data() + range.offset, into.size());
-        nbytes = *range.length;
+        ok = into.size() == payload_len && read_entry(fd.get(), file_size, id, into);
+        nbytes = payload_len;
+      } else if (range.offset + *range.length <= payload_len) {
+        // Verifying needs the whole value: read it, check it, then copy the slice out.
+        ByteBuffer whole(static_cast<size_t>(payload_len));
+        ok = read_entry(fd.get(), file_size, id, whole.span()).has_value();
+        if (ok) {
+          std::span<std::byte> into = request.into;
+          if (into.empty()) {
+            request.buffer->resize(static_cast<size_t>(*range.length));
+            into = request.buffer->span();
+          }
+          std::memcpy(into.data(), whole.data() + range.offset, into.size());
+          nbytes = *range.length;
+        }
+      } else {
+        continue;  // the whole value is shorter than the range: let the inner store say so
       }
-    } else {
-      continue;  // the whole value is shorter than the range: let the inner store say so
     }
     if (!ok) {
       if (::unlink(path.c_str()) == 0) ++discarded_;
       continue;
     }
-    if (std::time(nullptr) - entry.st.st_mtime >= kTouchAfterSeconds) {
+    if (std::time(nullptr) - st.st_mtime >= kTouchAfterSeconds) {
       set_mtime_now(fd.get());  // recently used: evicted last
     }
+    ++hits_;
+    bytes_from_cache_ += nbytes;
     return true;
   }
+  ++misses_;
   return false;
 }
 
@@ -356,12 +375,17 @@ uint64_t CachingStore::folder_bytes() const {
 }
 
 std::optional<uint64_t> CachingStore::size(std::string_view key) const {
-  const std::string path = entry_path(key, ByteRange::whole());
-  OpenEntry entry;
-  bool damaged = false;
-  if (Lookup::open(path, identity(key, ByteRange::whole()), entry, damaged) >= 0) {
-    Fd fd(entry.fd);
-    return entry.header.payload_len;
+  const std::string id = identity(key, ByteRange::whole());
+  int raw_fd = -1;
+  struct stat st {};
+  const Found found = open_entry(entry_path(key, ByteRange::whole()), raw_fd, st);
+  Fd fd(raw_fd);
+  if (found == Found::kRegular) {
+    std::vector<std::byte> head(kCacheEntryHeaderBytes + id.size());
+    if (pread_exact(fd.get(), head, 0)) {
+      const auto header = parse_entry_head(head, id, static_cast<uint64_t>(st.st_size));
+      if (header) return header->payload_len;
+    }
   }
   return inner_->size(key);
 }
@@ -370,12 +394,7 @@ bool CachingStore::read(std::string_view key, ByteBuffer& out) const {
   if (is_metadata_key(key)) return inner_->read(key, out);
   ReadRequest request{std::string(key), ByteRange::whole(), {}, &out};
   uint64_t nbytes = 0;
-  if (serve_from_cache(request, nbytes)) {
-    ++hits_;
-    bytes_from_cache_ += nbytes;
-    return true;
-  }
-  ++misses_;
+  if (serve_from_cache(request, nbytes)) return true;
   if (!inner_->read(key, out)) return false;
   bytes_fetched_ += out.size();
   remember(request, out.size());
@@ -428,12 +447,7 @@ bool CachingStore::read_range(std::string_view key, uint64_t offset,
   if (is_metadata_key(key)) return inner_->read_range(key, offset, out);
   ReadRequest request{std::string(key), ByteRange::at(offset, out.size()), out, nullptr};
   uint64_t nbytes = 0;
-  if (serve_from_cache(request, nbytes)) {
-    ++hits_;
-    bytes_from_cache_ += nbytes;
-    return true;
-  }
-  ++misses_;
+  if (serve_from_cache(request, nbytes)) return true;
   if (should_fetch_whole(*inner_, request)) {
     ByteBuffer whole;
     if (!inner_->read(key, whole)) return false;
@@ -450,50 +464,58 @@ bool CachingStore::read_range(std::string_view key, uint64_t offset,
   return true;
 }
 
-void CachingStore::submit(std::span<const ReadRequest> requests, const ReadCallback& done) const {
-  struct Forwarded {
-    std::vector<ReadRequest> requests;  // what the inner store is asked
-    std::vector<ReadRequest> callers;   // what the caller asked, same order
-    std::vector<size_t> original;       // index in the caller's batch
-    std::vector<char> whole;            // fetched as the whole value (small objects)
-    std::vector<ByteBuffer> buffers;    // one per caller request, for whole fetches
-    ReadCallback done;
-  };
-  auto forwarded = std::make_shared<Forwarded>();
-  forwarded->buffers.resize(requests.size());
-  for (size_t i = 0; i < requests.size(); ++i) {
-    uint64_t nbytes = 0;
-    bool hit = false;
-    try {
-      hit = serve_from_cache(requests[i], nbytes);
-    } catch (...) {
-      hit = false;  // e.g. out of memory for a buffer: let the inner store try
-    }
-    if (hit) {
-      ++hits_;
-      bytes_from_cache_ += nbytes;
-      done(i, {ReadStatus::kOk, nbytes, nullptr});
-      continue;
-    }
-    const bool whole = should_fetch_whole(*inner_, requests[i]);
-    if (whole) {
-      forwarded->requests.push_back(
-          {requests[i].key, ByteRange::whole(), {}, &forwarded->buffers[i]});
-    } else {
-      forwarded->requests.push_back(requests[i]);
-    }
-    forwarded->callers.push_back(requests[i]);
-    forwarded->original.push_back(i);
-    forwarded->whole.push_back(whole);
-    misses_ += !is_metadata_key(requests[i].key);
+// One submitted batch: each request is looked up in the folder on the I/O executor (hits are
+// read there, in parallel, like the inner store's own reads); once every lookup has finished
+// the misses go to the inner store together, so it still sees one batch (HttpStore coalesces
+// nearby ranges within a batch).
+struct CachingStore::Batch {
+  std::span<const ReadRequest> callers;  // alive until the last callback (submit's contract)
+  ReadCallback done;
+  std::vector<char> missed;         // per caller request, written by its lookup
+  std::vector<char> whole;          // missed and fetched as the whole value (small objects)
+  std::vector<ByteBuffer> buffers;  // per caller request, for whole fetches
+  std::atomic<size_t> lookups_left{0};
+  // The misses as forwarded, in the callers' order.
+  std::vector<ReadRequest> requests;
+  std::vector<size_t> original;
+};
+
+void CachingStore::look_up(const std::shared_ptr<Batch>& batch, size_t i) const {
+  const ReadRequest& request = batch->callers[i];
+  uint64_t nbytes = 0;
+  bool hit = false;
+  try {
+    hit = serve_from_cache(request, nbytes);
+  } catch (...) {
+    hit = false;  // e.g. out of memory for a buffer: let the inner store try
   }
-  if (forwarded->requests.empty()) return;
-  forwarded->done = done;
-  inner_->submit(forwarded->requests, [this, forwarded](size_t index, ReadOutcome outcome) {
-    const ReadRequest& caller = forwarded->callers[index];
+  if (hit) {
+    batch->done(i, {ReadStatus::kOk, nbytes, nullptr});
+  } else {
+    batch->missed[i] = 1;
+    batch->whole[i] = should_fetch_whole(*inner_, request);
+  }
+  if (batch->lookups_left.fetch_sub(1, std::memory_order_acq_rel) == 1) forward_misses(batch);
+}
+
+void CachingStore::forward_misses(const std::shared_ptr<Batch>& batch) const {
+  for (size_t i = 0; i < batch->callers.size(); ++i) {
+    if (!batch->missed[i]) continue;
+    const ReadRequest& caller = batch->callers[i];
+    if (batch->whole[i]) {
+      batch->requests.push_back({caller.key, ByteRange::whole(), {}, &batch->buffers[i]});
+    } else {
+      batch->requests.push_back(caller);
+    }
+    batch->original.push_back(i);
+  }
+  if (batch->requests.empty()) return;
+  inner_->submit(batch->requests, [this, batch](size_t index, ReadOutcome outcome) {
+    const size_t i = batch->original[index];
+    const ReadRequest& caller = batch->callers[i];
     if (outcome.status == ReadStatus::kOk && !is_metadata_key(caller.key)) {
-      if (forwarded->whole[index]) {
-        const ByteBuffer& value = forwarded->buffers[forwarded->original[index]];
+      if (batch->whole[i]) {
+        const ByteBuffer& value = batch->buffers[i];
         bytes_fetched_ += value.size();
         try {
           store_entry(caller.key, ByteRange::whole(), value.span());
@@ -506,8 +528,23 @@ void CachingStore::submit(std::span<const ReadRequest> requests, const ReadCallb
         remember(caller, outcome.nbytes);
       }
     }
-    forwarded->done(forwarded->original[index], std::move(outcome));
+    batch->done(i, std::move(outcome));
   });
+}
+
+void CachingStore::submit(std::span<const ReadRequest> requests, const ReadCallback& done) const {
+  if (requests.empty()) return;
+  auto batch = std::make_shared<Batch>();
+  batch->callers = requests;
+  batch->done = done;
+  batch->missed.assign(requests.size(), 0);
+  batch->whole.assign(requests.size(), 0);
+  batch->buffers.resize(requests.size());
+  batch->lookups_left = requests.size();
+  const std::shared_ptr<IoExecutor> executor = IoExecutor::shared();
+  for (size_t i = 0; i < requests.size(); ++i) {
+    executor->run([this, batch, i] { look_up(batch, i); });
+  }
 }
 
 CacheStats CachingStore::stats() const {

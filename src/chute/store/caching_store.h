@@ -17,7 +17,7 @@
 // - an entry is written to a temp file in the same folder and renamed into place (atomic), so a
 //   reader sees a whole entry or none; temp files of dead writers are removed when a cache opens;
 // - every entry carries a header with its identity (the inner store's describe(), the key and the
-//   range), its length and a CRC-32 of the bytes; an entry is verified before any byte of it is
+//   range), its length and a CRC-32C of the bytes; an entry is verified before any byte of it is
 //   returned, and a corrupt, truncated or foreign entry is deleted and fetched again;
 // - no fsync: a power loss can leave a renamed entry with missing data, which verification
 //   catches, so durability would only cost write latency (option `fsync` turns it on);
@@ -25,11 +25,15 @@
 //   1/16 of the limit (or when its own estimate exceeds the limit) and deletes the least
 //   recently used entries (by mtime, refreshed on every hit) until it is under 90% of the limit.
 //   With P processes writing at once the folder can exceed the limit by about P/16 of it.
+// - submit() looks each request up on the I/O executor (a hit is one open, one preadv of header
+//   and payload into the caller's buffer, and a CRC-32C), then forwards the batch's misses to
+//   the inner store as one batch.
 // Cache files are regular files opened with O_NOFOLLOW | O_NONBLOCK and checked with fstat(): a
 // symlink, FIFO or device in the folder is never read (it is treated as a corrupt entry).
 
 #include <atomic>
 #include <cstdint>
+#include <memory>
 #include <mutex>
 #include <string>
 
@@ -89,9 +93,12 @@ class CachingStore final : public Store {
   uint64_t folder_bytes() const;
 
  private:
-  struct Lookup;
-  /// Serves `request` from a cache entry when a valid one exists.
+  struct Batch;
+  /// Serves `request` from a cache entry when a valid one exists, counting the hit or miss.
   bool serve_from_cache(const ReadRequest& request, uint64_t& nbytes) const;
+  /// submit()'s steps: look request i up (on an I/O thread), then forward the batch's misses.
+  void look_up(const std::shared_ptr<Batch>& batch, size_t i) const;
+  void forward_misses(const std::shared_ptr<Batch>& batch) const;
   /// Writes the bytes a request brought into the cache (errors are swallowed: a cache that
   /// cannot write is a cache that misses).
   void remember(const ReadRequest& request, uint64_t nbytes) const;

@@ -152,6 +152,30 @@ TEST_F(CachingStoreTest, SubmitServesHitsAndForwardsMisses) {
   EXPECT_EQ(store->stats().misses, 1u + 3u + 1u);
 }
 
+TEST_F(CachingStoreTest, SubmittedMissesReachTheInnerStoreAsOneBatch) {
+  // Hits are looked up on the I/O threads; the batch's misses are forwarded together, so the
+  // inner store (HttpStore coalescing ranges) still sees one batch.
+  auto store = cache();
+  ByteBuffer warm;
+  for (int i = 0; i < 20; i += 2) ASSERT_TRUE(store->read("c/" + std::to_string(i), warm));
+  counting_->reset();
+  std::vector<ByteBuffer> buffers(20);
+  std::vector<ReadRequest> requests;
+  for (int i = 0; i < 20; ++i) {
+    requests.push_back({"c/" + std::to_string(i), ByteRange::whole(), {}, &buffers[i]});
+  }
+  const auto outcomes = store->read_all(requests);
+  for (int i = 0; i < 20; ++i) {
+    ASSERT_EQ(outcomes[i].status, ReadStatus::kOk) << i;
+    EXPECT_EQ(text_of(buffers[i].span()), value_for(i)) << i;
+  }
+  EXPECT_EQ(counting_->submits(), 1u);
+  EXPECT_EQ(counting_->largest_batch(), 10u);
+  EXPECT_EQ(counting_->reads(), 10u);
+  EXPECT_EQ(store->stats().hits, 10u);
+  EXPECT_EQ(store->stats().misses, 20u);  // 10 warming reads, 10 in the batch
+}
+
 TEST_F(CachingStoreTest, SizeLimitEvictsLeastRecentlyUsed) {
   // Each entry is 1000 bytes plus a header of about 50: the limit holds about 10 of them.
   const uint64_t limit = 10'500;

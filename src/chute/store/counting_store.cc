@@ -24,6 +24,11 @@ bool CountingStore::read_range(std::string_view key, uint64_t offset,
 }
 
 void CountingStore::submit(std::span<const ReadRequest> requests, const ReadCallback& done) const {
+  ++submits_;
+  uint64_t largest = largest_batch_.load();
+  while (requests.size() > largest &&
+         !largest_batch_.compare_exchange_weak(largest, requests.size())) {
+  }
   for (const ReadRequest& request : requests) {
     const ByteRange& r = request.range;
     const bool whole = !r.suffix && r.offset == 0 && !r.length && request.into.empty();
@@ -48,7 +53,7 @@ std::vector<std::string> CountingStore::logged_keys() const {
 }
 
 void CountingStore::reset() {
-  reads_ = range_reads_ = bytes_ = 0;
+  reads_ = range_reads_ = bytes_ = submits_ = largest_batch_ = 0;
   std::lock_guard lock(mutex_);
   keys_.clear();
 }

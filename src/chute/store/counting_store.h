@@ -31,6 +31,9 @@ class CountingStore final : public Store {
   uint64_t reads() const { return reads_; }
   uint64_t range_reads() const { return range_reads_; }
   uint64_t bytes_read() const { return bytes_; }
+  /// submit() calls and the most requests one of them carried.
+  uint64_t submits() const { return submits_; }
+  uint64_t largest_batch() const { return largest_batch_; }
   /// Keys of whole and range reads in arrival order (only when constructed with log_keys).
   std::vector<std::string> logged_keys() const;
   void reset();
@@ -40,7 +43,8 @@ class CountingStore final : public Store {
 
   StorePtr inner_;
   bool log_keys_;
-  mutable std::atomic<uint64_t> reads_{0}, range_reads_{0}, bytes_{0};
+  mutable std::atomic<uint64_t> reads_{0}, range_reads_{0}, bytes_{0}, submits_{0},
+      largest_batch_{0};
   mutable std::mutex mutex_;
   mutable std::vector<std::string> keys_;
 };

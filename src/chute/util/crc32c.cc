@@ -1,4 +1,4 @@
-#include "chute/codec/crc32c.h"
+#include "chute/util/crc32c.h"
 
 #include <array>
 #include <cstring>
