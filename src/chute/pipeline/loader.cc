@@ -367,8 +367,10 @@ void Loader::produce(int64_t epoch, int64_t start_batch, std::shared_ptr<Prefetc
           array.data = buffer.get() + layout.offsets[k];
           array.owner = buffer;
         }
-        add_read_stats(read_stats, now_ns() - start, assembler_->last_finish_ns());
+        // Counted once in the queue, so a batch counted as produced can be taken at once.
+        const int64_t produce_ns = now_ns() - start;
         if (!queue->push(std::move(batch))) return;
+        add_read_stats(read_stats, produce_ns, assembler_->last_finish_ns());
       }
       if (batches_per_epoch() == 0) break;  // nothing to run ahead into
       queue->end_epoch();

@@ -109,7 +109,7 @@ struct LoaderStats {
   int64_t samples = 0;
   int64_t wait_ns = 0;           // consumer time blocked inside next()
   int64_t first_batch_ns = -1;   // begin_epoch() -> first batch returned, for the latest epoch
-  int64_t batches_produced = 0;  // assembled by the producer (runs up to `prefetch` ahead)
+  int64_t batches_produced = 0;  // assembled and queued (the producer runs `prefetch` ahead)
   int64_t produce_ns = 0;        // producer time assembling batches (plan + read + finish)
   int64_t finish_ns = 0;         // of which post-read transforms
   // ReadStats, summed over reader threads:
