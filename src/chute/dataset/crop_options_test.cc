@@ -8,6 +8,7 @@
 
 #include "chute/dataset/crop_dataset.h"
 #include "chute/util/error.h"
+#include "chute/util/error_test_util.h"
 
 namespace chute {
 namespace {
@@ -40,16 +41,7 @@ std::vector<Row> bad_rows() {
   };
 }
 
-std::string message_of(const std::function<void()>& run, ErrorCode expected) {
-  try {
-    run();
-  } catch (const Error& e) {
-    EXPECT_EQ(e.code(), expected) << e.what();
-    return e.what();
-  }
-  ADD_FAILURE() << "no error";
-  return {};
-}
+using chute::testing::message_of;
 
 TEST(CropOptionsAudit, DefaultsAndEdgesAreValid) {
   CropOptions o;

@@ -10,6 +10,7 @@
 
 #include "chute/dataset/window_dataset.h"
 #include "chute/util/error.h"
+#include "chute/util/error_test_util.h"
 
 namespace chute {
 namespace {
@@ -108,16 +109,7 @@ WindowOptions valid() {
   return o;
 }
 
-std::string message_of(const std::function<void()>& run) {
-  try {
-    run();
-  } catch (const Error& e) {
-    EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument) << e.what();
-    return e.what();
-  }
-  ADD_FAILURE() << "no error";
-  return {};
-}
+using chute::testing::message_of;
 
 TEST(WindowOptionsAudit, DefaultsAndEdgesAreValid) {
   WindowOptions o = valid();

@@ -10,6 +10,7 @@
 
 #include "chute/pipeline/loader.h"
 #include "chute/util/error.h"
+#include "chute/util/error_test_util.h"
 #include "chute/util/thread_pool.h"
 
 namespace chute {
@@ -66,16 +67,7 @@ std::vector<Row> bad_rows() {
   };
 }
 
-std::string message_of(const std::function<void()>& run) {
-  try {
-    run();
-  } catch (const Error& e) {
-    EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument) << e.what();
-    return e.what();
-  }
-  ADD_FAILURE() << "no error";
-  return {};
-}
+using chute::testing::message_of;
 
 TEST(LoaderOptionsAudit, DefaultsAndEdgesAreValid) {
   LoaderOptions o;

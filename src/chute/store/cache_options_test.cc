@@ -8,20 +8,12 @@
 #include "chute/store/caching_store.h"
 #include "chute/store/memory_store.h"
 #include "chute/util/error.h"
+#include "chute/util/error_test_util.h"
 
 namespace chute {
 namespace {
 
-std::string message_of(const std::function<void()>& run) {
-  try {
-    run();
-  } catch (const Error& e) {
-    EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument) << e.what();
-    return e.what();
-  }
-  ADD_FAILURE() << "no error";
-  return {};
-}
+using chute::testing::message_of;
 
 TEST(CacheOptionsAudit, EveryBadFieldIsNamedWithItsValue) {
   struct Row {
