@@ -12,9 +12,12 @@
 #include "chute/array/array_test_support.h"
 #include "chute/store/counting_store.h"
 #include "chute/store/memory_store.h"
+#include "chute/util/error_test_util.h"
 
 namespace chute {
 namespace {
+
+using chute::testing::message_of;
 
 using namespace chute::testing;
 
@@ -26,17 +29,6 @@ struct Fixture {
 StridedView view_of(std::vector<float>& buffer, Coords shape) {
   return StridedView::contiguous(reinterpret_cast<std::byte*>(buffer.data()), std::move(shape),
                                  sizeof(float));
-}
-
-std::string error_message(const std::function<void()>& fn, ErrorCode expected) {
-  try {
-    fn();
-  } catch (const Error& e) {
-    EXPECT_EQ(e.code(), expected) << e.what();
-    return e.what();
-  }
-  ADD_FAILURE() << "expected an error";
-  return {};
 }
 
 TEST(ReadPlan, SharedChunksAreReadOnce) {
@@ -119,7 +111,7 @@ TEST(ReadPlan, BoxOutsideTheArrayIsOutOfRange) {
   Array array(std::make_shared<MemoryStore>(), "", m, "era5/t2m");
   std::vector<float> out(100);
   for (Coords start : {Coords{6, 0}, Coords{-1, 0}, Coords{0, 3}}) {
-    std::string message = error_message(
+    std::string message = message_of(
         [&] {
           array.read(start, view_of(out, {5, 10}));
         },
@@ -127,13 +119,13 @@ TEST(ReadPlan, BoxOutsideTheArrayIsOutOfRange) {
     EXPECT_NE(message.find("era5/t2m"), std::string::npos) << message;
     EXPECT_NE(message.find("[10, 12]"), std::string::npos) << message;
   }
-  std::string message = error_message(
+  std::string message = message_of(
       [&] {
         array.read(Coords{6, 0}, view_of(out, {5, 10}));
       },
       ErrorCode::kOutOfRange);
   EXPECT_NE(message.find("[6:11, 0:10]"), std::string::npos) << message;
-  error_message([&] { array.read(Coords{0}, view_of(out, {5})); }, ErrorCode::kInvalidArgument);
+  message_of([&] { array.read(Coords{0}, view_of(out, {5})); }, ErrorCode::kInvalidArgument);
 }
 
 TEST(ReadPlan, EmptyBoxReadsNothing) {
@@ -158,8 +150,8 @@ TEST(ReadPlan, TruncatedChunkNamesArrayKeyAndSample) {
   for (size_t threads : {0, 2}) {
     ThreadPool pool(threads ? threads : 1);
     std::vector<ReadScratch> scratch;
-    std::string message = error_message([&] { plan.execute(threads ? &pool : nullptr, scratch); },
-                                        ErrorCode::kCorruptData);
+    std::string message = message_of([&] { plan.execute(threads ? &pool : nullptr, scratch); },
+                                     ErrorCode::kCorruptData);
     EXPECT_NE(message.find("array 'data/temp'"), std::string::npos) << message;
     EXPECT_NE(message.find("chunk 'data/temp/c/1/0'"), std::string::npos) << message;
     EXPECT_NE(message.find("sample 17"), std::string::npos) << message;

@@ -18,10 +18,13 @@
 #include "chute/pipeline/loader.h"
 #include "chute/pipeline/loader_test_support.h"
 #include "chute/util/error.h"
+#include "chute/util/error_test_util.h"
 #include "chute/util/thread_pool.h"
 
 namespace chute {
 namespace {
+
+using chute::testing::message_of;
 
 using namespace chute::loader_testing;
 using namespace std::chrono_literals;
@@ -54,17 +57,6 @@ LoaderOptions options(int64_t batch_size) {
   return o;
 }
 
-std::string error_of(const std::function<void()>& call, ErrorCode expected) {
-  try {
-    call();
-  } catch (const Error& e) {
-    EXPECT_EQ(e.code(), expected) << e.what();
-    return e.what();
-  }
-  ADD_FAILURE() << "expected an error";
-  return {};
-}
-
 void expect_mentions(const std::string& message, std::initializer_list<const char*> parts) {
   for (const char* part : parts) {
     EXPECT_NE(message.find(part), std::string::npos) << "'" << part << "' not in: " << message;
@@ -74,15 +66,15 @@ void expect_mentions(const std::string& message, std::initializer_list<const cha
 TEST(LoaderOptions, BatchLargerThanTheDatasetIsAnErrorUnlessPaddingIsAsked) {
   PackedFixture f(16);
   LoaderOptions o = options(32);
-  expect_mentions(error_of([&] { Loader(packed(f), o); }, ErrorCode::kInvalidArgument),
+  expect_mentions(message_of([&] { Loader(packed(f), o); }, ErrorCode::kInvalidArgument),
                   {"batch_size=32", "16 samples", "pad_to_batch"});
   o.batch_size = 8;
   o.world_size = 4;
-  expect_mentions(error_of([&] { Loader(packed(f), o); }, ErrorCode::kInvalidArgument),
+  expect_mentions(message_of([&] { Loader(packed(f), o); }, ErrorCode::kInvalidArgument),
                   {"batch_size=8", "world_size=4", "at most 4"});
   o = options(32);
   o.drop_last = true;
-  expect_mentions(error_of([&] { Loader(packed(f), o); }, ErrorCode::kInvalidArgument),
+  expect_mentions(message_of([&] { Loader(packed(f), o); }, ErrorCode::kInvalidArgument),
                   {"no batch would ever be produced"});
   o = options(32);
   o.pad_to_batch = true;  // asked for: one batch, half of it padding
@@ -98,19 +90,19 @@ TEST(LoaderOptions, AbsurdCountsNameTheOption) {
   PackedFixture f(16);
   LoaderOptions o = options(4);
   o.threads = max_reader_threads() + 1;
-  expect_mentions(error_of([&] { Loader(packed(f), o); }, ErrorCode::kInvalidArgument),
+  expect_mentions(message_of([&] { Loader(packed(f), o); }, ErrorCode::kInvalidArgument),
                   {"threads = ", "is outside [0, "});
   o = options(4);
   o.prefetch = 5000;
-  expect_mentions(error_of([&] { Loader(packed(f), o); }, ErrorCode::kInvalidArgument),
+  expect_mentions(message_of([&] { Loader(packed(f), o); }, ErrorCode::kInvalidArgument),
                   {"prefetch = 5000 is outside [1, 4096]"});
   o = options(int64_t{1} << 50);
   o.pad_to_batch = true;
-  expect_mentions(error_of([&] { Loader(packed(f), o); }, ErrorCode::kInvalidArgument),
+  expect_mentions(message_of([&] { Loader(packed(f), o); }, ErrorCode::kInvalidArgument),
                   {"batch_size=1125899906842624", "memory"});
   o = options(4);
   o.timeout_s = -1;
-  expect_mentions(error_of([&] { Loader(packed(f), o); }, ErrorCode::kInvalidArgument),
+  expect_mentions(message_of([&] { Loader(packed(f), o); }, ErrorCode::kInvalidArgument),
                   {"timeout"});
 }
 
@@ -148,15 +140,15 @@ TEST(LoaderState, StateOfAnotherRunIsRefused) {
   const SamplerState saved = source.state();
 
   Loader other_batch(packed(f), options(2));
-  expect_mentions(error_of([&] { other_batch.restore(saved); }, ErrorCode::kInvalidArgument),
+  expect_mentions(message_of([&] { other_batch.restore(saved); }, ErrorCode::kInvalidArgument),
                   {"batch_size 4", "batch_size 2"});
   LoaderOptions o = options(4);
   o.world_size = 2;
   Loader other_world(packed(f), o);
-  expect_mentions(error_of([&] { other_world.restore(saved); }, ErrorCode::kInvalidArgument),
+  expect_mentions(message_of([&] { other_world.restore(saved); }, ErrorCode::kInvalidArgument),
                   {"world_size 1", "world_size 2"});
   Loader other_data(packed(g), options(4));
-  expect_mentions(error_of([&] { other_data.restore(saved); }, ErrorCode::kInvalidArgument),
+  expect_mentions(message_of([&] { other_data.restore(saved); }, ErrorCode::kInvalidArgument),
                   {"another dataset"});
   Loader same(packed(f), options(4));
   EXPECT_NO_THROW(same.restore(saved));
@@ -235,7 +227,7 @@ TEST(LoaderStuckRead, TimeoutThrowsInsteadOfWaitingForever) {
   o.timeout_s = 0.2;
   Loader loader(f.dataset, o);
   loader.begin_epoch();
-  expect_mentions(error_of([&] { loader.next(); }, ErrorCode::kTimeout),
+  expect_mentions(message_of([&] { loader.next(); }, ErrorCode::kTimeout),
                   {"timeout=0.2s", "epoch 0, batch 0"});
   f.store->release();  // the read returns; the loader then joins its threads cleanly
 }
