@@ -13,6 +13,9 @@ For every requested peer one JSON object is printed on its own line::
      "method": "...", "samples_per_s": {"mean": .., "std": ..}, "gb_per_s": {...},
      "s_per_batch": {...}, "time_to_first_batch_s": .., "batches": .., "trials": ..}
 
+Array paths may be http(s) URLs (``chute bench --array name=URL``): zarr-python and dask read
+them through fsspec (aiohttp), tensorstore through its http key-value store.
+
 For the W3 volume workload the spec also has ``"workload": "volume"``, ``"volume"`` (the
 dataset folder, crop ``size``, ``channels``, the Zarr paths) and ``"crops"``: per batch, the rows
 ``[x, y, z, transform_id]`` chute read. The peers then read the same crops with the same
@@ -168,6 +171,27 @@ def _read_dask(spec: dict) -> tuple[Iterator, int]:
     return batches(), _sample_nbytes(arrays)
 
 
+def _url_exists(url: str) -> bool:
+    import urllib.error
+    import urllib.request
+
+    try:
+        with urllib.request.urlopen(urllib.request.Request(url, method="HEAD"), timeout=30):
+            return True
+    except urllib.error.HTTPError:
+        return False
+
+
+def _tensorstore_spec(path: str) -> dict:
+    """A local array folder, or an http(s) URL (tensorstore's http key-value store)."""
+    if path.startswith(("http://", "https://")):
+        base = path.rstrip("/")
+        driver = "zarr3" if _url_exists(base + "/zarr.json") else "zarr"
+        return {"driver": driver, "kvstore": {"driver": "http", "base_url": base}}
+    driver = "zarr3" if (Path(path) / "zarr.json").exists() else "zarr"
+    return {"driver": driver, "kvstore": {"driver": "file", "path": path}}
+
+
 def _read_tensorstore(spec: dict) -> tuple[Iterator, int]:
     import numpy as np
     import tensorstore as ts
@@ -179,16 +203,10 @@ def _read_tensorstore(spec: dict) -> tuple[Iterator, int]:
             "file_io_concurrency": {"limit": max(threads, 4)},
         }
     )
-    arrays = []
-    for entry in spec["arrays"]:
-        path = Path(entry["path"])
-        driver = "zarr3" if (path / "zarr.json").exists() else "zarr"
-        store = ts.open(
-            {"driver": driver, "kvstore": {"driver": "file", "path": str(path)}},
-            read=True,
-            context=context,
-        ).result()
-        arrays.append(store)
+    arrays = [
+        ts.open(_tensorstore_spec(entry["path"]), read=True, context=context).result()
+        for entry in spec["arrays"]
+    ]
 
     def batches() -> Iterator:
         for indices in spec["batches"]:

@@ -5,6 +5,7 @@ away, or end in a clear StoreUnavailableError when they never stop."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import warnings
@@ -244,3 +245,23 @@ def test_cli_info_reads_urls_and_reports_unavailable_stores(served, proxy):
     assert bad.returncode == 1
     assert "HTTP 503" in bad.stderr and "2 attempts" in bad.stderr, bad.stderr
     assert len(p.log) == 2
+
+
+def test_bench_peers_read_the_same_urls(served, tmp_path):
+    """`chute bench --array name=URL --compare`: zarr-python, dask and tensorstore read the same
+    batches over HTTP (zarr and dask through fsspec, tensorstore through its http store)."""
+    _, server, _ = served
+    cli = os.environ.get("CHUTE_CLI", "chute")
+    report = tmp_path / "report.json"
+    run = subprocess.run(
+        [cli, "bench", "--array", f"inputs={server.url}/packed/inputs.zarr",
+         "--array", f"targets={server.url}/packed/targets.zarr", "--batch-size", "4",
+         "--batches", "2", "--trials", "1", "--warmup", "1", "--threads", "2", "--mode", "io",
+         "--no-roofline", "--compare", "zarr,dask,tensorstore", "--json", str(report)],
+        capture_output=True, text=True, timeout=600, check=False,
+    )  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    peers = {p["name"]: p for p in json.loads(report.read_text())["peers"]}
+    for name in ("zarr", "dask", "tensorstore"):
+        assert peers[name]["status"] == "ok", peers[name]
+        assert peers[name]["samples_per_s"]["mean"] > 0
