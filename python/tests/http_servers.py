@@ -104,10 +104,12 @@ class _RangeHandler(BaseHTTPRequestHandler):
 class StaticServer:
     """nginx (or the Python fallback) serving `root` on 127.0.0.1:port."""
 
-    def __init__(self, root: str | os.PathLike, prefer_nginx: bool = True):
+    def __init__(self, root: str | os.PathLike, prefer_nginx: bool = True, tls: bool = False):
+        """tls: HTTPS with a self-signed certificate for 127.0.0.1 (needs nginx and openssl)."""
         self.root = Path(root).resolve()
         self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
+        self.tls = tls
+        self.url = f"{'https' if tls else 'http'}://127.0.0.1:{self.port}"
         self.kind = ""
         self._process: subprocess.Popen | None = None
         self._server: ThreadingHTTPServer | None = None
@@ -116,7 +118,9 @@ class StaticServer:
         nginx = shutil.which("nginx") or (
             "/usr/sbin/nginx" if Path("/usr/sbin/nginx").exists() else None
         )
-        if prefer_nginx and nginx:
+        if tls and not (nginx and shutil.which("openssl")):
+            raise RuntimeError("an HTTPS server needs nginx and openssl (scripts/bootstrap.sh)")
+        if (prefer_nginx or tls) and nginx:
             self._start_nginx(nginx)
         else:
             self._start_python()
@@ -128,6 +132,16 @@ class StaticServer:
         # Run as root (a container), nginx's workers would switch to nobody, who cannot read
         # pytest's private tmp folders: keep them as the current user.
         user = "user root;" if os.geteuid() == 0 else ""
+        listen = f"127.0.0.1:{self.port}"
+        if self.tls:
+            subprocess.run(
+                ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
+                 "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1",
+                 "-keyout", str(tmp / "key.pem"), "-out", str(tmp / "cert.pem")],
+                check=True, capture_output=True, timeout=60,
+            )  # fmt: skip
+            self.certificate = tmp / "cert.pem"
+            listen += f" ssl; ssl_certificate {tmp}/cert.pem; ssl_certificate_key {tmp}/key.pem"
         conf.write_text(f"""
 {user}
 daemon off;
@@ -146,7 +160,7 @@ http {{
   sendfile on;
   default_type application/octet-stream;
   server {{
-    listen 127.0.0.1:{self.port};
+    listen {listen};
     root {self.root};
   }}
 }}

@@ -425,7 +425,14 @@ class CurlClient final : public HttpClient {
         if (t->status) why = "HTTP " + std::to_string(t->status) + ", " + why;
       }
       retry = transient_curl_code(code);
-      if (!retry) final_code = ErrorCode::kInvalidArgument;
+      if (code == CURLE_PEER_FAILED_VERIFICATION) {
+        why +=
+            ": the server's certificate is not trusted (add its CA to the system's, or "
+            "set_http_options(verify_tls=False) for a test server)";
+        final_code = ErrorCode::kPermissionDenied;
+      } else if (!retry) {
+        final_code = ErrorCode::kInvalidArgument;
+      }
     } else if (t->to_sink()) {
       const bool head = t->original.method == "HEAD";
       std::optional<uint64_t> expected;
