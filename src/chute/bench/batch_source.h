@@ -42,6 +42,10 @@ class BatchSource {
   /// The prefetch queue's capacity in batches.
   virtual int queue_capacity() const = 0;
   virtual WorkerTimes worker_times() const = 0;
+  /// Stops reading ahead and drops what was read ahead (the prefetch queue), runs `between`,
+  /// then goes on at the same position: for --page-cache cold, whose eviction must run while
+  /// nothing reads, and after which no batch produced before it may be served.
+  virtual void restart_around(const std::function<void()>& between) { between(); }
 };
 
 /// Creates a fresh source (a new loader) for one setting; the benchmark times its creation up

@@ -32,8 +32,9 @@ struct RunOptions {
   double step_ms = 0;                // simulated step; compute and full modes need > 0
   size_t max_queue_samples = 20000;  // queue occupancy points kept per mode
   bool record_indices = false;       // keep every batch's sample indices (for the peers)
-  /// Called before the source is created and before each trial (--page-cache cold evicts the
-  /// dataset's pages here; the call is not timed).
+  /// Called before the source is created and before each trial, after which the source drops
+  /// what it read ahead (--page-cache cold evicts the dataset's pages here, so every timed
+  /// batch is read after the eviction; the call is not timed).
   std::function<void()> before_trial;
 };
 

@@ -3,8 +3,12 @@
 #include <gtest/gtest.h>
 
 #include <memory>
+#include <string>
 #include <vector>
 
+#include "chute/bench/loader_source.h"
+#include "chute/dataset/packed_dataset.h"
+#include "chute/pipeline/loader_test_support.h"
 #include "chute/util/error.h"
 
 namespace chute::bench {
@@ -41,6 +45,12 @@ class FakeSource final : public BatchSource {
     }
     return times;
   }
+  void restart_around(const std::function<void()>& between) override {
+    if (events_) events_->push_back("stop");
+    between();
+    if (events_) events_->push_back("go on");
+  }
+  std::vector<std::string>* events_ = nullptr;  // records restart_around() calls
 
  private:
   LoaderSetting setting_;
@@ -115,6 +125,47 @@ TEST(BenchRun, CacheCountersCoverTheTimedTrialsOnly) {
   EXPECT_EQ(json["cache"]["bytes_fetched"], 1200);
   EXPECT_FALSE(to_json(run_mode(Mode::kIo, fake_factory(), {2, 3, 8}, small_run()), false)
                    .contains("cache"));  // no cache: no counters
+}
+
+TEST(BenchRun, ColdTrialsStartAfterTheEvictionWithNothingReadAhead) {
+  std::vector<std::string> events;
+  const SourceFactory factory = [&events](const LoaderSetting& setting) {
+    events.push_back("create");
+    auto source = std::make_unique<FakeSource>(setting);
+    source->events_ = &events;
+    return source;
+  };
+  RunOptions run = small_run();
+  run.before_trial = [&events] { events.push_back("evict"); };
+  run_mode(Mode::kIo, factory, {2, 3, 8}, run);
+  // Before the source exists (warm-up reads cold too), then before every trial, each eviction
+  // while the source is stopped, its read-ahead dropped.
+  const std::vector<std::string> want = {"evict", "create", "stop", "evict", "go on", "stop",
+                                         "evict", "go on",  "stop", "evict", "go on"};
+  EXPECT_EQ(events, want);
+}
+
+TEST(LoaderSource, DiscardingTheReadAheadKeepsTheBatchOrder) {
+  loader_testing::PackedFixture f(40);
+  auto dataset = std::make_shared<PackedDataset>(
+      std::vector<std::pair<std::string, ArrayPtr>>{{"inputs", f.inputs}, {"targets", f.targets}});
+  LoaderOptions options;
+  options.batch_size = 4;
+  options.threads = 2;
+  options.prefetch = 3;
+  options.shuffle = true;
+  options.seed = 5;
+  auto order = [&](bool discard) {
+    LoaderSource source(dataset, options);
+    std::vector<std::vector<int64_t>> batches;
+    for (int b = 0; b < 14; ++b) {  // across the end of the first epoch (10 batches)
+      if (discard && b % 3 == 1) source.restart_around([] {});
+      const BatchView view = source.next();
+      batches.emplace_back(view.indices.begin(), view.indices.end());
+    }
+    return batches;
+  };
+  EXPECT_EQ(order(true), order(false));
 }
 
 TEST(BenchRun, SamplesPerSecondIsConsistentWithSecondsPerBatch) {

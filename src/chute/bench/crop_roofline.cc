@@ -44,7 +44,8 @@ std::vector<std::vector<std::vector<int64_t>>> crops_of_batches(
 
 CropRooflineResult measure_crop_roofline(const CropDataset& dataset,
                                          const std::vector<std::vector<int64_t>>& batches,
-                                         uint64_t seed, int64_t batches_per_epoch, int threads) {
+                                         uint64_t seed, int64_t batches_per_epoch, int threads,
+                                         const std::function<void()>& before_reads) {
   CropRooflineResult result;
   result.threads = std::max(1, threads);
   size_t max_batch = 1;
@@ -84,11 +85,13 @@ CropRooflineResult measure_crop_roofline(const CropDataset& dataset,
     const auto& tasks = plan.tasks();
 
     // The three steps as one loop: what the loader's workers do, without the pipeline.
+    if (before_reads) before_reads();
     auto start = Clock::now();
     plan.execute(&pool, scratch);
     loop_ns += elapsed_ns(start);
 
     // Read + decode of every touched chunk, timed apart by the read path's own clocks.
+    if (before_reads) before_reads();
     pool.parallel_for(tasks.size(), [&](size_t i, size_t worker) {
       tasks[i].array->load(tasks[i], scratch[worker], decoded[worker].data(), &stats);
     });

@@ -14,6 +14,7 @@
 // Rates are crops (samples) per second; GB/s figures count the crops' bytes.
 
 #include <cstdint>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <vector>
 
@@ -35,10 +36,13 @@ struct CropRooflineResult {
 };
 
 /// Measures the crop roofline on `batches` (sample numbers of `epoch`s in order:
-/// batch b belongs to epoch b / batches_per_epoch) with the loader's seed.
+/// batch b belongs to epoch b / batches_per_epoch) with the loader's seed. `before_reads`, when
+/// set, runs (untimed) before each pass that reads a batch's chunks: `--page-cache cold` drops
+/// the dataset's pages there, so the probes read from storage as the loader's trials do.
 CropRooflineResult measure_crop_roofline(const CropDataset& dataset,
                                          const std::vector<std::vector<int64_t>>& batches,
-                                         uint64_t seed, int64_t batches_per_epoch, int threads);
+                                         uint64_t seed, int64_t batches_per_epoch, int threads,
+                                         const std::function<void()>& before_reads = {});
 
 /// The crops of `batches` as [corner..., transform] rows (for the peers).
 std::vector<std::vector<std::vector<int64_t>>> crops_of_batches(

@@ -88,6 +88,15 @@ TEST(CropRoofline, AMappedSourceHasNoDecodeStepAndStillALimit) {
                    1.0 / (1.0 / r.read_samples_per_s + 1.0 / r.place_samples_per_s));
 }
 
+TEST(CropRoofline, ColdRunsDropThePagesBeforeEveryReadingPass) {
+  auto dataset = small_volume();
+  int calls = 0;
+  const CropRooflineResult r =
+      measure_crop_roofline(*dataset, {{0, 1}, {2, 3}, {4, 5}}, 9, 2, 2, [&] { ++calls; });
+  EXPECT_EQ(calls, 2 * 3);  // the one-loop pass and the read pass of each batch
+  EXPECT_EQ(r.samples, 6);
+}
+
 TEST(CropRoofline, CropsOfBatchesFollowTheEpochs) {
   auto dataset = small_volume();
   const std::vector<std::vector<int64_t>> batches = {{5, 1}, {0, 7}, {5, 1}};

@@ -45,6 +45,14 @@ BatchView LoaderSource::next() {
   return view;
 }
 
+void LoaderSource::restart_around(const std::function<void()>& between) {
+  current_.reset();
+  const SamplerState position = loader_.state();
+  loader_.stop();  // the producer and its queue go; begin_epoch starts a fresh one there
+  between();
+  loader_.begin_epoch(position.epoch, position.next_batch);
+}
+
 int LoaderSource::queue_capacity() const { return static_cast<int>(loader_.options().prefetch); }
 
 WorkerTimes LoaderSource::worker_times() const {

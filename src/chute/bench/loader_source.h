@@ -23,6 +23,7 @@ class LoaderSource final : public BatchSource {
   BatchView next() override;
   int queue_capacity() const override;
   WorkerTimes worker_times() const override;
+  void restart_around(const std::function<void()>& between) override;
 
  private:
   Loader loader_;

@@ -89,6 +89,11 @@ const std::byte* SingleFileStore::mapping() const {
   return static_cast<const std::byte*>(mapping_);
 }
 
+void SingleFileStore::release_mapped_pages() const {
+  const std::byte* base = mapping();
+  if (base != nullptr) ::madvise(const_cast<std::byte*>(base), size_, MADV_DONTNEED);
+}
+
 void SingleFileStore::read_mapped(const std::function<void()>& copy) const {
   if (!truncated_.load()) {
     {

@@ -45,6 +45,10 @@ class SingleFileStore final : public Store {
   /// fault, zeros past the new end) is found by a size check on each thread's first copy and
   /// every 64th after.
   void read_mapped(const std::function<void()>& copy) const;
+  /// Unmaps the mapping's pages from this process (they fault in again from the file on the
+  /// next read), so that the kernel may drop them from the page cache: a page mapped by a
+  /// process survives posix_fadvise(DONTNEED). For `chute bench --page-cache cold`.
+  void release_mapped_pages() const;
 
  private:
   std::string path_;
