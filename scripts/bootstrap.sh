@@ -9,7 +9,7 @@ APT_PACKAGES=(
   libblosc-dev libzstd-dev liblz4-dev zlib1g-dev nlohmann-json3-dev libcli11-dev libfmt-dev
   libgtest-dev libgmock-dev libbenchmark-dev libhdf5-dev libcurl4-openssl-dev nginx-light libopenmpi-dev openmpi-bin liburing-dev
   python3 python3-venv python3-dev python3-torch python3-mpi4py
-  libssl-dev libexpat1-dev
+  libssl-dev libexpat1-dev openssl  # openssl: the HTTPS test server's self-signed certificate
 )
 missing=()
 for package in "${APT_PACKAGES[@]}"; do
