@@ -1,8 +1,8 @@
 // HTTP client settings and lifetime, for chute.set_http_options() and the tests.
-#include <type_traits>
-
 #include <nanobind/nanobind.h>
 #include <nanobind/stl/string.h>
+
+#include <type_traits>
 
 #include "bindings.h"
 #include "chute/store/http/http_client.h"

@@ -202,7 +202,11 @@ std::string CachingStore::identity(std::string_view key, const ByteRange& range)
 }
 
 std::string CachingStore::entry_path(std::string_view key, const ByteRange& range) const {
-  return fmt::format("{}/{:016x}{}", options_.dir, fnv1a64(identity(key, range)), kEntrySuffix);
+  return entry_path_of(identity(key, range));
+}
+
+std::string CachingStore::entry_path_of(std::string_view identity) const {
+  return fmt::format("{}/{:016x}{}", options_.dir, fnv1a64(identity), kEntrySuffix);
 }
 
 bool CachingStore::serve_from_cache(const ReadRequest& request, uint64_t& nbytes) const {
@@ -214,7 +218,7 @@ bool CachingStore::serve_from_cache(const ReadRequest& request, uint64_t& nbytes
     if (!exact && (is_whole(range) || range.suffix || !range.length)) break;
     const ByteRange wanted = exact ? range : ByteRange::whole();
     const std::string id = identity(request.key, wanted);
-    const std::string path = entry_path(request.key, wanted);
+    const std::string path = entry_path_of(id);
     int raw_fd = -1;
     struct stat st {};
     const Found found = open_entry(path, raw_fd, st);
@@ -273,7 +277,7 @@ void CachingStore::store_entry(std::string_view key, const ByteRange& range,
   if (id.size() > detail::kMaxCacheIdentityBytes || entry_bytes > options_.max_bytes) return;
   const std::string prefix = detail::encode_cache_entry_prefix(id, bytes);
 
-  const std::string path = entry_path(key, range);
+  const std::string path = entry_path_of(id);
   const std::string temp = fmt::format("{}/{}{}-{}-{:016x}", options_.dir, kTempPrefix, ::getpid(),
                                        temp_counter_.fetch_add(1), fnv1a64(id));
   const int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
@@ -378,7 +382,7 @@ std::optional<uint64_t> CachingStore::size(std::string_view key) const {
   const std::string id = identity(key, ByteRange::whole());
   int raw_fd = -1;
   struct stat st {};
-  const Found found = open_entry(entry_path(key, ByteRange::whole()), raw_fd, st);
+  const Found found = open_entry(entry_path_of(id), raw_fd, st);
   Fd fd(raw_fd);
   if (found == Found::kRegular) {
     std::vector<std::byte> head(kCacheEntryHeaderBytes + id.size());
@@ -442,6 +446,21 @@ ReadOutcome slice_into(const ReadRequest& request, std::span<const std::byte> wh
   return {ReadStatus::kOk, into.size(), nullptr};
 }
 
+ReadOutcome CachingStore::keep_whole_and_slice(const ReadRequest& request,
+                                               std::span<const std::byte> whole) const {
+  bytes_fetched_ += whole.size();
+  try {
+    store_entry(request.key, ByteRange::whole(), whole);
+  } catch (...) {
+    // A cache that cannot write misses next time; the read itself succeeded.
+  }
+  try {
+    return slice_into(request, whole);
+  } catch (...) {  // e.g. no memory for the caller's buffer: an outcome, never a throw
+    return {ReadStatus::kFailed, 0, std::current_exception()};
+  }
+}
+
 bool CachingStore::read_range(std::string_view key, uint64_t offset,
                               std::span<std::byte> out) const {
   if (is_metadata_key(key)) return inner_->read_range(key, offset, out);
@@ -451,12 +470,7 @@ bool CachingStore::read_range(std::string_view key, uint64_t offset,
   if (should_fetch_whole(*inner_, request)) {
     ByteBuffer whole;
     if (!inner_->read(key, whole)) return false;
-    bytes_fetched_ += whole.size();
-    try {
-      store_entry(key, ByteRange::whole(), whole.span());
-    } catch (...) {
-    }
-    return check_outcome(slice_into(request, whole.span()));
+    return check_outcome(keep_whole_and_slice(request, whole.span()));
   }
   if (!inner_->read_range(key, offset, out)) return false;
   bytes_fetched_ += out.size();
@@ -515,14 +529,7 @@ void CachingStore::forward_misses(const std::shared_ptr<Batch>& batch) const {
     const ReadRequest& caller = batch->callers[i];
     if (outcome.status == ReadStatus::kOk && !is_metadata_key(caller.key)) {
       if (batch->whole[i]) {
-        const ByteBuffer& value = batch->buffers[i];
-        bytes_fetched_ += value.size();
-        try {
-          store_entry(caller.key, ByteRange::whole(), value.span());
-          outcome = slice_into(caller, value.span());
-        } catch (...) {
-          outcome = {ReadStatus::kFailed, 0, std::current_exception()};
-        }
+        outcome = keep_whole_and_slice(caller, batch->buffers[i].span());
       } else {
         bytes_fetched_ += outcome.nbytes;
         remember(caller, outcome.nbytes);

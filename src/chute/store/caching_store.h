@@ -93,6 +93,7 @@ class CachingStore final : public Store {
   uint64_t folder_bytes() const;
 
  private:
+  std::string entry_path_of(std::string_view identity) const;  // identity(key, range)
   struct Batch;
   /// Serves `request` from a cache entry when a valid one exists, counting the hit or miss.
   bool serve_from_cache(const ReadRequest& request, uint64_t& nbytes) const;
@@ -102,6 +103,10 @@ class CachingStore final : public Store {
   /// Writes the bytes a request brought into the cache (errors are swallowed: a cache that
   /// cannot write is a cache that misses).
   void remember(const ReadRequest& request, uint64_t nbytes) const;
+  /// A miss fetched as the whole value (a small object read by range): counts and caches it
+  /// (a failed write is only a later miss), then copies the request's range out.
+  ReadOutcome keep_whole_and_slice(const ReadRequest& request,
+                                   std::span<const std::byte> whole) const;
   void store_entry(std::string_view key, const ByteRange& range,
                    std::span<const std::byte> bytes) const;
   void account_written(uint64_t entry_bytes) const;
