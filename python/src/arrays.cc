@@ -17,6 +17,7 @@
 
 #include "bindings.h"
 #include "chute/codec/codec_chain.h"
+#include "chute/dataset/cf_time.h"
 #include "chute/format/zarr.h"
 #include "chute/store/file_store.h"
 #include "chute/util/error.h"
@@ -237,6 +238,14 @@ void bind_arrays(nb::module_& m) {
       .def_prop_ro("cache_stats", &cache_stats_dict)
       .def("storage_key",
            [](const Array& a, const std::vector<int64_t>& coords) { return a.storage_key(coords); })
+      .def(
+          "decode_cf_times",
+          [](const Array& a) {
+            nb::gil_scoped_release release;
+            return decode_cf_times(a, a.name());
+          },
+          "The CF time coordinate decoded in C++ (units, calendar, scale/offset, fill values): "
+          "int64 seconds since 1970-01-01 UTC, INT64_MIN (NaT) where missing.")
       .def("read_into", &read_into, nb::arg("start"), nb::arg("out"),
            "Reads box [start, start + out.shape) into the NumPy array `out` (GIL released).");
 

@@ -247,6 +247,7 @@ WindowDataset::WindowDataset(const Group& group, WindowOptions options)
   }
 
   load_statistics(group, targets);
+  find_computed_forcing_coordinates(group);
 
   // Channels and outputs.
   layout_.resize(2);

@@ -45,7 +45,9 @@ struct WindowOptions {
   std::vector<std::string> forcings;          // read at the target offsets, appended to the inputs
   std::vector<std::string> statics;           // (lat, lon) fields appended to the inputs once
   /// Forcings computed from date and grid (computed_forcings.h), at the target offsets, after
-  /// the stored forcings; not normalised. They need the three vectors below.
+  /// the stored forcings; not normalised. They need the three vectors below; left empty, they
+  /// are read from the store's time (CF units/calendar decoded in C++), latitude and longitude
+  /// coordinates (time_seconds must be given with time_map).
   std::vector<std::string> computed_forcings;
   std::vector<int64_t> time_seconds;   // seconds since 1970-01-01 UTC of every time index
   std::vector<double> lat_values;      // degrees, every row of the grid
@@ -171,6 +173,10 @@ class WindowDataset final : public Dataset {
   /// Staged slots start with the sample's time index (written by plan(), read by finish()).
   static constexpr int64_t kSlotHeader = 8;
   void add_computed_channels(Output& output);
+  /// Computed forcings without explicit time_seconds/lat_values/lon_values: decodes them from
+  /// the group's time coordinate (cf_time.h) and its 1-D latitude and longitude coordinates,
+  /// named like the variables' dimensions (window_coordinates.cc).
+  void find_computed_forcing_coordinates(const Group& group);
   /// Throws kInvalidArgument naming the channel's variable, level and time when the decoded
   /// values of `c` at `time` hold a NaN (nan = kError).
   void check_no_nan(const Channel& c, int64_t time, const float* values, int64_t n) const;

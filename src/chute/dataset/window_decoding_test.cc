@@ -9,11 +9,13 @@
 #include <cstring>
 
 #include "chute/dataset/cf_decoding.h"
+#include "chute/dataset/computed_forcings.h"
 #include "chute/dataset/window_dataset.h"
 #include "chute/pipeline/batch_assembler.h"
 #include "chute/pipeline/loader_test_support.h"
 #include "chute/pipeline/transforms.h"
 #include "chute/util/error.h"
+#include "chute/util/error_test_util.h"
 
 namespace chute {
 namespace {
@@ -240,6 +242,85 @@ TEST(WindowDecoding, SampleStrideTakesEveryKthStep) {
   WindowDataset dataset(make_xarray_group(), o);
   EXPECT_EQ(dataset.num_samples(), 3);  // t = 0, 2, 4 (t + 2 <= 6)
   EXPECT_EQ(dataset.sample_time(2), 4);
+}
+
+/// make_xarray_group() plus the coordinates xarray writes: time as float64 "hours since" every
+/// 6 hours from 2020-01-01 06:00 (with `calendar`), latitude and longitude in degrees.
+Group with_coordinates(const std::string& calendar) {
+  Group group = make_xarray_group();
+  auto store = std::make_shared<MemoryStore>();
+  json time_attrs = {{"units", "hours since 2020-01-01 06:00:00"}};
+  if (!calendar.empty()) time_attrs["calendar"] = calendar;
+  group.arrays["time"] =
+      make_array(store, "time", DataType{DTypeKind::kFloat, 8}, {kT}, {4}, {"time"}, time_attrs,
+                 [](std::span<const int64_t> i) { return 6.0 * static_cast<double>(i[0]); });
+  group.arrays["latitude"] =
+      make_array(store, "latitude", DataType{DTypeKind::kFloat, 8}, {kH}, {kH}, {"latitude"},
+                 json::object(), [](std::span<const int64_t> i) { return 60.0 - 30.0 * i[0]; });
+  group.arrays["longitude"] =
+      make_array(store, "longitude", DataType{DTypeKind::kFloat, 8}, {kW}, {kW}, {"longitude"},
+                 json::object(), [](std::span<const int64_t> i) { return 45.0 * i[0]; });
+  return group;
+}
+
+TEST(WindowDecoding, ComputedForcingsFindTheirDatesAndGridInTheStore) {
+  const std::vector<std::string> names = {"cos_local_time", "sin_day_of_year", "toa_radiation"};
+  WindowOptions o;
+  o.variables = {"sp"};
+  o.input_offsets = {0};
+  o.target_offsets = {1};
+  o.computed_forcings = names;
+  auto found = std::make_shared<WindowDataset>(with_coordinates("proleptic_gregorian"), o);
+  const int64_t n = found->num_samples();
+  ASSERT_EQ(n, kT - 1);
+  // Every channel value from the formula at the decoded date: 2020-01-01 06:00 UTC + 6 h × t.
+  constexpr int64_t k20200101 = 1577836800;
+  BatchAssembler assembler(found, n, 2);
+  std::vector<std::byte> buffer(assembler.layout().total_bytes);
+  std::vector<int64_t> samples(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) samples[static_cast<size_t>(i)] = i;
+  assembler.assemble(samples, buffer.data());
+  const int64_t nc = 1 + static_cast<int64_t>(names.size());
+  for (int64_t s = 0; s < n; ++s) {
+    const int64_t seconds = k20200101 + 6 * 3600 + (found->sample_time(s) + 1) * 6 * 3600;
+    for (size_t k = 0; k < names.size(); ++k) {
+      for (int64_t y = 0; y < kH; ++y) {
+        for (int64_t x = 0; x < kW; ++x) {
+          float actual;
+          const int64_t c = 1 + static_cast<int64_t>(k);
+          std::memcpy(&actual, buffer.data() + (s * nc * kH * kW + (y * kW + x) * nc + c) * 4, 4);
+          const double expected = computed_forcing(parse_computed_forcing(names[k]), seconds,
+                                                   60.0 - 30.0 * y, 45.0 * x);
+          ASSERT_EQ(actual, static_cast<float>(expected)) << names[k] << " s " << s;
+        }
+      }
+    }
+  }
+  // The same batch as with the dates and grid given explicitly (what chute.windows() passes).
+  WindowOptions given = o;
+  for (int64_t t = 0; t < kT; ++t) given.time_seconds.push_back(k20200101 + 6 * 3600 * (t + 1));
+  for (int64_t y = 0; y < kH; ++y) given.lat_values.push_back(60.0 - 30.0 * y);
+  for (int64_t x = 0; x < kW; ++x) given.lon_values.push_back(45.0 * x);
+  auto explicit_dataset = std::make_shared<WindowDataset>(make_xarray_group(), given);
+  BatchAssembler other(explicit_dataset, n, 2);
+  std::vector<std::byte> expected(other.layout().total_bytes);
+  other.assemble(samples, expected.data());
+  EXPECT_EQ(buffer, expected);
+  EXPECT_EQ(found->options().time_seconds, given.time_seconds);
+
+  // Without coordinates, or in a calendar chute does not decode: errors naming what is missing.
+  auto contains = [](const std::string& message, const char* part) {
+    EXPECT_NE(message.find(part), std::string::npos) << message;
+  };
+  using testing::message_of;
+  contains(message_of([&] { WindowDataset(make_xarray_group(), o); }),
+           "no 1-D array of 7 values named valid_time or time");
+  contains(
+      message_of([&] { WindowDataset(with_coordinates("noleap"), o); }, ErrorCode::kUnsupported),
+      "array 'time': calendar 'noleap' is not supported");
+  o.time_map = {0, 1, 2, 3};
+  contains(message_of([&] { WindowDataset(with_coordinates(""), o); }),
+           "time_map need time_seconds");
 }
 
 TEST(WindowDecoding, DecodeOffReadsStoredValues) {
