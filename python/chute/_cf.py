@@ -51,6 +51,9 @@ def time_units(units: Any) -> tuple[str, np.datetime64] | None:
     if unit not in _UNITS:
         return None
     text = match.group(2).strip().replace(" ", "T", 1)
+    # CF allows unpadded dates ("1970-1-1"); numpy does not
+    text = re.sub(r"^(-?\d+)-(\d{1,2})-(\d{1,2})",
+                  lambda m: f"{m[1]}-{int(m[2]):02d}-{int(m[3]):02d}", text)  # fmt: skip
     text = re.sub(r"(Z|[+-]00:?00|UTC)$", "", text).rstrip("T")
     try:
         reference = np.datetime64(text, "us")  # wide enough for any reference date
@@ -84,7 +87,8 @@ def decode_times(values: np.ndarray, attrs: dict, name: str) -> np.ndarray:
     missing = np.isnan(values) if values.dtype.kind == "f" else np.zeros(values.shape, bool)
     if values.dtype.kind == "f":
         nanos = np.timedelta64(1, unit) / np.timedelta64(1, "ns")
-        counts = np.where(missing, 0, np.round(values * nanos)).astype(np.int64)
+        wide = values.astype(np.float64)  # float32 days × 86400e9 ns would round to float32
+        counts = np.where(missing, 0, np.round(wide * nanos)).astype(np.int64)
         result = reference + counts.astype("timedelta64[ns]")
     else:
         result = reference + values.astype(np.int64).astype(f"timedelta64[{unit}]")
@@ -172,9 +176,11 @@ class CfDecoder:
 
     def decode(self, raw: np.ndarray) -> np.ndarray:
         if self.is_time:
-            if self.missing:
-                raw = raw.astype(np.float64)
-                raw[np.isin(raw, self.missing)] = np.nan
+            if self.missing or self.scale is not None or self.offset is not None:
+                values = raw.astype(np.float64)
+                values[np.isin(raw, self.missing)] = np.nan
+                # packed times: scale and offset first, as xarray does
+                raw = values * (1.0 if self.scale is None else self.scale) + (self.offset or 0.0)
             return decode_times(raw, self.attrs, self.name)
         if not self.active:
             return raw
