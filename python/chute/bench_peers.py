@@ -28,12 +28,13 @@ channels-first .npy is transposed to channels last first) and ``h5py`` (whole-cr
 form with h5py / NumPy when the folder lacks them.
 
 For W2 windows (``chute bench STORE --windows``) the spec has ``"workload": "windows"``,
-``"windows"`` (the store, input and target variables, forcings, statics, levels, input and
+``"windows"`` (the store, input and target variables, forcings, computed forcings, statics, levels, input and
 target offsets in store steps, the statistics group, ``normalise``, ``channels_last``, dtype) and
 ``"batches"`` hold each sample's time index. ``xarray`` then builds the same inputs and targets
 the graph-ufs way: ``xarray.open_zarr`` (dask, CF-decoded), ``isel`` of each step, normalise
 with the statistics, ``to_stacked_array`` of variables and levels, ``.values``, concatenate the
-steps, forcings and statics, cast.
+steps, forcings, computed forcings (the formulas of computed_forcings.h written again with NumPy
+on xarray's decoded dates) and statics, cast.
 
 A peer whose package is missing is "skipped" with a note. Setting the environment variable
 ``CHUTE_BENCH_HIDE_PEERS=tensorstore,torch`` makes those peers behave as if not installed (for
@@ -539,10 +540,24 @@ def _read_windows_xarray(spec: dict) -> tuple[Iterator, int]:
         ]
         static_planes = np.concatenate(planes, axis=-1)
 
+    computed = list(w.get("computed_forcings", []))
+    lat_name = next((d for d in grid_dims if d in ("lat", "latitude")), grid_dims[0])
+    lon_name = next((d for d in grid_dims if d in ("lon", "longitude")), grid_dims[-1])
+
+    def computed_planes(times: np.ndarray) -> np.ndarray:
+        """(samples, lat, lon, len(computed)) at the decoded dates of `times` (xarray's)."""
+        dates = ds[time_dim].isel({time_dim: times}).values.astype("datetime64[s]")
+        lat = np.asarray(ds[lat_name].values, dtype=np.float64)
+        lon = np.asarray(ds[lon_name].values, dtype=np.float64)
+        planes = [_computed_forcing(name, dates, lat, lon) for name in computed]
+        return np.stack(planes, axis=-1)
+
     def window(index: np.ndarray) -> tuple:
         parts = [stacked(inputs, index + offset) for offset in w["input_offsets"]]
         if forcings:
             parts += [stacked(forcings, index + offset) for offset in w["target_offsets"]]
+        if computed:
+            parts += [computed_planes(index + offset) for offset in w["target_offsets"]]
         if static_planes is not None:
             parts.append(np.broadcast_to(static_planes, (len(index), *static_planes.shape)))
         x = np.concatenate(parts, axis=-1).astype(dtype)
@@ -562,6 +577,42 @@ def _read_windows_xarray(spec: dict) -> tuple[Iterator, int]:
             yield window(np.asarray(index, dtype=np.int64))
 
     return batches(), sample_nbytes
+
+
+def _computed_forcing(name: str, dates: Any, lat: Any, lon: Any) -> Any:
+    """A forcing chute computes (src/chute/dataset/computed_forcings.h), written again with NumPy
+    dates: (len(dates), len(lat), len(lon)) float32."""
+    import numpy as np
+
+    year = dates.astype("datetime64[Y]")
+    days_in_year = ((year + 1).astype("datetime64[D]") - year.astype("datetime64[D]")).astype(
+        np.float64
+    )
+    day = (dates - year.astype(dates.dtype)).astype(np.float64) / 86400.0
+    hours = (dates - dates.astype("datetime64[D]")).astype(np.float64) / 3600.0
+    shape = (len(dates), len(lat), len(lon))
+    if name in ("cos_local_time", "sin_local_time"):
+        local = 2 * np.pi * (hours[:, None] + lon[None, :] / 15) / 24
+        value = np.cos(local) if name.startswith("cos") else np.sin(local)
+        return np.broadcast_to(value[:, None, :], shape).astype(np.float32)
+    gamma = 2 * np.pi * day / days_in_year
+    if name in ("cos_day_of_year", "sin_day_of_year"):
+        value = np.cos(gamma) if name.startswith("cos") else np.sin(gamma)
+        return np.broadcast_to(value[:, None, None], shape).astype(np.float32)
+    if name != "toa_radiation":
+        raise ValueError(f"unknown computed forcing {name!r}")
+    e0 = (1.000110 + 0.034221 * np.cos(gamma) + 0.001280 * np.sin(gamma)
+          + 0.000719 * np.cos(2 * gamma) + 0.000077 * np.sin(2 * gamma))  # fmt: skip
+    decl = (0.006918 - 0.399912 * np.cos(gamma) + 0.070257 * np.sin(gamma)
+            - 0.006758 * np.cos(2 * gamma) + 0.000907 * np.sin(2 * gamma)
+            - 0.002697 * np.cos(3 * gamma) + 0.00148 * np.sin(3 * gamma))  # fmt: skip
+    eot = 229.18 * (0.000075 + 0.001868 * np.cos(gamma) - 0.032077 * np.sin(gamma)
+                    - 0.014615 * np.cos(2 * gamma) - 0.040849 * np.sin(2 * gamma))  # fmt: skip
+    hour_angle = 2 * np.pi * (hours[:, None] + lon[None, :] / 15 + eot[:, None] / 60 - 12) / 24
+    phi = np.radians(lat)[None, :, None]
+    cos_zenith = (np.sin(phi) * np.sin(decl)[:, None, None]
+                  + np.cos(phi) * np.cos(decl)[:, None, None] * np.cos(hour_angle)[:, None, :])  # fmt: skip
+    return (1361.0 * e0[:, None, None] * np.maximum(cos_zenith, 0)).astype(np.float32)
 
 
 def _output_dtype(name: str) -> Any:

@@ -58,6 +58,7 @@ WindowOptions window_options(const WindowsFlags& flags) {
   options.target_variables = flags.target_variables;
   options.forcings = flags.forcings;
   options.statics = flags.statics;
+  options.computed_forcings = flags.computed_forcings;
   options.level_values = flags.levels;
   options.input_offsets = flags.input_offsets;
   options.target_offsets = flags.target_offsets;
@@ -89,6 +90,7 @@ void open_variables(BenchDataset& out, const synth::Manifest* manifest, const Wi
                  {"variables", options.variables},
                  {"target_variables", options.target_variables},
                  {"forcings", options.forcings},
+                 {"computed_forcings", options.computed_forcings},
                  {"statics", options.statics},
                  {"levels", flags.levels},
                  {"input_offsets", options.input_offsets},
@@ -97,6 +99,7 @@ void open_variables(BenchDataset& out, const synth::Manifest* manifest, const Wi
                  {"normalise", manifest != nullptr && flags.normalise},
                  {"channels_last", flags.channels_last},
                  {"dtype", flags.dtype}};
+  out.description["windows"] = out.windows;
   const Group group = open_group(out.path);
   for (const std::string& name : options.variables) {
     if (auto found = group.arrays.find(name); found != group.arrays.end()) {

@@ -35,8 +35,8 @@ struct BenchDataset {
   /// empty for other workloads.
   std::vector<std::pair<std::string, std::string>> packed_arrays;
   /// W2 windows: what their peers build ({"store", "variables", "target_variables", "forcings",
-  /// "statics", "levels", "input_offsets", "target_offsets", "statistics", "normalise",
-  /// "channels_last", "dtype"}); null for other workloads.
+  /// "computed_forcings", "statics", "levels", "input_offsets", "target_offsets", "statistics",
+  /// "normalise", "channels_last", "dtype"}); null for other workloads.
   nlohmann::json windows;
   int64_t stored_bytes = 0;    // on disk, all arrays
   double open_seconds = 0;     // opening metadata and building the dataset
@@ -51,6 +51,9 @@ struct WindowsFlags {
   std::vector<std::string> variables;         // --variables (inputs)
   std::vector<std::string> target_variables;  // --target-variables (default: the inputs)
   std::vector<std::string> forcings, statics;
+  /// --computed-forcings: cos/sin_local_time, cos/sin_day_of_year, toa_radiation at the target
+  /// steps, from the store's time coordinate (decoded in C++, cf_time.h) and its lat/lon grid.
+  std::vector<std::string> computed_forcings;
   std::vector<double> levels;                    // --levels (values; default all)
   std::vector<int64_t> input_offsets = {-1, 0};  // --input-steps (store steps)
   std::vector<int64_t> target_offsets = {1};     // --target-steps

@@ -115,6 +115,12 @@ void register_bench(CLI::App& app) {
       ->group(windows_group);
   bench->add_option("--forcings", w.forcings, "variables read at the target steps")
       ->group(windows_group);
+  bench
+      ->add_option("--computed-forcings", w.computed_forcings,
+                   "forcings computed at the target steps from the store's dates and grid: "
+                   "cos_local_time, sin_local_time, cos_day_of_year, sin_day_of_year, "
+                   "toa_radiation")
+      ->group(windows_group);
   bench->add_option("--statics", w.statics, "(lat, lon) fields")->group(windows_group);
   bench->add_option("--levels", w.levels, "level values (default: all)")->group(windows_group);
   bench->add_option("--input-steps", w.input_offsets, "input offsets in store steps")
