@@ -11,8 +11,14 @@ Chan et al.'s pairwise update, so the result does not depend on the thread count
 rounding. Differences at block boundaries are taken from the last step of the previous block.
 
 The output is a Zarr group with arrays mean/<variable>, std/<variable>, min/<variable>,
-max/<variable>, diff_mean/<variable>, diff_std/<variable>, shaped (level,) or (), plus the level
-coordinate; `chute.windows(..., statistics="stats.zarr")` reads mean/ and std/ from it.
+max/<variable>, diff_mean/<variable>, diff_std/<variable>, shaped (level,) or ();
+`chute.windows(..., statistics="stats.zarr")` reads mean/ and std/ from it.
+
+Per grid point (`per_gridpoint=True`, `chute stats --per-gridpoint`): the same arrays over time
+only, shaped (level, lat, lon) or (lat, lon) (lat before lon whatever the stored order, every
+level of the store, zarr v3 `dimension_names` from the variable's own), and the group attribute
+`"per_gridpoint": true`; static fields keep their () statistics over the grid. A point with no
+valid value in the period has NaN mean, std, min and max (as NumPy's nan-functions give).
 
     python -m chute.weather_stats STORE --start 2016-01-01 --end 2019-12-31T18 --out stats.zarr
 """
@@ -100,10 +106,19 @@ def _layout(array: Array, name: str) -> tuple[int, int | None]:
     return time, level
 
 
-def _channels_first(block: np.ndarray, time: int, level: int | None) -> np.ndarray:
-    """(steps, channels, points) float64 from a block of any axis order."""
+def _space_axes(dims: tuple[str, ...]) -> list[int]:
+    """The positions of the latitude and the longitude axes, latitude first."""
+    lat = [d for d, n in enumerate(dims) if n in _SPACE_NAMES[:2]]
+    lon = [d for d, n in enumerate(dims) if n in _SPACE_NAMES[2:]]
+    return lat + lon
+
+
+def _channels_first(block: np.ndarray, time: int, level: int | None,
+                    space: list[int] | None = None) -> np.ndarray:  # fmt: skip
+    """(steps, channels, points) float64 from a block of any axis order; points in the order of
+    `space` (default: as stored)."""
     axes = [time] + ([level] if level is not None else [])
-    rest = [d for d in range(block.ndim) if d not in axes]
+    rest = space if space is not None else [d for d in range(block.ndim) if d not in axes]
     moved = np.transpose(block, axes + rest)
     steps = moved.shape[0]
     channels = moved.shape[1] if level is not None else 1
@@ -117,8 +132,10 @@ def compute_statistics(
     end: Any = None,
     threads: int | None = None,
     block: int = 8,
+    per_gridpoint: bool = False,
 ) -> dict[str, dict[str, np.ndarray]]:
-    """{variable: {"mean", "std", "min", "max", "diff_mean", "diff_std"}} over [start, end]."""
+    """{variable: {"mean", "std", "min", "max", "diff_mean", "diff_std"}} over [start, end];
+    per_gridpoint: shaped (level?, lat, lon) over time only (see the module doc)."""
     from . import _options as check
 
     path = check.path("path", path)
@@ -127,6 +144,10 @@ def compute_statistics(
     if threads is not None:
         threads = check.integer("threads", threads, 1, 16 * (os.cpu_count() or 1), " or None")
     block = check.integer("block", block, 1, 2**31)
+    if not isinstance(per_gridpoint, (bool, np.bool_)):
+        raise _chute.InvalidArgumentError(
+            f"per_gridpoint must be True or False, got {per_gridpoint!r}"
+        )
     group = open_group(path, decode_cf=True)
     axis = TimeAxis(group, path)
     first, last = axis.values[0], axis.values[-1]
@@ -168,18 +189,24 @@ def compute_statistics(
                 }  # fmt: skip
                 continue
             time, level = _layout(array, name)
+            space = _space_axes(array.dims)
 
-            def one_block(b0: int, array=array, time=time, level=level) -> tuple:
+            def rows(values: np.ndarray) -> np.ndarray:
+                """(steps, channels, points) -> the rows one _Moments entry summarises: a
+                channel's every value, or per grid point a (channel, point)'s steps."""
+                if per_gridpoint:
+                    steps, channels, points = values.shape
+                    return np.transpose(values, (1, 2, 0)).reshape(channels * points, steps)
+                return np.moveaxis(values, 0, 1).reshape(values.shape[1], -1)
+
+            def one_block(b0: int, array=array, time=time, level=level, space=space) -> tuple:
                 b1 = min(hi, b0 + block)
                 first = max(lo, b0 - 1)  # the step before, for the difference at the boundary
                 index = [slice(None)] * array.ndim
                 index[time] = slice(first, b1)
-                values = _channels_first(array[tuple(index)], time, level)
+                values = _channels_first(array[tuple(index)], time, level, space)
                 own = values[b0 - first :]
-                stats = _Moments.of(np.moveaxis(own, 0, 1).reshape(own.shape[1], -1))
-                diffs = np.diff(values, axis=0)
-                diff = _Moments.of(np.moveaxis(diffs, 0, 1).reshape(values.shape[1], -1))
-                return stats, diff
+                return _Moments.of(rows(own)), _Moments.of(rows(np.diff(values, axis=0)))
 
             total = diff_total = None
             for stats, diff in pool.map(one_block, range(lo, hi, block)):
@@ -193,6 +220,15 @@ def compute_statistics(
                 "mean": total.mean, "std": total.std(), "min": total.min, "max": total.max,
                 "diff_mean": diff_total.mean, "diff_std": diff_total.std(),
             }  # fmt: skip
+            if per_gridpoint:
+                grid = tuple(array.shape[d] for d in space)
+                shape = grid if squeeze else (array.shape[level], *grid)
+                empty = {"mean": total.count == 0, "diff_mean": diff_total.count == 0}
+                for kind, values in out.items():
+                    where = empty["diff_mean" if kind.startswith("diff") else "mean"]
+                    out[kind] = np.where(where, np.nan, values).reshape(shape)
+                results[name] = out
+                continue
             results[name] = {k: (v[0] if squeeze else v) for k, v in out.items()}
     finally:
         pool.shutdown()
@@ -200,7 +236,8 @@ def compute_statistics(
 
 
 def statistics(path: str, out: str, variables: list[str] | None = None, start: Any = None,
-               end: Any = None, threads: int | None = None) -> dict:  # fmt: skip
+               end: Any = None, threads: int | None = None,
+               per_gridpoint: bool = False) -> dict:  # fmt: skip
     """Computes the statistics of `path` (see the module doc) and writes them to Zarr `out`."""
     import zarr
 
@@ -208,13 +245,25 @@ def statistics(path: str, out: str, variables: list[str] | None = None, start: A
 
     out = check.path("out", out)
 
-    results = compute_statistics(path, variables, start, end, threads)
+    results = compute_statistics(path, variables, start, end, threads,
+                                 per_gridpoint=per_gridpoint)  # fmt: skip
+    dims = {}
+    if per_gridpoint:
+        group = open_group(path)
+        for name in results:
+            d = group[name].dims
+            level = [n for n in d if n in _LEVEL_NAMES]
+            dims[name] = tuple(level + [d[i] for i in _space_axes(d)])
     root = zarr.open_group(out, mode="w", zarr_format=3)
-    root.attrs.update({"source": os.fspath(path), "start": str(start), "end": str(end)})
+    root.attrs.update({"source": os.fspath(path), "start": str(start), "end": str(end),
+                       "per_gridpoint": bool(per_gridpoint)})  # fmt: skip
     for name, stats in results.items():
         for kind, values in stats.items():
             data = np.asarray(values, dtype=np.float64)
-            array = root.require_group(kind).create_array(name, shape=data.shape, dtype="float64")
+            names = dims.get(name) if data.ndim > 1 else None
+            array = root.require_group(kind).create_array(
+                name, shape=data.shape, dtype="float64", dimension_names=names
+            )
             array[...] = data
     return results
 
@@ -227,10 +276,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--end")
     parser.add_argument("--variables", nargs="*")
     parser.add_argument("--threads", type=int)
+    parser.add_argument("--per-gridpoint", action="store_true",
+                        help="statistics over time per (level, lat, lon) point")  # fmt: skip
     args = parser.parse_args(argv)
     try:
         results = statistics(args.store, args.out, args.variables, args.start, args.end,
-                             args.threads)  # fmt: skip
+                             args.threads, per_gridpoint=args.per_gridpoint)  # fmt: skip
     except _chute.Error as error:
         print(f"chute stats: {error}", file=sys.stderr)
         return 1
@@ -238,6 +289,10 @@ def main(argv: list[str] | None = None) -> int:
         name: {k: np.round(np.atleast_1d(v), 6).tolist() for k, v in s.items()}
         for name, s in results.items()
     }
+    if args.per_gridpoint:  # the arrays are in the group; print their shapes only
+        summary = {
+            name: {k: list(np.shape(v)) for k, v in s.items()} for name, s in results.items()
+        }
     print(json.dumps({"out": args.out, "variables": summary}))
     return 0
 

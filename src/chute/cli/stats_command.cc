@@ -21,6 +21,7 @@ void register_stats(CLI::App& app) {
     std::string store, out, start, end;
     std::vector<std::string> variables;
     int threads = 0;
+    bool per_gridpoint = false;
   };
   auto flags = std::make_shared<Flags>();
   CLI::App* stats = app.add_subcommand(
@@ -33,6 +34,9 @@ void register_stats(CLI::App& app) {
   stats->add_option("--end", flags->end, "last date (inclusive), e.g. 2017-12-31T18");
   stats->add_option("--variables", flags->variables, "variables (default: every one with time)");
   stats->add_option("--threads", flags->threads, "reader threads (0: one per core)");
+  stats->add_flag("--per-gridpoint", flags->per_gridpoint,
+                  "statistics over time per (level, lat, lon) point: arrays (level, lat, lon) "
+                  "and the group attribute per_gridpoint = true");
   stats->callback([flags] {
     std::string command =
         bench::shell_quote(bench::find_python()) +
@@ -45,6 +49,7 @@ void register_stats(CLI::App& app) {
       for (const std::string& v : flags->variables) command += " " + bench::shell_quote(v);
     }
     if (flags->threads > 0) command += " --threads " + std::to_string(flags->threads);
+    if (flags->per_gridpoint) command += " --per-gridpoint";
     const int status = std::system(command.c_str());
     if (status == -1 || !WIFEXITED(status)) {
       fail(ErrorCode::kIoError, "stats: could not run {}", command);
