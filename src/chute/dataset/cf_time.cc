@@ -172,6 +172,52 @@ int64_t floor_div(int64_t a, int64_t b) {
        name, value);
 }
 
+/// A stored integer of `type` (1, 2, 4 or 8 bytes, signed or not) as int64; a uint64 above
+/// INT64_MAX is out of range.
+int64_t load_integer(const std::byte* at, DataType type, const std::string& name) {
+  auto load = [&]<typename T>(T) {
+    T v;
+    std::memcpy(&v, at, sizeof(T));
+    return v;
+  };
+  const bool is_signed = type.kind == DTypeKind::kInt;
+  switch (type.size) {
+    case 1:
+      return is_signed ? load(int8_t{}) : load(uint8_t{});
+    case 2:
+      return is_signed ? load(int16_t{}) : load(uint16_t{});
+    case 4:
+      return is_signed ? int64_t{load(int32_t{})} : int64_t{load(uint32_t{})};
+    default: {
+      if (is_signed) return load(int64_t{});
+      const uint64_t v = load(uint64_t{});
+      if (v > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
+        out_of_range(name, static_cast<double>(v));
+      }
+      return static_cast<int64_t>(v);
+    }
+  }
+}
+
+/// A stored float (float16, bfloat16, float32, float64) as double.
+double load_float(const std::byte* at, DataType type) {
+  if (type == DataType{DTypeKind::kFloat, 8}) {
+    double v;
+    std::memcpy(&v, at, 8);
+    return v;
+  }
+  float f;
+  if (type == DataType{DTypeKind::kFloat, 4}) {
+    std::memcpy(&f, at, 4);
+  } else {  // float16, bfloat16: widen through the decode kernel
+    detail::ChannelDecode plain;
+    plain.stored = type;
+    detail::decode_run(at, 1, plain, reinterpret_cast<std::byte*>(&f), 1,
+                       DataType{DTypeKind::kFloat, 4});
+  }
+  return f;
+}
+
 }  // namespace
 
 bool looks_like_cf_time_units(const std::string& units) {
@@ -299,88 +345,23 @@ std::vector<int64_t> decode_cf_times(const Array& array, const std::string& name
   array.read(start, StridedView::contiguous(raw.data(), meta.shape, type.size));
   std::vector<int64_t> out(static_cast<size_t>(n));
   const bool integral = type.kind == DTypeKind::kInt || type.kind == DTypeKind::kUInt;
+  auto is_missing = [&](double v) {
+    return std::find(cf.missing.begin(), cf.missing.end(), v) != cf.missing.end();
+  };
   for (int64_t i = 0; i < n; ++i) {
     const std::byte* at = raw.data() + i * type.size;
-    if (integral && type.size == 8) {
-      int64_t v;
-      std::memcpy(&v, at, 8);
-      if (type.kind == DTypeKind::kUInt && v < 0) out_of_range(name, static_cast<double>(v));
-      const double as_double = static_cast<double>(v);
-      if (std::find(cf.missing.begin(), cf.missing.end(), as_double) != cf.missing.end()) {
-        out[static_cast<size_t>(i)] = kNotATime;
-      } else if (cf.scaled) {
-        out[static_cast<size_t>(i)] =
-            cf_time_seconds(as_double * cf.scale + cf.offset, units, name);
-      } else {
-        out[static_cast<size_t>(i)] = cf_time_seconds(v, units, name);
-      }
-      continue;
-    }
-    // Narrower integers and floats are exact in float64.
-    double v = 0;
-    detail::ChannelDecode plain;
-    plain.stored = type;
-    switch (type.kind) {
-      case DTypeKind::kInt:
-      case DTypeKind::kUInt: {
-        int64_t wide = 0;
-        if (type.kind == DTypeKind::kInt) {
-          if (type.size == 1) wide = static_cast<int8_t>(at[0]);
-          if (type.size == 2)
-            wide = [&] {
-              int16_t x;
-              std::memcpy(&x, at, 2);
-              return x;
-            }();
-          if (type.size == 4)
-            wide = [&] {
-              int32_t x;
-              std::memcpy(&x, at, 4);
-              return x;
-            }();
-        } else {
-          if (type.size == 1) wide = static_cast<uint8_t>(at[0]);
-          if (type.size == 2)
-            wide = [&] {
-              uint16_t x;
-              std::memcpy(&x, at, 2);
-              return x;
-            }();
-          if (type.size == 4)
-            wide = [&] {
-              uint32_t x;
-              std::memcpy(&x, at, 4);
-              return x;
-            }();
-        }
-        v = static_cast<double>(wide);
-        if (std::find(cf.missing.begin(), cf.missing.end(), v) != cf.missing.end()) {
-          out[static_cast<size_t>(i)] = kNotATime;
-        } else if (cf.scaled) {
-          out[static_cast<size_t>(i)] = cf_time_seconds(v * cf.scale + cf.offset, units, name);
-        } else {
-          out[static_cast<size_t>(i)] = cf_time_seconds(wide, units, name);
-        }
-        continue;
-      }
-      default: {
-        if (type == DataType{DTypeKind::kFloat, 8}) {
-          std::memcpy(&v, at, 8);
-        } else if (type == DataType{DTypeKind::kFloat, 4}) {
-          float f;
-          std::memcpy(&f, at, 4);
-          v = f;
-        } else {  // float16, bfloat16: widen through the float32 decode
-          float f;
-          detail::decode_run(at, 1, plain, reinterpret_cast<std::byte*>(&f), 1,
-                             DataType{DTypeKind::kFloat, 4});
-          v = f;
-        }
-        const bool missing = std::find(cf.missing.begin(), cf.missing.end(), v) != cf.missing.end();
-        out[static_cast<size_t>(i)] =
-            missing ? kNotATime
+    int64_t& seconds = out[static_cast<size_t>(i)];
+    if (integral) {  // exact: int64 arithmetic unless packed
+      const int64_t v = load_integer(at, type, name);
+      const auto as_double = static_cast<double>(v);
+      seconds = is_missing(as_double) ? kNotATime
+                : cf.scaled ? cf_time_seconds(as_double * cf.scale + cf.offset, units, name)
+                            : cf_time_seconds(v, units, name);
+    } else {
+      const double v = load_float(at, type);
+      seconds = is_missing(v)
+                    ? kNotATime
                     : cf_time_seconds(cf.scaled ? v * cf.scale + cf.offset : v, units, name);
-      }
     }
   }
   return out;
