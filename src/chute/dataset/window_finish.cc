@@ -7,6 +7,7 @@
 #include <cstring>
 #include <functional>
 
+#include "chute/dataset/channel_interleave.h"
 #include "chute/dataset/computed_forcings.h"
 #include "chute/dataset/window_dataset.h"
 #include "chute/pipeline/transforms.h"
@@ -126,14 +127,14 @@ void WindowDataset::finish(const BatchMemory& memory, ThreadPool* pool) const {
       });
       continue;
     }
-    // Channels-last: tiles of pixels; each group of 8 channels is decoded, normalised and
-    // made float32 into a small contiguous tile (SIMD-friendly), then interleaved with the cast
-    // into a cache-resident bounce buffer holding the tile's pixels × channels, which is then
-    // streamed out (non-temporal stores): the batch is written once, front to back, without
-    // reading its lines first.
-    constexpr int64_t kBounceBytes = 64 << 10;
-    const int64_t pixels = std::clamp<int64_t>(kBounceBytes / (channels * osize), 16, 1024);
-    constexpr int64_t kTilesPerItem = 8;
+    // Channels-last: tiles of pixels. Each group of 8 channels is decoded, normalised and cast
+    // into a small tile of rows of the output type (SIMD-friendly), then transposed into a
+    // cache-resident bounce buffer holding the tile's pixels × channels, which is then streamed
+    // out (non-temporal stores): the batch is written once, front to back, without reading its
+    // lines first.
+    constexpr int64_t kBounceBytes = 512 << 10;
+    const int64_t pixels = std::clamp<int64_t>(kBounceBytes / (channels * osize), 16, 8192);
+    constexpr int64_t kTilesPerItem = 4;
     const int64_t tiles = (plane + pixels - 1) / pixels;
     const int64_t items_per_slot = (tiles + kTilesPerItem - 1) / kTilesPerItem;
     run(static_cast<size_t>(batch * items_per_slot), [&](size_t i) {
@@ -141,43 +142,40 @@ void WindowDataset::finish(const BatchMemory& memory, ThreadPool* pool) const {
       const int64_t first_tile = (static_cast<int64_t>(i) % items_per_slot) * kTilesPerItem;
       const std::byte* slot_in = in + slot * output.slot_bytes;
       std::byte* slot_out = out + slot * plane * channels * osize;
-      thread_local std::vector<float> tile;
-      thread_local std::vector<std::byte> bounce;
-      tile.resize(static_cast<size_t>(detail::kInterleaveGroup * pixels));
+      thread_local std::vector<std::byte> tile, bounce;
+      thread_local std::vector<float> values;
+      tile.resize(static_cast<size_t>(detail::kInterleaveGroup * pixels * osize));
       bounce.resize(static_cast<size_t>(pixels * channels * osize));
-      auto* tile_bytes = reinterpret_cast<std::byte*>(tile.data());
+      values.resize(static_cast<size_t>(pixels));
+      auto* floats = reinterpret_cast<std::byte*>(values.data());
       for (int64_t tl = first_tile; tl < std::min(tiles, first_tile + kTilesPerItem); ++tl) {
         const int64_t p0 = tl * pixels, n = std::min(pixels, plane - p0);
         for (int64_t c0 = 0; c0 < channels; c0 += detail::kInterleaveGroup) {
           const int64_t group = std::min(detail::kInterleaveGroup, channels - c0);
           for (int64_t j = 0; j < group; ++j) {
             const Channel& c = output.channels[static_cast<size_t>(c0 + j)];
-            std::byte* row = tile_bytes + j * pixels * 4;
+            std::byte* row = tile.data() + j * pixels * osize;
+            const std::byte* src = slot_in + c.plane_offset + p0 * c.decode.stored.size;
             if (c.computed >= 0) {
-              place_computed(c, slot_time(slot_in), p0, n, row, 1, kFloat32);
+              place_computed(c, slot_time(slot_in), p0, n, row, 1, out_type);
             } else if (c.mask_of >= 0) {
-              detail::decode_run(slot_in + c.plane_offset + p0 * c.decode.stored.size, n, c.decode,
-                                 row, 1, kFloat32);
-              auto* values = reinterpret_cast<float*>(row);
+              detail::decode_run(src, n, c.decode, floats, 1, kFloat32);
               for (int64_t k = 0; k < n; ++k) values[k] = std::isnan(values[k]) ? 1.0f : 0.0f;
+              detail::decode_run(floats, n, detail::ChannelDecode{}, row, 1, out_type);
+            } else if (options_.nan == WindowOptions::NanPolicy::kError) {
+              detail::ChannelDecode plain = c.decode;  // check the values, then normalise
+              plain.mean = 0, plain.inv_std = 1;
+              detail::decode_run(src, n, plain, floats, 1, kFloat32);
+              check_no_nan(c, slot_time(slot_in), values.data(), n);
+              detail::ChannelDecode normalise;
+              normalise.mean = c.decode.mean, normalise.inv_std = c.decode.inv_std;
+              detail::decode_run(floats, n, normalise, row, 1, out_type);
             } else {
-              detail::ChannelDecode decode = c.decode;
-              if (options_.nan == WindowOptions::NanPolicy::kError) {
-                decode.mean = 0, decode.inv_std = 1;  // check the values, then normalise
-              }
-              detail::decode_run(slot_in + c.plane_offset + p0 * c.decode.stored.size, n, decode,
-                                 row, 1, kFloat32);
-              if (options_.nan == WindowOptions::NanPolicy::kError) {
-                auto* values = reinterpret_cast<float*>(row);
-                check_no_nan(c, slot_time(slot_in), values, n);
-                for (int64_t k = 0; k < n; ++k) {
-                  values[k] = (values[k] - c.decode.mean) * c.decode.inv_std;
-                }
-              }
+              detail::decode_run(src, n, c.decode, row, 1, out_type);
             }
           }
-          detail::interleave_channels(tile.data(), pixels, group, n, bounce.data() + c0 * osize,
-                                      channels, out_type);
+          detail::interleave_rows(tile.data(), pixels, group, n, bounce.data() + c0 * osize,
+                                  channels, osize);
         }
         detail::stream_out(slot_out + p0 * channels * osize, bounce.data(),
                            static_cast<size_t>(n * channels * osize));
