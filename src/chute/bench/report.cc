@@ -252,8 +252,16 @@ json make_report(const MachineInfo& machine, json dataset, json settings,
 namespace {
 
 /// The mode's GB/s as a fraction of the roofline's limits (null where one was not measured).
-void set_percentages(json& mode, const json& roofline) {
-  const double gbps = mean_of(mode, "gb_per_s");
+/// The limits are in decoded chunk bytes per second: a dataset whose samples are not their
+/// decoded bytes (windows: casts, int16 packed to float) gives "roofline_bytes_per_sample", and
+/// the mode's rate is counted in those bytes (samples/s × bytes per sample), so the ratio is
+/// samples/s over the roofline's samples/s whatever the output dtype.
+void set_percentages(json& mode, const json& roofline, const json& dataset) {
+  double gbps = mean_of(mode, "gb_per_s");
+  if (dataset.is_object() && dataset.contains("roofline_bytes_per_sample")) {
+    gbps =
+        mean_of(mode, "samples_per_s") * dataset["roofline_bytes_per_sample"].get<double>() / 1e9;
+  }
   const auto fraction = [&](const char* key) {
     const double limit = roofline.is_object() ? number(roofline, key, 0) : 0;
     return limit > 0 && std::isfinite(gbps) ? json(gbps / limit) : json(nullptr);
@@ -266,12 +274,14 @@ void set_percentages(json& mode, const json& roofline) {
 
 void set_roofline(json& report, const RooflineResult& roofline) {
   report["roofline"] = to_json(roofline);
-  for (auto& [name, mode] : report["modes"].items()) set_percentages(mode, report["roofline"]);
+  for (auto& [name, mode] : report["modes"].items()) {
+    set_percentages(mode, report["roofline"], report["dataset"]);
+  }
 }
 
 void add_mode(json& report, const ModeResult& result) {
   json mode = to_json(result);
-  set_percentages(mode, report["roofline"]);
+  set_percentages(mode, report["roofline"], report["dataset"]);
   report["modes"][mode_name(result.mode)] = std::move(mode);
 }
 

@@ -502,6 +502,16 @@ void WindowDataset::plan_output(const Output& output, int64_t time, std::byte* b
   }
 }
 
+int64_t WindowDataset::decoded_bytes_per_sample() const {
+  int64_t bytes = 0;
+  for (const Output& output : layout_) {
+    for (const Channel& c : output.channels) {
+      if (c.computed < 0 && c.mask_of < 0) bytes += height_ * width_ * c.decode.stored.size;
+    }
+  }
+  return bytes;
+}
+
 std::vector<std::string> WindowDataset::channel_names(size_t output) const {
   std::vector<std::string> names;
   if (output >= layout_.size()) return names;

@@ -149,6 +149,10 @@ class WindowDataset final : public Dataset {
   const std::vector<int64_t>& levels() const { return levels_; }
   /// Channel names of output `output` (0 inputs, 1 targets), in channel order.
   std::vector<std::string> channel_names(size_t output) const;
+  /// Bytes of the decoded chunk values a sample holds: every plane it reads, in its stored
+  /// dtype (computed forcings and masks read nothing). What the benchmark's roofline, which
+  /// counts decoded chunk bytes, charges for one sample.
+  int64_t decoded_bytes_per_sample() const;
   /// True when planes are read into staging and finish() places them (see the header comment).
   bool staged() const { return !staging_.empty(); }
 

@@ -216,6 +216,8 @@ TEST(WindowDecoding, XarrayLayoutChannelsLastAndFirst) {
     EXPECT_EQ(dataset->channel_names(0).back(), "orog");
     EXPECT_EQ(dataset->channel_names(0)[0], "t/level=850/t-1");
     EXPECT_EQ(dataset->channel_names(1).size(), 4u);
+    // 8 int16 planes of t, 4 float64 planes of sp, 1 float16 plane of orog
+    EXPECT_EQ(dataset->decoded_bytes_per_sample(), kH * kW * (8 * 2 + 4 * 8 + 2));
     check(dataset, xarray_refs(), 0, 0);
   }
 }
