@@ -167,8 +167,8 @@ void WindowDataset::finish(const BatchMemory& memory, ThreadPool* pool) const {
     // cache-resident bounce buffer holding the tile's pixels × channels, which is then streamed
     // out (non-temporal stores): the batch is written once, front to back, without reading its
     // lines first.
-    constexpr int64_t kBounceBytes = 512 << 10;
-    const int64_t pixels = std::clamp<int64_t>(kBounceBytes / (channels * osize), 16, 8192);
+    constexpr int64_t kBounceBytes = 128 << 10;
+    const int64_t pixels = std::clamp<int64_t>(kBounceBytes / (channels * osize), 16, 4096);
     constexpr int64_t kTilesPerItem = 4;
     const int64_t tiles = (plane + pixels - 1) / pixels;
     const int64_t items_per_slot = (tiles + kTilesPerItem - 1) / kTilesPerItem;
