@@ -114,7 +114,7 @@ std::string render_modes(const json& modes, int threads) {
   if (!modes.is_object() || modes.empty()) return {};
   Table summary({"mode", "samples/s", "GB/s", "s/batch", "% roofline", "% loop", "first batch",
                  "accel. util.", "peak RSS"});
-  Table split({"mode", "read", "decode", "assemble", "wait", "compute"});
+  Table split({"mode", "read", "decode", "assemble", "finish", "wait", "compute"});
   Table queue({"mode", "capacity", "mean queued", "found empty"});
   Table cache(
       {"mode", "hits", "misses", "from cache", "fetched", "written", "evicted", "discarded"});
@@ -137,8 +137,8 @@ std::string render_modes(const json& modes, int threads) {
                           : number(m["peak_memory"], "maxrss_bytes", 0))});
     const json& b = m["breakdown_s_per_batch"];
     split.add_row({name, format_seconds(number(b, "read")), format_seconds(number(b, "decode")),
-                   format_seconds(number(b, "assemble")), format_seconds(number(b, "wait")),
-                   format_seconds(number(b, "compute"))});
+                   format_seconds(number(b, "assemble")), format_seconds(number(b, "finish", 0)),
+                   format_seconds(number(b, "wait")), format_seconds(number(b, "compute"))});
     if (std::string(name) != "compute") {
       const json& q = m["queue"];
       queue.add_row({name, integer(q, "capacity"), format_number(number(q, "mean_occupancy", 0)),
@@ -156,7 +156,8 @@ std::string render_modes(const json& modes, int threads) {
   std::string out = summary.render("Modes (mean ± std over trials)");
   out += "\n" + split.render(fmt::format(
                     "Time per batch: read/decode/assemble are worker time summed over {} "
-                    "threads; wait and compute are the consumer's",
+                    "threads; finish is the wall time of the dataset's placement pass after the "
+                    "reads (its own parallel pass); wait and compute are the consumer's",
                     threads));
   if (queue.rows() > 0) {
     out += "\n" + queue.render("Prefetch queue (batches ready when the consumer asked)");
