@@ -23,7 +23,8 @@
 // Reading and placement: each channel is one box of its variable's array, read as stored values
 // into a contiguous plane of a per-batch staging buffer (chunks decode straight into it). finish()
 // then makes the outputs in one front-to-back pass: CF decoding (cf_decoding.h: fill values to
-// NaN, scale_factor/add_offset), normalisation per channel x = (x - mean[c]) / std[c], the cast,
+// NaN, scale_factor/add_offset), normalisation x = (x - mean) × (1 / std) in float32 with
+// statistics per channel or per grid point, the cast,
 // and for channels-last the interleave of the planes, in tiles of pixels that stay in cache. When
 // every channel is plain float32, the output is float32 and channels-first, the planes are read
 // straight into the output and only normalisation runs after.
