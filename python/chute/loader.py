@@ -203,7 +203,14 @@ def windows(
     step of the input variables) or arrays named variable + `mean_suffix` / `std_suffix` in the
     group (a suffix with `{}` is a pattern: `"mean/{}"` names `mean/temperature`), or the
     arrays mean/<variable> and std/<variable> of the group `statistics` (written by
-    `chute stats` / `chute.statistics()`). `dtype` is float32, float16 or bfloat16. Windows that would cross the ends are never sampled.
+    `chute stats` / `chute.statistics()`). Statistics arrays of shape (level, lat, lon), or
+    (lat, lon) for a variable without levels (`chute stats --per-gridpoint`; the whole stored
+    grid), normalise per grid point instead, in the same pass: the chosen levels and the
+    area/grid_shard window are taken from them, and a point read whose mean or std is not
+    finite, or whose std is not > 0, is an error naming it. Arithmetic (per channel or per
+    point): the decoded float32 value minus float32(mean), times float32(1 / std), then the
+    cast. `dtype` is float32, float16 or bfloat16. Windows that would cross the ends are never
+    sampled.
     """
     from . import _options as check
     from ._array import open_group

@@ -32,6 +32,7 @@ struct WorkerTimes {
   int64_t bytes_decoded = 0;
   int64_t chunks = 0;
   std::optional<CacheStats> cache;  // node-local cache counters, when reads go through one
+  int64_t finish_ns = 0;            // wall time in the dataset's finish() (placement pass)
 };
 
 class BatchSource {

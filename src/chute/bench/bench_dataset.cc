@@ -108,6 +108,9 @@ void open_variables(BenchDataset& out, const synth::Manifest* manifest, const Wi
     }
   }
   out.stored_bytes = bytes_on_disk(out.path);
+  // The roofline counts decoded chunk bytes: a window's share is its planes as stored, whatever
+  // the output dtype (report.cc, set_percentages).
+  out.description["roofline_bytes_per_sample"] = dataset->decoded_bytes_per_sample();
   out.dataset = std::move(dataset);
 }
 

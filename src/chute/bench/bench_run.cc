@@ -114,6 +114,7 @@ ModeResult run_with_loader(Mode mode, const SourceFactory& factory, const Loader
   result.breakdown.read = (after.read_ns - before.read_ns) / 1e9 / batches;
   result.breakdown.decode = (after.decode_ns - before.decode_ns) / 1e9 / batches;
   result.breakdown.assemble = (after.assemble_ns - before.assemble_ns) / 1e9 / batches;
+  result.breakdown.finish = (after.finish_ns - before.finish_ns) / 1e9 / batches;
   if (after.cache) {
     const CacheStats zero;
     const CacheStats& a = *after.cache;
@@ -252,7 +253,8 @@ nlohmann::json to_json(const ModeResult& r, bool include_queue) {
                           {"decode", r.breakdown.decode},
                           {"assemble", r.breakdown.assemble},
                           {"wait", r.breakdown.wait},
-                          {"compute", r.breakdown.compute}}},
+                          {"compute", r.breakdown.compute},
+                          {"finish", r.breakdown.finish}}},
                         {"accelerator_utilisation", r.accelerator_utilisation},
                         {"queue", std::move(queue)},
                         {"peak_memory", to_json(r.memory)}};

@@ -44,6 +44,7 @@ struct TimeBreakdown {  // seconds per batch
   double assemble = 0;  // worker time placing/filling, summed over threads
   double wait = 0;      // consumer time blocked on the queue
   double compute = 0;   // consumer time in the simulated step
+  double finish = 0;    // wall time of the dataset's post-read pass (windows: placement)
 };
 
 struct QueuePoint {

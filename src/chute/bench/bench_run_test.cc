@@ -37,8 +37,8 @@ class FakeSource final : public BatchSource {
   }
   int queue_capacity() const override { return setting_.prefetch; }
   WorkerTimes worker_times() const override {
-    WorkerTimes times{
-        batches_ * 1'000'000, batches_ * 2'000'000, batches_ * 3'000'000, 0, 0, 0, {}};
+    WorkerTimes times{batches_ * 1'000'000, batches_ * 2'000'000, batches_ * 3'000'000, 0, 0, 0, {},
+                      batches_ * 4'000'000};
     if (cache_) {  // per batch: 3 hits, 1 miss, 300 bytes from the cache, 100 fetched
       const auto b = static_cast<uint64_t>(batches_);
       times.cache = CacheStats{3 * b, b, 300 * b, 100 * b, 100 * b, 0, b / 4};
@@ -92,6 +92,7 @@ TEST(BenchRun, IoModeCountsBatchesTrialsAndBreakdown) {
   EXPECT_NEAR(r.breakdown.read, 1e-3, 1e-12);
   EXPECT_NEAR(r.breakdown.decode, 2e-3, 1e-12);
   EXPECT_NEAR(r.breakdown.assemble, 3e-3, 1e-12);
+  EXPECT_NEAR(r.breakdown.finish, 4e-3, 1e-12);
   EXPECT_EQ(r.breakdown.compute, 0);
   EXPECT_EQ(r.accelerator_utilisation, 0);
   EXPECT_EQ(r.queue_capacity, 3);

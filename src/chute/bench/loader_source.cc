@@ -58,7 +58,7 @@ int LoaderSource::queue_capacity() const { return static_cast<int>(loader_.optio
 WorkerTimes LoaderSource::worker_times() const {
   const LoaderStats stats = loader_.stats();
   return {stats.read_ns,       stats.decode_ns, stats.assemble_ns, stats.bytes_read,
-          stats.bytes_decoded, stats.chunks,    stats.cache};
+          stats.bytes_decoded, stats.chunks,    stats.cache,       stats.finish_ns};
 }
 
 SourceFactory loader_factory(DatasetPtr dataset, const LoaderOptions& base) {

@@ -114,7 +114,7 @@ std::string render_modes(const json& modes, int threads) {
   if (!modes.is_object() || modes.empty()) return {};
   Table summary({"mode", "samples/s", "GB/s", "s/batch", "% roofline", "% loop", "first batch",
                  "accel. util.", "peak RSS"});
-  Table split({"mode", "read", "decode", "assemble", "wait", "compute"});
+  Table split({"mode", "read", "decode", "assemble", "finish", "wait", "compute"});
   Table queue({"mode", "capacity", "mean queued", "found empty"});
   Table cache(
       {"mode", "hits", "misses", "from cache", "fetched", "written", "evicted", "discarded"});
@@ -137,8 +137,8 @@ std::string render_modes(const json& modes, int threads) {
                           : number(m["peak_memory"], "maxrss_bytes", 0))});
     const json& b = m["breakdown_s_per_batch"];
     split.add_row({name, format_seconds(number(b, "read")), format_seconds(number(b, "decode")),
-                   format_seconds(number(b, "assemble")), format_seconds(number(b, "wait")),
-                   format_seconds(number(b, "compute"))});
+                   format_seconds(number(b, "assemble")), format_seconds(number(b, "finish", 0)),
+                   format_seconds(number(b, "wait")), format_seconds(number(b, "compute"))});
     if (std::string(name) != "compute") {
       const json& q = m["queue"];
       queue.add_row({name, integer(q, "capacity"), format_number(number(q, "mean_occupancy", 0)),
@@ -156,7 +156,8 @@ std::string render_modes(const json& modes, int threads) {
   std::string out = summary.render("Modes (mean ± std over trials)");
   out += "\n" + split.render(fmt::format(
                     "Time per batch: read/decode/assemble are worker time summed over {} "
-                    "threads; wait and compute are the consumer's",
+                    "threads; finish is the wall time of the dataset's placement pass after the "
+                    "reads (its own parallel pass); wait and compute are the consumer's",
                     threads));
   if (queue.rows() > 0) {
     out += "\n" + queue.render("Prefetch queue (batches ready when the consumer asked)");
@@ -252,8 +253,16 @@ json make_report(const MachineInfo& machine, json dataset, json settings,
 namespace {
 
 /// The mode's GB/s as a fraction of the roofline's limits (null where one was not measured).
-void set_percentages(json& mode, const json& roofline) {
-  const double gbps = mean_of(mode, "gb_per_s");
+/// The limits are in decoded chunk bytes per second: a dataset whose samples are not their
+/// decoded bytes (windows: casts, int16 packed to float) gives "roofline_bytes_per_sample", and
+/// the mode's rate is counted in those bytes (samples/s × bytes per sample), so the ratio is
+/// samples/s over the roofline's samples/s whatever the output dtype.
+void set_percentages(json& mode, const json& roofline, const json& dataset) {
+  double gbps = mean_of(mode, "gb_per_s");
+  if (dataset.is_object() && dataset.contains("roofline_bytes_per_sample")) {
+    gbps =
+        mean_of(mode, "samples_per_s") * dataset["roofline_bytes_per_sample"].get<double>() / 1e9;
+  }
   const auto fraction = [&](const char* key) {
     const double limit = roofline.is_object() ? number(roofline, key, 0) : 0;
     return limit > 0 && std::isfinite(gbps) ? json(gbps / limit) : json(nullptr);
@@ -266,12 +275,14 @@ void set_percentages(json& mode, const json& roofline) {
 
 void set_roofline(json& report, const RooflineResult& roofline) {
   report["roofline"] = to_json(roofline);
-  for (auto& [name, mode] : report["modes"].items()) set_percentages(mode, report["roofline"]);
+  for (auto& [name, mode] : report["modes"].items()) {
+    set_percentages(mode, report["roofline"], report["dataset"]);
+  }
 }
 
 void add_mode(json& report, const ModeResult& result) {
   json mode = to_json(result);
-  set_percentages(mode, report["roofline"]);
+  set_percentages(mode, report["roofline"], report["dataset"]);
   report["modes"][mode_name(result.mode)] = std::move(mode);
 }
 

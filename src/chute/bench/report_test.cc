@@ -93,6 +93,22 @@ TEST(BenchReport, PercentOfRooflineFollowsTheCombinedLimit) {
   EXPECT_TRUE(missing_report_keys(report).empty());
 }
 
+TEST(BenchReport, WindowsCountTheirDecodedBytesAgainstTheRoofline) {
+  // A bfloat16 window of 1000 output bytes holds 2000 decoded bytes (float32 planes): the
+  // roofline charges those, so the same samples/s is the same share whatever the output dtype.
+  auto report = sample_report();
+  report["dataset"]["workload"] = "variables";
+  report["dataset"]["roofline_bytes_per_sample"] = 2000;
+  RooflineResult roofline;
+  roofline.combined_gbps = 1.0;
+  set_roofline(report, roofline);
+  add_mode(report, fake_mode(Mode::kIo, 200e3, 0.2));  // 200e3 samples/s × 1000 output bytes
+  EXPECT_DOUBLE_EQ(report["modes"]["io"]["percent_of_roofline"].get<double>(), 0.4);
+  report["dataset"].erase("roofline_bytes_per_sample");  // other datasets: output bytes
+  set_roofline(report, roofline);
+  EXPECT_DOUBLE_EQ(report["modes"]["io"]["percent_of_roofline"].get<double>(), 0.2);
+}
+
 TEST(BenchReport, SweepJsonHasSpeedupFitAndRecommendation) {
   SweepSpec spec;
   spec.threads = {1, 2, 4};

@@ -130,6 +130,30 @@ double widen(In v) {
   }
 }
 
+/// How the fast path finds stored values equal to the missing value `m` (compared in double, as
+/// widen() does): kNone when no value of In can equal it (a fractional or out-of-range m for an
+/// integer type, an m no float represents), kStored when comparing in In is exact (`out` set),
+/// kDouble otherwise (half, bfloat16, integers beyond 2^53).
+enum class MissingCompare { kNone, kStored, kDouble };
+
+template <typename In>
+MissingCompare missing_compare(double m, In& out) {
+  if constexpr (std::is_integral_v<In>) {
+    if (!(m >= static_cast<double>(std::numeric_limits<In>::min()) &&
+          m <= static_cast<double>(std::numeric_limits<In>::max()) && m == std::floor(m))) {
+      return MissingCompare::kNone;
+    }
+    if (std::fabs(m) >= 9007199254740992.0) return MissingCompare::kDouble;  // 2^53
+    out = static_cast<In>(m);
+    return MissingCompare::kStored;
+  } else if constexpr (std::is_same_v<In, float> || std::is_same_v<In, double>) {
+    out = static_cast<In>(m);
+    return static_cast<double>(out) == m ? MissingCompare::kStored : MissingCompare::kNone;
+  } else {
+    return MissingCompare::kDouble;
+  }
+}
+
 template <typename In, typename Out, typename Cast>
 void run_typed(const std::byte* src, int64_t count, const ChannelDecode& d, Out* dst,
                int64_t stride, Cast cast) {
@@ -148,6 +172,44 @@ void run_typed(const std::byte* src, int64_t count, const ChannelDecode& d, Out*
   const double scale = d.cf.scale, offset = d.cf.offset;
   const std::vector<double>& missing = d.cf.missing;
   constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
+  if (missing.size() <= 1) {
+    // At most one missing value (the usual _FillValue): blocks of simple loops that vectorise,
+    // with the same arithmetic as the general loop below. The comparison with the missing value
+    // is made in the stored type where that is exact (missing_compare).
+    constexpr int64_t kBlock = 256;
+    float block[kBlock];
+    In native_missing{};
+    const double m = missing.empty() ? 0.0 : missing[0];
+    const MissingCompare compare =
+        missing.empty() ? MissingCompare::kNone : missing_compare(m, native_missing);
+    for (int64_t base = 0; base < count; base += kBlock) {
+      const int64_t n = std::min(kBlock, count - base);
+      const std::byte* in = src + base * static_cast<int64_t>(sizeof(In));
+      for (int64_t i = 0; i < n; ++i) {
+        block[i] = static_cast<float>(widen(load_at<In>(in, i)) * scale + offset);
+      }
+      if (compare == MissingCompare::kStored) {
+        if constexpr (std::is_arithmetic_v<In>) {
+          for (int64_t i = 0; i < n; ++i) {
+            block[i] = load_at<In>(in, i) == native_missing ? kNaN : block[i];
+          }
+        }
+      } else if (compare == MissingCompare::kDouble) {
+        for (int64_t i = 0; i < n; ++i) block[i] = widen(load_at<In>(in, i)) == m ? kNaN : block[i];
+      }
+      if (d.replace_nan) {
+        const float nan_value = d.nan_value;
+        for (int64_t i = 0; i < n; ++i) block[i] = std::isnan(block[i]) ? nan_value : block[i];
+      }
+      Out* out = dst + base * stride;
+      if (stride == 1) {
+        for (int64_t i = 0; i < n; ++i) out[i] = cast((block[i] - mean) * inv_std);
+      } else {
+        for (int64_t i = 0; i < n; ++i) out[i * stride] = cast((block[i] - mean) * inv_std);
+      }
+    }
+    return;
+  }
   for (int64_t i = 0; i < count; ++i) {
     const double raw = widen(load_at<In>(src, i));
     bool is_missing = false;
@@ -243,48 +305,6 @@ void decode_run(const std::byte* src, int64_t count, const ChannelDecode& decode
   } else if (out_type == DataType{DTypeKind::kBFloat, 2}) {
     run_out(src, count, decode, reinterpret_cast<uint16_t*>(dst), dst_stride,
             [](float v) { return float_to_bfloat16(v); });
-  } else {
-    fail(ErrorCode::kUnsupported, "output dtype {} (float32, float16, bfloat16 are supported)",
-         out_type.name());
-  }
-}
-
-namespace {
-
-template <int64_t kGroup, typename Out, typename Cast>
-void interleave_fixed(const float* tile, int64_t stride, int64_t n, Out* dst, int64_t channels,
-                      Cast cast) {
-  for (int64_t p = 0; p < n; ++p) {
-    Out* pixel = dst + p * channels;
-    for (int64_t j = 0; j < kGroup; ++j) pixel[j] = cast(tile[j * stride + p]);
-  }
-}
-
-template <typename Out, typename Cast>
-void interleave_typed(const float* tile, int64_t stride, int64_t group, int64_t n, Out* dst,
-                      int64_t channels, Cast cast) {
-  if (group == kInterleaveGroup) {
-    interleave_fixed<kInterleaveGroup>(tile, stride, n, dst, channels, cast);
-    return;
-  }
-  for (int64_t p = 0; p < n; ++p) {
-    for (int64_t j = 0; j < group; ++j) dst[p * channels + j] = cast(tile[j * stride + p]);
-  }
-}
-
-}  // namespace
-
-void interleave_channels(const float* tile, int64_t tile_stride, int64_t group, int64_t n,
-                         std::byte* dst, int64_t channels, DataType out_type) {
-  if (out_type == DataType{DTypeKind::kFloat, 4}) {
-    interleave_typed(tile, tile_stride, group, n, reinterpret_cast<float*>(dst), channels,
-                     [](float v) { return v; });
-  } else if (out_type == DataType{DTypeKind::kFloat, 2}) {
-    interleave_typed(tile, tile_stride, group, n, reinterpret_cast<uint16_t*>(dst), channels,
-                     [](float v) { return float_to_half(v); });
-  } else if (out_type == DataType{DTypeKind::kBFloat, 2}) {
-    interleave_typed(tile, tile_stride, group, n, reinterpret_cast<uint16_t*>(dst), channels,
-                     [](float v) { return float_to_bfloat16(v); });
   } else {
     fail(ErrorCode::kUnsupported, "output dtype {} (float32, float16, bfloat16 are supported)",
          out_type.name());

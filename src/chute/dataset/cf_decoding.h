@@ -55,15 +55,6 @@ bool is_decodable(DataType stored);
 void decode_run(const std::byte* src, int64_t count, const ChannelDecode& decode, std::byte* dst,
                 int64_t dst_stride, DataType out_type);
 
-/// Channels interleaved per pixel by interleave_channels.
-inline constexpr int64_t kInterleaveGroup = 8;
-
-/// dst[p × channels + j] = cast(tile[j × tile_stride + p]) for p < n, j < group: a group of
-/// consecutive channels (float32 rows of a tile) written into a channels-last output of
-/// out_type (float32, float16 or bfloat16), one run of `group` values per pixel.
-void interleave_channels(const float* tile, int64_t tile_stride, int64_t group, int64_t n,
-                         std::byte* dst, int64_t channels, DataType out_type);
-
 /// Copies n bytes to dst with non-temporal stores where the target allows (x86 SSE2), then
 /// fences them.
 void stream_out(std::byte* dst, const std::byte* src, size_t n);

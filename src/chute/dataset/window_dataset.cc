@@ -263,6 +263,7 @@ WindowDataset::WindowDataset(const Group& group, WindowOptions options)
       Channel mask = layout_[0].channels[k];
       mask.mask_of = static_cast<int64_t>(k);
       mask.decode.mean = 0, mask.decode.inv_std = 1, mask.decode.replace_nan = false;
+      mask.point_mean = mask.point_inv_std = nullptr;
       layout_[0].channels.push_back(std::move(mask));
     }
   }
@@ -272,8 +273,9 @@ WindowDataset::WindowDataset(const Group& group, WindowOptions options)
   bool direct = (!o.channels_last || !o.stage_channels_last) && o.output_dtype == kFloat32;
   for (const Output& output : layout_) {
     for (const Channel& c : output.channels) {
-      direct = direct && c.computed < 0 && c.mask_of < 0 && c.decode.stored == kFloat32 &&
-               !c.decode.cf.any() && o.nan == WindowOptions::NanPolicy::kKeep;
+      direct = direct && c.computed < 0 && c.mask_of < 0 && c.point_mean == nullptr &&
+               c.decode.stored == kFloat32 && !c.decode.cf.any() &&
+               o.nan == WindowOptions::NanPolicy::kKeep;
     }
   }
   const int64_t plane = height_ * width_;
@@ -384,7 +386,11 @@ void WindowDataset::add_channels(Output& output, const std::vector<std::string>&
         c.decode.cf = v->cf;
         c.decode.replace_nan = options_.nan == WindowOptions::NanPolicy::kFill;
         c.decode.nan_value = options_.nan_value;
-        if (normalise_) {
+        if (normalise_ && !v->point_mean.empty()) {  // per grid point: applied in finish()
+          const size_t at = static_cast<size_t>(li * height_ * width_);
+          c.point_mean = v->point_mean.data() + at;
+          c.point_inv_std = v->point_inv_std.data() + at;
+        } else if (normalise_) {
           c.decode.mean = static_cast<float>(v->mean[static_cast<size_t>(li)]);
           c.decode.inv_std = static_cast<float>(1.0 / v->stddev[static_cast<size_t>(li)]);
         }
@@ -495,6 +501,16 @@ void WindowDataset::plan_output(const Output& output, int64_t time, std::byte* b
     plan.add(*v.array, {start, rank}, dst, context);
     i += run;
   }
+}
+
+int64_t WindowDataset::decoded_bytes_per_sample() const {
+  int64_t bytes = 0;
+  for (const Output& output : layout_) {
+    for (const Channel& c : output.channels) {
+      if (c.computed < 0 && c.mask_of < 0) bytes += height_ * width_ * c.decode.stored.size;
+    }
+  }
+  return bytes;
 }
 
 std::vector<std::string> WindowDataset::channel_names(size_t output) const {

@@ -23,7 +23,8 @@
 // Reading and placement: each channel is one box of its variable's array, read as stored values
 // into a contiguous plane of a per-batch staging buffer (chunks decode straight into it). finish()
 // then makes the outputs in one front-to-back pass: CF decoding (cf_decoding.h: fill values to
-// NaN, scale_factor/add_offset), normalisation per channel x = (x - mean[c]) / std[c], the cast,
+// NaN, scale_factor/add_offset), normalisation x = (x - mean) × (1 / std) in float32 with
+// statistics per channel or per grid point, the cast,
 // and for channels-last the interleave of the planes, in tiles of pixels that stay in cache. When
 // every channel is plain float32, the output is float32 and channels-first, the planes are read
 // straight into the output and only normalisation runs after.
@@ -96,6 +97,13 @@ struct WindowOptions {
   std::string std_suffix;
   // or a statistics group written by `chute stats` (arrays mean/<variable>, std/<variable>);
   // a local path, opened with open_group().
+  // Statistics arrays (by suffix or in a group) of shape (level, lat, lon) for a variable with
+  // levels, or (lat, lon) for one without, hold statistics per grid point (`chute stats
+  // --per-gridpoint`; lat and lon over the whole stored grid, in stored index order): each
+  // value is normalised with the mean and std of its own point (the chosen levels and the
+  // lat/lon window are taken), in the same placement pass and with the same float arithmetic
+  // as per-channel statistics. A point of the window whose mean or std is not finite or whose
+  // std is not > 0 is an error naming the variable, level and point.
   std::string statistics;
 };
 
@@ -144,6 +152,10 @@ class WindowDataset final : public Dataset {
   const std::vector<int64_t>& levels() const { return levels_; }
   /// Channel names of output `output` (0 inputs, 1 targets), in channel order.
   std::vector<std::string> channel_names(size_t output) const;
+  /// Bytes of the decoded chunk values a sample holds: every plane it reads, in its stored
+  /// dtype (computed forcings and masks read nothing). What the benchmark's roofline, which
+  /// counts decoded chunk bytes, charges for one sample.
+  int64_t decoded_bytes_per_sample() const;
   /// True when planes are read into staging and finish() places them (see the header comment).
   bool staged() const { return !staging_.empty(); }
 
@@ -154,6 +166,9 @@ class WindowDataset final : public Dataset {
     int time_axis = -1, level_axis = -1, lat_axis = -1, lon_axis = -1;
     detail::CfEncoding cf;
     std::vector<double> mean, stddev;  // per level position (or one value), when normalising
+    // Per grid point instead (statistics arrays of shape (level, lat, lon) or (lat, lon)): for
+    // each chosen level, a plane of the chosen lat × lon window; inv_std = 1 / std.
+    std::vector<float> point_mean, point_inv_std;
   };
   struct Channel {
     const Variable* variable = nullptr;
@@ -165,6 +180,10 @@ class WindowDataset final : public Dataset {
     int64_t mask_of = -1;      // a NaN mask: 1 where input channel mask_of is missing
     int64_t plane_offset = 0;  // bytes from the start of the slot's planes
     detail::ChannelDecode decode;
+    // Statistics per grid point (height × width each; null for per-channel statistics): then
+    // decode has mean 0 and inv_std 1 and finish() normalises per point after decoding.
+    const float* point_mean = nullptr;
+    const float* point_inv_std = nullptr;
   };
   struct Output {
     std::vector<Channel> channels;
@@ -185,6 +204,15 @@ class WindowDataset final : public Dataset {
   const Variable& add_variable(const Group& group, const std::string& name, bool is_static);
   Variable* find_variable(const std::string& name);
   void load_statistics(const Group& group, const std::vector<std::string>& targets);
+  /// Reads per-grid-point statistics array `array` (named `name`) of variable `v` into `out`:
+  /// the chosen levels' planes over the chosen lat × lon window, as float (inv: 1 / value).
+  void load_point_statistics(const Variable& v, const Array& array, const std::string& name,
+                             bool inv, std::vector<float>& out) const;
+  /// Makes `n` values of channel `c` starting at pixel p0 of the window into `dst` (out_type,
+  /// contiguous): decoded from `src` (stored values), NaN-checked, normalised (per channel or
+  /// per grid point), cast. `scratch` holds at least n floats.
+  void make_row(const Channel& c, const std::byte* slot_in, int64_t p0, int64_t n, std::byte* dst,
+                DataType out_type, float* scratch) const;
   void add_channels(Output& output, const std::vector<std::string>& names,
                     const std::vector<int64_t>& offsets);
   void plan_output(const Output& output, int64_t time, std::byte* base, int64_t slot,

@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <functional>
 
 #include "chute/dataset/cf_decoding.h"
 #include "chute/dataset/computed_forcings.h"
@@ -141,8 +142,10 @@ double reference(const Ref& r, int64_t time, int64_t y, int64_t x) {
 }
 
 /// Assembles every sample in one batch and compares each output value with `refs[k]`.
+using Reference = std::function<double(const Ref&, int64_t, int64_t, int64_t)>;
+
 void check(const std::shared_ptr<WindowDataset>& dataset, const std::vector<std::vector<Ref>>& refs,
-           int64_t lat0, int64_t lon0) {
+           int64_t lat0, int64_t lon0, const Reference& value_of = reference) {
   const int64_t n = dataset->num_samples();
   std::vector<int64_t> samples(static_cast<size_t>(n));
   for (int64_t i = 0; i < n; ++i) samples[static_cast<size_t>(i)] = i;
@@ -166,7 +169,7 @@ void check(const std::shared_ptr<WindowDataset>& dataset, const std::vector<std:
             float actual;
             std::memcpy(&actual, base + (s * nc * h * w + within) * 4, 4);
             const auto expected = static_cast<float>(
-                reference(refs[k][static_cast<size_t>(c)], time, y + lat0, x + lon0));
+                value_of(refs[k][static_cast<size_t>(c)], time, y + lat0, x + lon0));
             if (std::isnan(expected)) {
               ++nan_count;
               ASSERT_TRUE(std::isnan(actual)) << "output " << k << " sample " << s << " c " << c;
@@ -215,6 +218,8 @@ TEST(WindowDecoding, XarrayLayoutChannelsLastAndFirst) {
     EXPECT_EQ(dataset->channel_names(0).back(), "orog");
     EXPECT_EQ(dataset->channel_names(0)[0], "t/level=850/t-1");
     EXPECT_EQ(dataset->channel_names(1).size(), 4u);
+    // 8 int16 planes of t, 4 float64 planes of sp, 1 float16 plane of orog
+    EXPECT_EQ(dataset->decoded_bytes_per_sample(), kH * kW * (8 * 2 + 4 * 8 + 2));
     check(dataset, xarray_refs(), 0, 0);
   }
 }
@@ -321,6 +326,89 @@ TEST(WindowDecoding, ComputedForcingsFindTheirDatesAndGridInTheStore) {
   o.time_map = {0, 1, 2, 3};
   contains(message_of([&] { WindowDataset(with_coordinates(""), o); }),
            "time_map need time_seconds");
+}
+
+// Per-grid-point statistics: mean and std of "t" per (level, lat, lon), of "sp" per (lat, lon),
+// of the static "orog" per channel (as `chute stats --per-gridpoint` writes them).
+double t_mean(int64_t l, int64_t y, int64_t x) { return 200 + 3.0 * l + 0.7 * y - 0.3 * x; }
+double t_std(int64_t l, int64_t y, int64_t x) { return 1 + l + 0.5 * y + 0.25 * x; }
+double sp_mean(int64_t y, int64_t x) { return 10.0 * y + x; }
+double sp_std(int64_t y, int64_t x) { return 2 + y + 0.125 * x; }
+constexpr double kOrogMean = 30, kOrogStd = 7;
+
+Group with_point_statistics(Group group, double bad_t_std_at_y = -1) {
+  auto store = std::make_shared<MemoryStore>();
+  const DataType f64{DTypeKind::kFloat, 8};
+  const std::vector<std::string> level_dims = {"pressure_level", "latitude", "longitude"};
+  const std::vector<std::string> grid_dims = {"latitude", "longitude"};
+  group.arrays["t_mean"] =
+      make_array(store, "t_mean", f64, {kL, kH, kW}, {kL, kH, kW}, level_dims, json::object(),
+                 [](std::span<const int64_t> i) { return t_mean(i[0], i[1], i[2]); });
+  group.arrays["t_std"] =
+      make_array(store, "t_std", f64, {kL, kH, kW}, {kL, kH, kW}, level_dims, json::object(),
+                 [&](std::span<const int64_t> i) {
+                   return i[1] == bad_t_std_at_y && i[2] == 0 ? 0.0 : t_std(i[0], i[1], i[2]);
+                 });
+  group.arrays["sp_mean"] =
+      make_array(store, "sp_mean", f64, {kH, kW}, {kH, kW}, grid_dims, json::object(),
+                 [](std::span<const int64_t> i) { return sp_mean(i[0], i[1]); });
+  group.arrays["sp_std"] =
+      make_array(store, "sp_std", f64, {kH, kW}, {kH, kW}, grid_dims, json::object(),
+                 [](std::span<const int64_t> i) { return sp_std(i[0], i[1]); });
+  group.arrays["orog_mean"] = make_array(store, "orog_mean", f64, {1}, {1}, {"one"}, json::object(),
+                                         [](auto) { return kOrogMean; });
+  group.arrays["orog_std"] = make_array(store, "orog_std", f64, {1}, {1}, {"one"}, json::object(),
+                                        [](auto) { return kOrogStd; });
+  return group;
+}
+
+/// The per-channel arithmetic of the placement pass: float value, float mean, float 1 / std.
+double normalised(double value, double mean, double std) {
+  return (static_cast<float>(value) - static_cast<float>(mean)) * static_cast<float>(1.0 / std);
+}
+
+TEST(WindowDecoding, StatisticsPerGridPointNormaliseEachPointInBothLayouts) {
+  for (bool channels_last : {true, false}) {
+    WindowOptions o = xarray_options();
+    o.channels_last = channels_last;
+    o.mean_suffix = "_mean", o.std_suffix = "_std";
+    o.lat_start = 1, o.lat_stop = 4, o.lon_start = 2, o.lon_stop = 5;  // a window of the grid
+    auto dataset = std::make_shared<WindowDataset>(with_point_statistics(make_xarray_group()), o);
+    check(dataset, xarray_refs(), 1, 2, [](const Ref& r, int64_t time, int64_t y, int64_t x) {
+      const double value = reference(r, time, y, x);
+      if (r.variable == "t") return normalised(value, t_mean(r.level, y, x), t_std(r.level, y, x));
+      if (r.variable == "sp") return normalised(value, sp_mean(y, x), sp_std(y, x));
+      return normalised(value, kOrogMean, kOrogStd);
+    });
+  }
+}
+
+TEST(WindowDecoding, StatisticsPerGridPointRefuseABadPointOnlyWhenItIsRead) {
+  WindowOptions o = xarray_options();
+  o.mean_suffix = "_mean", o.std_suffix = "_std";
+  o.lat_start = 1;  // row 0 is not read: its std of 0 is no error
+  EXPECT_NO_THROW(WindowDataset(with_point_statistics(make_xarray_group(), 0), o));
+  try {
+    WindowDataset(with_point_statistics(make_xarray_group(), 2), o);
+    FAIL() << "a std of 0 inside the window was accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument);
+    const std::string what = e.what();
+    EXPECT_NE(what.find("'t_std'"), std::string::npos) << what;
+    EXPECT_NE(what.find("lat index 2, lon index 0"), std::string::npos) << what;
+  }
+  // a (lat, lon) mean with a per-channel std, and a grid of the wrong shape
+  Group group = with_point_statistics(make_xarray_group());
+  group.arrays["sp_std"] = group.arrays["orog_std"];
+  EXPECT_THROW(WindowDataset(group, o), Error);
+  group = with_point_statistics(make_xarray_group());
+  group.arrays["t_mean"] = group.arrays["sp_mean"];  // (lat, lon) for a variable with levels
+  try {
+    WindowDataset(group, o);
+    FAIL() << "a mean without its level axis was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("needs [3, 4, 6]"), std::string::npos) << e.what();
+  }
 }
 
 TEST(WindowDecoding, DecodeOffReadsStoredValues) {

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <functional>
 
+#include "chute/dataset/channel_interleave.h"
 #include "chute/dataset/computed_forcings.h"
 #include "chute/dataset/window_dataset.h"
 #include "chute/pipeline/transforms.h"
@@ -60,6 +61,64 @@ void WindowDataset::check_no_nan(const Channel& c, int64_t time, const float* va
   }
 }
 
+namespace {
+
+/// dst[i] = cast((values[i] - mean[i]) * inv_std[i]): per-grid-point normalisation, the same
+/// float arithmetic as the per-channel one in decode_run.
+template <typename Out, typename Cast>
+void normalise_points_typed(const float* values, const float* mean, const float* inv_std, int64_t n,
+                            Out* dst, Cast cast) {
+  for (int64_t i = 0; i < n; ++i) dst[i] = cast((values[i] - mean[i]) * inv_std[i]);
+}
+
+void normalise_points(const float* values, const float* mean, const float* inv_std, int64_t n,
+                      std::byte* dst, DataType out_type) {
+  if (out_type == kFloat32) {
+    normalise_points_typed(values, mean, inv_std, n, reinterpret_cast<float*>(dst),
+                           [](float v) { return v; });
+  } else if (out_type.kind == DTypeKind::kBFloat) {
+    normalise_points_typed(values, mean, inv_std, n, reinterpret_cast<uint16_t*>(dst),
+                           [](float v) { return float_to_bfloat16(v); });
+  } else {
+    normalise_points_typed(values, mean, inv_std, n, reinterpret_cast<uint16_t*>(dst),
+                           [](float v) { return float_to_half(v); });
+  }
+}
+
+}  // namespace
+
+void WindowDataset::make_row(const Channel& c, const std::byte* slot_in, int64_t p0, int64_t n,
+                             std::byte* dst, DataType out_type, float* scratch) const {
+  const std::byte* src = slot_in + c.plane_offset + p0 * c.decode.stored.size;
+  auto* floats = reinterpret_cast<std::byte*>(scratch);
+  if (c.computed >= 0) {
+    place_computed(c, slot_time(slot_in), p0, n, dst, 1, out_type);
+    return;
+  }
+  if (c.mask_of >= 0) {
+    detail::decode_run(src, n, c.decode, floats, 1, kFloat32);
+    for (int64_t k = 0; k < n; ++k) scratch[k] = std::isnan(scratch[k]) ? 1.0f : 0.0f;
+    detail::decode_run(floats, n, detail::ChannelDecode{}, dst, 1, out_type);
+    return;
+  }
+  const bool check = options_.nan == WindowOptions::NanPolicy::kError;
+  if (c.point_mean == nullptr && !check) {  // the common case: one fused pass
+    detail::decode_run(src, n, c.decode, dst, 1, out_type);
+    return;
+  }
+  detail::ChannelDecode plain = c.decode;  // decode, check, then normalise
+  plain.mean = 0, plain.inv_std = 1;
+  detail::decode_run(src, n, plain, floats, 1, kFloat32);
+  if (check) check_no_nan(c, slot_time(slot_in), scratch, n);
+  if (c.point_mean != nullptr) {
+    normalise_points(scratch, c.point_mean + p0, c.point_inv_std + p0, n, dst, out_type);
+  } else {
+    detail::ChannelDecode normalise;
+    normalise.mean = c.decode.mean, normalise.inv_std = c.decode.inv_std;
+    detail::decode_run(floats, n, normalise, dst, 1, out_type);
+  }
+}
+
 void WindowDataset::finish(const BatchMemory& memory, ThreadPool* pool) const {
   if (!staged() && !normalise_) return;
   const int64_t plane = height_ * width_;
@@ -96,44 +155,21 @@ void WindowDataset::finish(const BatchMemory& memory, ThreadPool* pool) const {
       run(static_cast<size_t>(batch * channels), [&](size_t i) {
         const int64_t slot = static_cast<int64_t>(i) / channels;
         const int64_t ci = static_cast<int64_t>(i) % channels;
-        const Channel& c = output.channels[static_cast<size_t>(ci)];
-        const std::byte* slot_in = in + slot * output.slot_bytes;
-        std::byte* dst = out + (slot * channels + ci) * plane * osize;
-        if (c.computed >= 0) {
-          place_computed(c, slot_time(slot_in), 0, plane, dst, 1, out_type);
-          return;
-        }
-        if (c.mask_of >= 0) {
-          thread_local std::vector<float> values;
-          values.resize(static_cast<size_t>(plane));
-          detail::decode_run(slot_in + c.plane_offset, plane, c.decode,
-                             reinterpret_cast<std::byte*>(values.data()), 1, kFloat32);
-          for (float& v : values) v = std::isnan(v) ? 1.0f : 0.0f;
-          detail::decode_run(reinterpret_cast<const std::byte*>(values.data()), plane,
-                             detail::ChannelDecode{}, dst, 1, out_type);
-          return;
-        }
-        detail::decode_run(slot_in + c.plane_offset, plane, c.decode, dst, 1, out_type);
-        if (options_.nan == WindowOptions::NanPolicy::kError) {
-          thread_local std::vector<float> values;
-          values.resize(static_cast<size_t>(plane));
-          detail::ChannelDecode plain = c.decode;
-          plain.mean = 0, plain.inv_std = 1;
-          detail::decode_run(slot_in + c.plane_offset, plane, plain,
-                             reinterpret_cast<std::byte*>(values.data()), 1, kFloat32);
-          check_no_nan(c, slot_time(slot_in), values.data(), plane);
-        }
+        thread_local std::vector<float> scratch;
+        scratch.resize(static_cast<size_t>(plane));
+        make_row(output.channels[static_cast<size_t>(ci)], in + slot * output.slot_bytes, 0, plane,
+                 out + (slot * channels + ci) * plane * osize, out_type, scratch.data());
       });
       continue;
     }
-    // Channels-last: tiles of pixels; each group of 8 channels is decoded, normalised and
-    // made float32 into a small contiguous tile (SIMD-friendly), then interleaved with the cast
-    // into a cache-resident bounce buffer holding the tile's pixels × channels, which is then
-    // streamed out (non-temporal stores): the batch is written once, front to back, without
-    // reading its lines first.
-    constexpr int64_t kBounceBytes = 64 << 10;
-    const int64_t pixels = std::clamp<int64_t>(kBounceBytes / (channels * osize), 16, 1024);
-    constexpr int64_t kTilesPerItem = 8;
+    // Channels-last: tiles of pixels. Each group of 8 channels is decoded, normalised and cast
+    // into a small tile of rows of the output type (SIMD-friendly), then transposed into a
+    // cache-resident bounce buffer holding the tile's pixels × channels, which is then streamed
+    // out (non-temporal stores): the batch is written once, front to back, without reading its
+    // lines first.
+    constexpr int64_t kBounceBytes = 128 << 10;
+    const int64_t pixels = std::clamp<int64_t>(kBounceBytes / (channels * osize), 16, 4096);
+    constexpr int64_t kTilesPerItem = 4;
     const int64_t tiles = (plane + pixels - 1) / pixels;
     const int64_t items_per_slot = (tiles + kTilesPerItem - 1) / kTilesPerItem;
     run(static_cast<size_t>(batch * items_per_slot), [&](size_t i) {
@@ -141,43 +177,21 @@ void WindowDataset::finish(const BatchMemory& memory, ThreadPool* pool) const {
       const int64_t first_tile = (static_cast<int64_t>(i) % items_per_slot) * kTilesPerItem;
       const std::byte* slot_in = in + slot * output.slot_bytes;
       std::byte* slot_out = out + slot * plane * channels * osize;
-      thread_local std::vector<float> tile;
-      thread_local std::vector<std::byte> bounce;
-      tile.resize(static_cast<size_t>(detail::kInterleaveGroup * pixels));
+      thread_local std::vector<std::byte> tile, bounce;
+      thread_local std::vector<float> values;
+      tile.resize(static_cast<size_t>(detail::kInterleaveGroup * pixels * osize));
       bounce.resize(static_cast<size_t>(pixels * channels * osize));
-      auto* tile_bytes = reinterpret_cast<std::byte*>(tile.data());
+      values.resize(static_cast<size_t>(pixels));
       for (int64_t tl = first_tile; tl < std::min(tiles, first_tile + kTilesPerItem); ++tl) {
         const int64_t p0 = tl * pixels, n = std::min(pixels, plane - p0);
         for (int64_t c0 = 0; c0 < channels; c0 += detail::kInterleaveGroup) {
           const int64_t group = std::min(detail::kInterleaveGroup, channels - c0);
           for (int64_t j = 0; j < group; ++j) {
-            const Channel& c = output.channels[static_cast<size_t>(c0 + j)];
-            std::byte* row = tile_bytes + j * pixels * 4;
-            if (c.computed >= 0) {
-              place_computed(c, slot_time(slot_in), p0, n, row, 1, kFloat32);
-            } else if (c.mask_of >= 0) {
-              detail::decode_run(slot_in + c.plane_offset + p0 * c.decode.stored.size, n, c.decode,
-                                 row, 1, kFloat32);
-              auto* values = reinterpret_cast<float*>(row);
-              for (int64_t k = 0; k < n; ++k) values[k] = std::isnan(values[k]) ? 1.0f : 0.0f;
-            } else {
-              detail::ChannelDecode decode = c.decode;
-              if (options_.nan == WindowOptions::NanPolicy::kError) {
-                decode.mean = 0, decode.inv_std = 1;  // check the values, then normalise
-              }
-              detail::decode_run(slot_in + c.plane_offset + p0 * c.decode.stored.size, n, decode,
-                                 row, 1, kFloat32);
-              if (options_.nan == WindowOptions::NanPolicy::kError) {
-                auto* values = reinterpret_cast<float*>(row);
-                check_no_nan(c, slot_time(slot_in), values, n);
-                for (int64_t k = 0; k < n; ++k) {
-                  values[k] = (values[k] - c.decode.mean) * c.decode.inv_std;
-                }
-              }
-            }
+            make_row(output.channels[static_cast<size_t>(c0 + j)], slot_in, p0, n,
+                     tile.data() + j * pixels * osize, out_type, values.data());
           }
-          detail::interleave_channels(tile.data(), pixels, group, n, bounce.data() + c0 * osize,
-                                      channels, out_type);
+          detail::interleave_rows(tile.data(), pixels, group, n, bounce.data() + c0 * osize,
+                                  channels, osize);
         }
         detail::stream_out(slot_out + p0 * channels * osize, bounce.data(),
                            static_cast<size_t>(n * channels * osize));

@@ -1,6 +1,7 @@
 // WindowDataset: the normalisation statistics of every variable, from explicit values, arrays
 // of the group named by suffix or pattern, or a `chute stats` group (window_dataset.h).
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <cmath>
 
@@ -65,15 +66,32 @@ void WindowDataset::load_statistics(const Group& group, const std::vector<std::s
   const std::string std_pattern = by_group ? "std/{}" : o.std_suffix;
   for (const auto& vp : variables_) {
     Variable& v = *vp;
-    for (const auto& [suffix, out] :
-         {std::pair{&mean_pattern, &v.mean}, {&std_pattern, &v.stddev}}) {
-      // "_mean" names "temperature_mean"; a pattern with {} ("mean/{}") names "mean/temperature".
-      const size_t slot = suffix->find("{}");
-      const std::string name = slot == std::string::npos
-                                   ? v.name + *suffix
-                                   : std::string(*suffix).replace(slot, 2, v.name);
-      std::vector<double> values =
-          read_as_doubles(*find_group_array(source, name, "statistics array"));
+    // "_mean" names "temperature_mean"; a pattern with {} ("mean/{}") names "mean/temperature".
+    auto array_name = [&](const std::string& pattern) {
+      const size_t slot = pattern.find("{}");
+      return slot == std::string::npos ? v.name + pattern
+                                       : std::string(pattern).replace(slot, 2, v.name);
+    };
+    const std::string mean_name = array_name(mean_pattern), std_name = array_name(std_pattern);
+    const Array& mean_array = *find_group_array(source, mean_name, "statistics array");
+    const Array& std_array = *find_group_array(source, std_name, "statistics array");
+    // (level, lat, lon) or (lat, lon): per grid point; () or (level,): per channel.
+    const bool mean_points = mean_array.rank() >= 2, std_points = std_array.rank() >= 2;
+    if (mean_points != std_points) {
+      fail(ErrorCode::kInvalidArgument,
+           "statistics arrays '{}' (shape [{}]) and '{}' (shape [{}]): one is per grid point, "
+           "the other per channel",
+           mean_name, fmt::join(mean_array.metadata().shape, ", "), std_name,
+           fmt::join(std_array.metadata().shape, ", "));
+    }
+    if (mean_points) {
+      load_point_statistics(v, mean_array, mean_name, false, v.point_mean);
+      load_point_statistics(v, std_array, std_name, true, v.point_inv_std);
+      continue;
+    }
+    for (const auto& [array, out] : {std::pair{&mean_array, &v.mean}, {&std_array, &v.stddev}}) {
+      const std::string& name = array == &mean_array ? mean_name : std_name;
+      std::vector<double> values = read_as_doubles(*array);
       if (v.level_axis >= 0) {
         if (values.size() != static_cast<size_t>(num_levels_)) {
           fail(ErrorCode::kInvalidArgument, "statistics array '{}' has {} values, expected {}",
@@ -89,6 +107,41 @@ void WindowDataset::load_statistics(const Group& group, const std::vector<std::s
       }
     }
     check(v);
+  }
+}
+
+void WindowDataset::load_point_statistics(const Variable& v, const Array& array,
+                                          const std::string& name, bool inv,
+                                          std::vector<float>& out) const {
+  const std::vector<int64_t>& shape = array.metadata().shape;
+  const std::vector<int64_t> expected =
+      v.level_axis >= 0 ? std::vector<int64_t>{num_levels_, full_height_, full_width_}
+                        : std::vector<int64_t>{full_height_, full_width_};
+  if (shape != expected) {
+    fail(ErrorCode::kInvalidArgument,
+         "statistics array '{}' has shape [{}]; per grid point, variable '{}' needs [{}] ({}lat, "
+         "lon over the whole grid)",
+         name, fmt::join(shape, ", "), v.name, fmt::join(expected, ", "),
+         v.level_axis >= 0 ? "level, " : "");
+  }
+  const std::vector<double> values = read_as_doubles(array);
+  const std::vector<int64_t> levels = v.level_axis >= 0 ? levels_ : std::vector<int64_t>{0};
+  out.clear();
+  out.reserve(levels.size() * static_cast<size_t>(height_ * width_));
+  for (int64_t level : levels) {
+    for (int64_t y = options_.lat_start; y < options_.lat_start + height_; ++y) {
+      const int64_t row = (level * full_height_ + y) * full_width_;
+      for (int64_t x = options_.lon_start; x < options_.lon_start + width_; ++x) {
+        const double value = values[static_cast<size_t>(row + x)];
+        if (!std::isfinite(value) || (inv && !(value > 0))) {
+          fail(ErrorCode::kInvalidArgument,
+               "statistics array '{}' holds {} at {}lat index {}, lon index {}: per-grid-point "
+               "statistics need a finite mean and a std > 0 at every point read",
+               name, value, v.level_axis >= 0 ? fmt::format("level index {}, ", level) : "", y, x);
+        }
+        out.push_back(static_cast<float>(inv ? 1.0 / value : value));
+      }
+    }
   }
 }
 

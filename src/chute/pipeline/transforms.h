@@ -49,11 +49,12 @@ inline float half_to_float(uint16_t bits) {
 }
 
 /// bfloat16 (the top 16 bits of a float32) from float32, round to nearest even.
+/// Branch-free, so that loops over it vectorise.
 inline uint16_t float_to_bfloat16(float value) {
-  uint32_t bits = std::bit_cast<uint32_t>(value);
-  if ((bits & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>((bits >> 16) | 0x40u);
-  bits += 0x7fffu + ((bits >> 16) & 1u);
-  return static_cast<uint16_t>(bits >> 16);
+  const uint32_t bits = std::bit_cast<uint32_t>(value);
+  const uint32_t quiet_nan = (bits >> 16) | 0x40u;
+  const uint32_t rounded = (bits + 0x7fffu + ((bits >> 16) & 1u)) >> 16;
+  return static_cast<uint16_t>((bits & 0x7fffffffu) > 0x7f800000u ? quiet_nan : rounded);
 }
 
 inline float bfloat16_to_float(uint16_t bits) {
