@@ -35,12 +35,13 @@ void WindowDataset::place_computed(const Channel& c, int64_t time, int64_t p0, i
   const int64_t seconds = options_.time_seconds[static_cast<size_t>(time + c.offset)];
   thread_local std::vector<float> values;
   values.resize(static_cast<size_t>(n));
-  for (int64_t i = 0; i < n; ++i) {
-    const int64_t y = (p0 + i) / width_, x = (p0 + i) % width_;
-    values[static_cast<size_t>(i)] = static_cast<float>(computed_forcing(
-        kind, seconds, options_.lat_values[static_cast<size_t>(options_.lat_start + y)],
-        options_.lon_values[static_cast<size_t>(options_.lon_start + x)]));
-  }
+  computed_forcing_run(
+      kind, seconds,
+      std::span(options_.lat_values)
+          .subspan(static_cast<size_t>(options_.lat_start), static_cast<size_t>(height_)),
+      std::span(options_.lon_values)
+          .subspan(static_cast<size_t>(options_.lon_start), static_cast<size_t>(width_)),
+      p0, n, values.data());
   detail::decode_run(reinterpret_cast<const std::byte*>(values.data()), n, c.decode, dst, stride,
                      out_type);
 }
