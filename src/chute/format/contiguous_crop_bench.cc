@@ -1,8 +1,11 @@
 // How to read a 64³ crop of a contiguous L³ float32 channel (W3: an HDF5 contiguous dataset or
 // an .npy file): 64² runs of 256 bytes, one per row. Compares one pread per run, preadv of up to
-// IOV_MAX runs per call, and memcpy out of a read-only mapping of the file. Run with the file
-// in the page cache (the first iteration faults it in); L from CHUTE_CROP_BENCH_L (default 512).
-// The choice for the contiguous source follows these numbers (README, "Sources").
+// IOV_MAX runs per call, and memcpy out of a read-only mapping of the file. Argument 0: with the
+// file in the page cache (the first iteration faults it in); 1: cold, the file's pages dropped
+// before every crop (madvise(MADV_DONTNEED) on the mapping, then posix_fadvise(DONTNEED), not
+// timed), so each crop is read from storage. L from CHUTE_CROP_BENCH_L (default 512).
+// The choice for the contiguous source follows these numbers (README, "Sources" and "Crops from
+// cold storage").
 
 #include <benchmark/benchmark.h>
 #include <fcntl.h>
@@ -47,6 +50,16 @@ const std::string& volume_path() {
   return path;
 }
 
+/// Drops the file's pages from the page cache (and the mapping's, when given) without timing
+/// it, when the benchmark runs cold (argument 1).
+void evict_if_cold(benchmark::State& state, int fd, void* map = nullptr, size_t nbytes = 0) {
+  if (state.range(0) == 0) return;
+  state.PauseTiming();
+  if (map != nullptr) madvise(map, nbytes, MADV_DONTNEED);
+  posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+  state.ResumeTiming();
+}
+
 struct Crops {
   std::mt19937_64 rng{0};
   int64_t l = edge();
@@ -65,6 +78,7 @@ void BM_CropPreadPerRun(benchmark::State& state) {
   std::vector<float> out(kCrop * kCrop * kCrop);
   Crops crops;
   for (auto _ : state) {
+    evict_if_cold(state, fd);
     int64_t z0, y0, x0;
     crops.next(&z0, &y0, &x0);
     float* dst = out.data();
@@ -78,7 +92,7 @@ void BM_CropPreadPerRun(benchmark::State& state) {
   close(fd);
   state.SetBytesProcessed(state.iterations() * kCrop * kCrop * kCrop * 4);
 }
-BENCHMARK(BM_CropPreadPerRun)->UseRealTime();
+BENCHMARK(BM_CropPreadPerRun)->Arg(0)->Arg(1)->UseRealTime();
 
 void BM_CropPreadvPerPlane(benchmark::State& state) {
   // preadv reads consecutive file bytes into scattered buffers: one call per run of the file
@@ -92,6 +106,7 @@ void BM_CropPreadvPerPlane(benchmark::State& state) {
   Crops crops;
   std::vector<iovec> iov;
   for (auto _ : state) {
+    evict_if_cold(state, fd);
     int64_t z0, y0, x0;
     crops.next(&z0, &y0, &x0);
     float* dst = out.data();
@@ -113,7 +128,7 @@ void BM_CropPreadvPerPlane(benchmark::State& state) {
   close(fd);
   state.SetBytesProcessed(state.iterations() * kCrop * kCrop * kCrop * 4);
 }
-BENCHMARK(BM_CropPreadvPerPlane)->UseRealTime();
+BENCHMARK(BM_CropPreadvPerPlane)->Arg(0)->Arg(1)->UseRealTime();
 
 void BM_CropMmapMemcpy(benchmark::State& state) {
   const int fd = open(volume_path().c_str(), O_RDONLY);
@@ -123,6 +138,7 @@ void BM_CropMmapMemcpy(benchmark::State& state) {
   std::vector<float> out(kCrop * kCrop * kCrop);
   Crops crops;
   for (auto _ : state) {
+    evict_if_cold(state, fd, const_cast<std::byte*>(base), nbytes);
     int64_t z0, y0, x0;
     crops.next(&z0, &y0, &x0);
     float* dst = out.data();
@@ -137,7 +153,7 @@ void BM_CropMmapMemcpy(benchmark::State& state) {
   close(fd);
   state.SetBytesProcessed(state.iterations() * kCrop * kCrop * kCrop * 4);
 }
-BENCHMARK(BM_CropMmapMemcpy)->UseRealTime();
+BENCHMARK(BM_CropMmapMemcpy)->Arg(0)->Arg(1)->UseRealTime();
 
 }  // namespace
 
