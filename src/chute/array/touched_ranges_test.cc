@@ -144,6 +144,31 @@ TEST(TouchedRanges, CropsOfUncompressedChunkFilesReadOnlyTheirRows) {
   for (const auto& root : roots) fs::remove_all(root);
 }
 
+TEST(TouchedRanges, UncompressedInnerChunksOfAShardReadOnlyTheirRows) {
+  // One shard of two (1, 32, 64, 64) inner chunks stored with `bytes` only: a box of 8 rows of
+  // 8 planes of the second reads those rows at the inner chunk's offset in the shard, plus at
+  // most the shard's index (2 entries of 16 bytes), not the planes in between.
+  auto m = make_sharded_metadata<float>({1, 64, 64, 64}, {1, 64, 64, 64}, {1, 32, 64, 64},
+                                        /*index_at_end=*/true);
+  auto memory = std::make_shared<MemoryStore>();
+  write_shards<float>(*memory, "", m, {1, 32, 64, 64}, true, all_present);
+  auto counting = std::make_shared<CountingStore>(memory);
+  Array array(counting, "", m, "test/sharded");
+  const Coords start{0, 42, 20, 0}, shape{1, 8, 8, 64};
+  EXPECT_TRUE(same_elements(expected_box<float>(start, shape, m.chunk_shape, 0.f),
+                            read_box<float>(array, start, shape)));
+  EXPECT_GE(counting->bytes_read(), 8u * 8 * 64 * 4);
+  EXPECT_LE(counting->bytes_read(), 8u * 8 * 64 * 4 + 2 * 16);
+  // Random boxes across both inner chunks stay exact.
+  std::mt19937_64 rng(3);
+  for (int i = 0; i < 30; ++i) {
+    auto [corner, extent] = random_box(rng, m.shape);
+    EXPECT_TRUE(same_elements(expected_box<float>(corner, extent, m.chunk_shape, 0.f),
+                              read_box<float>(array, corner, extent)))
+        << i;
+  }
+}
+
 TEST(TouchedRanges, SampleAtTheArrayEdgeReadsThePaddedChunkRows) {
   // Edge chunks hold padding past the array's end: the ranges stay inside the stored chunk.
   auto m = make_metadata<int16_t>({5, 7, 9}, {4, 4, 4});
