@@ -4,15 +4,69 @@
 
 #include <algorithm>
 #include <optional>
+#include <span>
+#include <string>
 #include <utility>
+#include <vector>
 
 #include "chute/array/array.h"
 #include "chute/array/chunk_grid.h"
 #include "chute/array/read_plan.h"
+#include "chute/array/touched_ranges.h"
 #include "chute/util/clock.h"
 #include "chute/util/error.h"
 
 namespace chute {
+
+namespace {
+
+// fetch_and_decode for uncompressed chunks: reads only the byte ranges the task's targets touch
+// (touched_ranges), with one batch of range requests, into the same bytes of `decoded`. False
+// when the chunk is missing; nullopt when its stored size is not a chunk's (read it whole).
+std::optional<bool> read_touched(const ChunkTask& task, const ChunkLocation& where,
+                                 std::span<const int64_t> chunk_shape, int64_t item_size,
+                                 const std::string& key, std::byte* decoded, ReadStats* stats) {
+  const auto start = Clock::now();
+  const std::optional<uint64_t> stored_nbytes =
+      where.nbytes ? where.nbytes : where.store->size(key);
+  const auto nbytes = static_cast<uint64_t>(where.chain->decoded_nbytes());
+  if (!stored_nbytes || *stored_nbytes != nbytes) {
+    if (stats) stats->read_ns += elapsed_ns(start);
+    if (!stored_nbytes) return false;
+    return std::nullopt;
+  }
+  // Per thread, reused: a crop's chunks each need a few dozen.
+  thread_local std::vector<std::pair<uint64_t, uint64_t>> ranges;
+  thread_local std::vector<ReadRequest> requests;
+  touched_ranges(task.targets, chunk_shape, item_size, kTouchedRangeGap, ranges);
+  int64_t bytes = 0;
+  requests.clear();
+  for (const auto& [begin, end] : ranges) {
+    requests.push_back({key,
+                        ByteRange::at(where.offset + begin, end - begin),
+                        {decoded + begin, static_cast<size_t>(end - begin)},
+                        nullptr});
+    bytes += static_cast<int64_t>(end - begin);
+  }
+  bool found = true;
+  if (requests.size() == 1) {  // no hand-off to the store's I/O threads
+    found = where.store->read_range(key, requests[0].range.offset, requests[0].into);
+  } else if (!requests.empty()) {
+    for (const ReadOutcome& outcome : where.store->read_all(requests)) {
+      if (!check_outcome(outcome)) found = false;
+    }
+  }
+  requests.clear();
+  if (!found) fail(ErrorCode::kNotFound, "the chunk disappeared while it was read");
+  if (stats) {
+    stats->read_ns += elapsed_ns(start);
+    stats->bytes_read += bytes;
+    stats->bytes_decoded += bytes;
+  }
+  return true;
+}
+
+}  // namespace
 
 std::pair<size_t, size_t> Array::bytes_read_by(const ChunkTask& task) const {
   const size_t n = rank();
@@ -45,6 +99,14 @@ bool Array::fetch_and_decode(const ChunkTask& task, ReadScratch& scratch, std::b
   const CodecChain& chain = *where.chain;
   const auto nbytes = static_cast<size_t>(chain.decoded_nbytes());
   if ((begin > 0 || end < nbytes) && chain.decodes_parts()) {
+    if (chain.stored_as_is()) {
+      // Only the rows the targets touch; a stored chunk of another size is read whole, and
+      // the decode says what is wrong with it.
+      const std::optional<bool> found = read_touched(
+          task, where, read_chunk_shape_, metadata_.data_type.size, scratch.key, decoded, stats);
+      if (found) return *found;
+      return read_part(where, scratch, decoded, 0, nbytes, stats);
+    }
     return read_part(where, scratch, decoded, begin, end, stats);
   }
   if (!read_located(where, scratch, stats)) return false;

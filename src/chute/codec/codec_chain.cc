@@ -136,7 +136,7 @@ class ChainImpl final : public CodecChain {
 
   /// The stored stream is the chunk's bytes (C order, native byte order) with no compressor:
   /// a part is a byte range of it.
-  bool stored_as_is() const { return a2a.empty() && a2b->is_identity() && b2b.empty(); }
+  bool stored_as_is() const override { return a2a.empty() && a2b->is_identity() && b2b.empty(); }
   /// The chunk's bytes behind one codec that can decode part of them (blosc).
   bool compressed_as_is() const {
     return a2a.empty() && a2b->is_identity() && b2b.size() == 1 && b2b[0]->decodes_parts();

@@ -73,6 +73,10 @@ class CodecChain {
   /// True when decode_part and read_part can do less than a whole chunk's work.
   virtual bool decodes_parts() const = 0;
 
+  /// True when the stored stream is the chunk's bytes as they are (C order, native byte order,
+  /// no compressor): any byte range of the decoded chunk is the same range of the stored one.
+  virtual bool stored_as_is() const = 0;
+
   /// The decoded byte counts at which decode_part can split this stored chunk without decoding
   /// anything twice (blosc: its block size), so that threads can decode parts of one chunk
   /// side by side; 0 when it cannot.

@@ -1,8 +1,12 @@
 // How to read a 64³ crop of a contiguous L³ float32 channel (W3: an HDF5 contiguous dataset or
 // an .npy file): 64² runs of 256 bytes, one per row. Compares one pread per run, preadv of up to
-// IOV_MAX runs per call, and memcpy out of a read-only mapping of the file. Run with the file
-// in the page cache (the first iteration faults it in); L from CHUTE_CROP_BENCH_L (default 512).
-// The choice for the contiguous source follows these numbers (README, "Sources").
+// IOV_MAX runs per call, and memcpy out of a read-only mapping of the file. Argument 0: with the
+// file in the page cache (read through once before timing, the mapping populated, as a mapping
+// that chute keeps open ends up); 1: cold, the file's pages dropped
+// before every crop (madvise(MADV_DONTNEED) on the mapping, then posix_fadvise(DONTNEED), not
+// timed), so each crop is read from storage. L from CHUTE_CROP_BENCH_L (default 512).
+// The choice for the contiguous source follows these numbers (README, "Sources" and "Crops from
+// cold storage").
 
 #include <benchmark/benchmark.h>
 #include <fcntl.h>
@@ -47,6 +51,26 @@ const std::string& volume_path() {
   return path;
 }
 
+/// Drops the file's pages from the page cache (and the mapping's, when given) without timing
+/// it, when the benchmark runs cold (argument 1).
+void evict_if_cold(benchmark::State& state, int fd, void* map = nullptr, size_t nbytes = 0) {
+  if (state.range(0) == 0) return;
+  state.PauseTiming();
+  if (map != nullptr) madvise(map, nbytes, MADV_DONTNEED);
+  posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+  state.ResumeTiming();
+}
+
+/// Warm runs (argument 0) start with the whole file in the page cache: a cold run before
+/// them dropped it, and random crops would otherwise fault pages in as they go.
+void load_if_warm(benchmark::State& state, int fd) {
+  if (state.range(0) != 0) return;
+  std::vector<char> buffer(8 << 20);
+  for (off_t at = 0;; at += static_cast<off_t>(buffer.size())) {
+    if (pread(fd, buffer.data(), buffer.size(), at) <= 0) break;
+  }
+}
+
 struct Crops {
   std::mt19937_64 rng{0};
   int64_t l = edge();
@@ -62,9 +86,11 @@ struct Crops {
 
 void BM_CropPreadPerRun(benchmark::State& state) {
   const int fd = open(volume_path().c_str(), O_RDONLY);
+  load_if_warm(state, fd);
   std::vector<float> out(kCrop * kCrop * kCrop);
   Crops crops;
   for (auto _ : state) {
+    evict_if_cold(state, fd);
     int64_t z0, y0, x0;
     crops.next(&z0, &y0, &x0);
     float* dst = out.data();
@@ -78,7 +104,7 @@ void BM_CropPreadPerRun(benchmark::State& state) {
   close(fd);
   state.SetBytesProcessed(state.iterations() * kCrop * kCrop * kCrop * 4);
 }
-BENCHMARK(BM_CropPreadPerRun)->UseRealTime();
+BENCHMARK(BM_CropPreadPerRun)->Arg(0)->Arg(1)->UseRealTime();
 
 void BM_CropPreadvPerPlane(benchmark::State& state) {
   // preadv reads consecutive file bytes into scattered buffers: one call per run of the file
@@ -86,12 +112,14 @@ void BM_CropPreadvPerPlane(benchmark::State& state) {
   // preadv2-style vectors is not possible; measure the honest form: one preadv per run group
   // of a whole row-span (the 64 rows of a plane span 64 file rows: read the span, keep rows).
   const int fd = open(volume_path().c_str(), O_RDONLY);
+  load_if_warm(state, fd);
   const int64_t l = edge();
   std::vector<float> out(kCrop * kCrop * kCrop);
   std::vector<float> skip(static_cast<size_t>(l));
   Crops crops;
   std::vector<iovec> iov;
   for (auto _ : state) {
+    evict_if_cold(state, fd);
     int64_t z0, y0, x0;
     crops.next(&z0, &y0, &x0);
     float* dst = out.data();
@@ -113,16 +141,20 @@ void BM_CropPreadvPerPlane(benchmark::State& state) {
   close(fd);
   state.SetBytesProcessed(state.iterations() * kCrop * kCrop * kCrop * 4);
 }
-BENCHMARK(BM_CropPreadvPerPlane)->UseRealTime();
+BENCHMARK(BM_CropPreadvPerPlane)->Arg(0)->Arg(1)->UseRealTime();
 
 void BM_CropMmapMemcpy(benchmark::State& state) {
   const int fd = open(volume_path().c_str(), O_RDONLY);
+  load_if_warm(state, fd);
   const int64_t l = edge();
   const auto nbytes = static_cast<size_t>(l * l * l * 4);
-  auto* base = static_cast<const std::byte*>(mmap(nullptr, nbytes, PROT_READ, MAP_SHARED, fd, 0));
+  const int populate = state.range(0) == 0 ? MAP_POPULATE : 0;
+  auto* base =
+      static_cast<const std::byte*>(mmap(nullptr, nbytes, PROT_READ, MAP_SHARED | populate, fd, 0));
   std::vector<float> out(kCrop * kCrop * kCrop);
   Crops crops;
   for (auto _ : state) {
+    evict_if_cold(state, fd, const_cast<std::byte*>(base), nbytes);
     int64_t z0, y0, x0;
     crops.next(&z0, &y0, &x0);
     float* dst = out.data();
@@ -137,7 +169,44 @@ void BM_CropMmapMemcpy(benchmark::State& state) {
   close(fd);
   state.SetBytesProcessed(state.iterations() * kCrop * kCrop * kCrop * 4);
 }
-BENCHMARK(BM_CropMmapMemcpy)->UseRealTime();
+BENCHMARK(BM_CropMmapMemcpy)->Arg(0)->Arg(1)->UseRealTime();
+
+void BM_CropMmapWillneedMemcpy(benchmark::State& state) {
+  // The mapping again, but each plane's span of the crop is announced with
+  // madvise(MADV_WILLNEED) before the copy: from cold storage the kernel starts all 64 planes'
+  // reads at once instead of one page fault's read-around at a time.
+  const int fd = open(volume_path().c_str(), O_RDONLY);
+  load_if_warm(state, fd);
+  const int64_t l = edge();
+  const auto nbytes = static_cast<size_t>(l * l * l * 4);
+  const int populate = state.range(0) == 0 ? MAP_POPULATE : 0;
+  auto* base =
+      static_cast<std::byte*>(mmap(nullptr, nbytes, PROT_READ, MAP_SHARED | populate, fd, 0));
+  const auto page = static_cast<int64_t>(sysconf(_SC_PAGESIZE));
+  std::vector<float> out(kCrop * kCrop * kCrop);
+  Crops crops;
+  for (auto _ : state) {
+    evict_if_cold(state, fd, base, nbytes);
+    int64_t z0, y0, x0;
+    crops.next(&z0, &y0, &x0);
+    for (int64_t z = 0; z < kCrop; ++z) {
+      const int64_t first = crops.offset(z0 + z, y0, x0) / page * page;
+      const int64_t last = crops.offset(z0 + z, y0 + kCrop - 1, x0 + kCrop);
+      madvise(base + first, static_cast<size_t>(last - first), MADV_WILLNEED);
+    }
+    float* dst = out.data();
+    for (int64_t z = 0; z < kCrop; ++z) {
+      for (int64_t y = 0; y < kCrop; ++y, dst += kCrop) {
+        std::memcpy(dst, base + crops.offset(z0 + z, y0 + y, x0), kCrop * 4);
+      }
+    }
+    benchmark::DoNotOptimize(out.data());
+  }
+  munmap(base, nbytes);
+  close(fd);
+  state.SetBytesProcessed(state.iterations() * kCrop * kCrop * kCrop * 4);
+}
+BENCHMARK(BM_CropMmapWillneedMemcpy)->Arg(0)->Arg(1)->UseRealTime();
 
 }  // namespace
 

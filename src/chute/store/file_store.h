@@ -36,7 +36,9 @@ class FileStore final : public Store {
   std::vector<std::string> list(std::string_view prefix) const override;
   std::string describe() const override { return root_; }
   /// Each request runs on the I/O executor (blocking pread on its threads), so a batch's reads
-  /// are in flight at once. The store must outlive the batch's last callback.
+  /// are in flight at once; neighbouring requests for ranges of one file into caller buffers
+  /// (the touched rows of one chunk) run as one task that opens the file once. The store must
+  /// outlive the batch's last callback.
   void submit(std::span<const ReadRequest> requests, const ReadCallback& done) const override;
   int preferred_concurrency() const override { return kPreferredConcurrency; }
   static constexpr int kPreferredConcurrency = 32;
@@ -48,6 +50,10 @@ class FileStore final : public Store {
   std::string path_of(std::string_view key) const;
   /// An fd open for reading on the regular file at `key`, or -1 when it does not exist.
   int open_regular(std::string_view key, const std::string& path) const;
+  /// Serves ranges of one file (requests[i].key, each with `into`) with one open; calls
+  /// done(first + i, outcome) for each.
+  void read_ranges(std::span<const ReadRequest> requests, size_t first,
+                   const ReadCallback& done) const;
 
   std::string root_;
   FileStoreOptions options_;

@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <array>
 #include <cerrno>
 #include <condition_variable>
 #include <cstring>
@@ -188,6 +189,36 @@ TEST(StoreSubmit, FileStoreKeepsABatchInFlightOnItsExecutor) {
   EXPECT_GE(executor->threads(), 1u);
   EXPECT_LE(executor->threads(), 4u);
   EXPECT_EQ(store.preferred_concurrency(), FileStore::kPreferredConcurrency);
+  fs::remove_all(root);
+}
+
+TEST(StoreSubmit, FileStoreReadsRangesOfOneFileTogether) {
+  // Ranges of one file into caller buffers (a chunk's touched rows) are served as one group;
+  // each still has its own outcome: exact bytes, a short read, a missing file.
+  const fs::path root = temp_path("chute_ranges");
+  fs::create_directories(root);
+  std::string text;
+  for (int i = 0; i < 100; ++i) text += static_cast<char>('a' + i % 26);
+  std::ofstream(root / "a") << text;
+  FileStore store(root.string());
+  std::vector<std::array<std::byte, 10>> into(6);
+  std::vector<ReadRequest> requests;
+  for (uint64_t offset : {0, 30, 95, 50}) {
+    requests.push_back({"a", ByteRange::at(offset, 10), into[requests.size()], nullptr});
+  }
+  requests.push_back({"gone", ByteRange::at(0, 10), into[4], nullptr});
+  requests.push_back({"gone", ByteRange::at(10, 10), into[5], nullptr});
+  const std::vector<ReadOutcome> outcomes = store.read_all(requests);
+  for (size_t k : {0, 1, 3}) {
+    ASSERT_TRUE(check_outcome(outcomes[k])) << k;
+    const uint64_t offset = requests[k].range.offset;
+    EXPECT_EQ(std::string(reinterpret_cast<const char*>(into[k].data()), 10),
+              text.substr(offset, 10));
+  }
+  EXPECT_EQ(outcomes[2].status, ReadStatus::kFailed);  // the file ends 5 bytes into it
+  EXPECT_THROW(check_outcome(outcomes[2]), Error);
+  EXPECT_EQ(outcomes[4].status, ReadStatus::kMissing);
+  EXPECT_EQ(outcomes[5].status, ReadStatus::kMissing);
   fs::remove_all(root);
 }
 
