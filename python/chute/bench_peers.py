@@ -14,7 +14,11 @@ For every requested peer one JSON object is printed on its own line::
      "s_per_batch": {...}, "time_to_first_batch_s": .., "batches": .., "trials": ..}
 
 Array paths may be http(s) URLs (``chute bench --array name=URL``): zarr-python and dask read
-them through fsspec (aiohttp), tensorstore through its http key-value store.
+them through fsspec (aiohttp), tensorstore through its http key-value store. ``s3://bucket/prefix``
+paths are read by zarr-python and dask through obstore (``zarr.storage.ObjectStore``) and by
+tensorstore's s3 key-value store, with the endpoint, region and credentials of chute's own
+environment variables (``AWS_ENDPOINT_URL_S3`` / ``AWS_ENDPOINT_URL``, ``AWS_REGION``,
+``AWS_ACCESS_KEY_ID``, ``AWS_SECRET_ACCESS_KEY``, ``AWS_SESSION_TOKEN``).
 
 For the W3 volume workload the spec also has ``"workload": "volume"``, ``"volume"`` (the
 dataset folder, crop ``size``, ``channels``, the Zarr paths) and ``"crops"``: per batch, the rows
@@ -136,10 +140,46 @@ def _sample_nbytes(arrays: Sequence[Any]) -> int:
 # --- batch readers: each returns an iterator of batches (tuples of numpy arrays) -------------
 
 
-def _zarr_arrays(spec: dict) -> list:
+def _s3_parts(url: str) -> tuple[str, str]:
+    bucket, _, prefix = url[len("s3://") :].partition("/")
+    return bucket, prefix.strip("/")
+
+
+def _s3_endpoint() -> str | None:
+    return os.environ.get("AWS_ENDPOINT_URL_S3") or os.environ.get("AWS_ENDPOINT_URL")
+
+
+def _open_zarr(path: str):
+    """zarr-python's array at a local folder, an http(s) URL (fsspec) or s3:// (obstore)."""
     import zarr
 
-    return [zarr.open_array(a["path"], mode="r") for a in spec["arrays"]]
+    if not path.startswith("s3://"):
+        return zarr.open_array(path, mode="r")
+    try:
+        from obstore.store import S3Store
+    except ImportError as error:
+        raise PeerUnavailable(
+            f"obstore is not installed ({error}): zarr-python reads s3:// with it"
+        )
+    bucket, prefix = _s3_parts(path)
+    options = {"region": os.environ.get("AWS_REGION", "us-east-1")}
+    endpoint = _s3_endpoint()
+    if endpoint:
+        options["endpoint"] = endpoint
+        options["client_options"] = {"allow_http": endpoint.startswith("http://")}
+    if os.environ.get("AWS_ACCESS_KEY_ID"):
+        options["access_key_id"] = os.environ["AWS_ACCESS_KEY_ID"]
+        options["secret_access_key"] = os.environ.get("AWS_SECRET_ACCESS_KEY", "")
+        if os.environ.get("AWS_SESSION_TOKEN"):
+            options["session_token"] = os.environ["AWS_SESSION_TOKEN"]
+    else:
+        options["skip_signature"] = True
+    store = zarr.storage.ObjectStore(S3Store(bucket, prefix=prefix, **options), read_only=True)
+    return zarr.open_array(store, mode="r")
+
+
+def _zarr_arrays(spec: dict) -> list:
+    return [_open_zarr(a["path"]) for a in spec["arrays"]]
 
 
 def _read_zarr(spec: dict) -> tuple[Iterator, int]:
@@ -159,7 +199,7 @@ def _read_dask(spec: dict) -> tuple[Iterator, int]:
     import dask.array as da
     import numpy as np
 
-    arrays = [da.from_zarr(a["path"]) for a in spec["arrays"]]
+    arrays = [da.from_zarr(_open_zarr(a["path"])) for a in spec["arrays"]]
     threads = int(spec["threads"])
 
     def batches() -> Iterator:
@@ -184,7 +224,20 @@ def _url_exists(url: str) -> bool:
 
 
 def _tensorstore_spec(path: str) -> dict:
-    """A local array folder, or an http(s) URL (tensorstore's http key-value store)."""
+    import tensorstore as ts
+
+    """A local array folder, an http(s) URL (tensorstore's http key-value store) or s3://."""
+    if path.startswith("s3://"):
+        bucket, prefix = _s3_parts(path)
+        kvstore = {"driver": "s3", "bucket": bucket, "path": prefix + "/"}
+        kvstore["aws_region"] = os.environ.get("AWS_REGION", "us-east-1")
+        if _s3_endpoint():
+            kvstore["endpoint"] = _s3_endpoint()
+        if not os.environ.get("AWS_ACCESS_KEY_ID"):
+            kvstore["aws_credentials"] = {"type": "anonymous"}
+        probe = ts.KvStore.open(kvstore).result()
+        driver = "zarr3" if probe.read("zarr.json").result().state == "value" else "zarr"
+        return {"driver": driver, "kvstore": kvstore}
     if path.startswith(("http://", "https://")):
         base = path.rstrip("/")
         driver = "zarr3" if _url_exists(base + "/zarr.json") else "zarr"
@@ -231,15 +284,13 @@ class _ZarrSamples:
         self.arrays: list | None = None
 
     def __len__(self) -> int:
-        import zarr
 
-        return zarr.open_array(self.paths[0], mode="r").shape[0]
+        return _open_zarr(self.paths[0]).shape[0]
 
     def __getitem__(self, index: int):
-        import zarr
 
         if self.arrays is None:  # opened lazily, once per worker process
-            self.arrays = [zarr.open_array(p, mode="r") for p in self.paths]
+            self.arrays = [_open_zarr(p) for p in self.paths]
         return tuple(array[int(index)] for array in self.arrays)
 
 

@@ -295,3 +295,21 @@ def test_storage_options_from_python(bucket, s3_env, monkeypatch):
             chute.set_storage_options("ftp", endpoint_url=s3_env)
     finally:
         chute.set_storage_options("s3", **previous)
+
+
+@pytest.mark.parametrize("peer", ["zarr", "dask", "tensorstore"])
+def test_bench_peers_read_s3_urls_exactly(bucket, s3_env, peer):
+    """`chute bench --array name=s3://...` runs its peers on the same URLs: zarr-python and dask
+    through obstore, tensorstore through its s3 key-value store, signed with chute's variables."""
+    from chute import bench_peers
+
+    spec = {"arrays": [{"name": n, "path": _url(n)} for n in ("inputs", "targets")],
+            "batches": [[3, 0, 5], [1]], "threads": 2}  # fmt: skip
+    expected = {n: zarr.open_array(str(bucket[n]), mode="r")[...] for n in ("inputs", "targets")}
+    reader = {"zarr": bench_peers._read_zarr, "dask": bench_peers._read_dask,
+              "tensorstore": bench_peers._read_tensorstore}[peer]  # fmt: skip
+    batches, sample_nbytes = reader(spec)
+    assert sample_nbytes == sum(expected[n][0].nbytes for n in ("inputs", "targets"))
+    for indices, batch in zip(spec["batches"], batches, strict=True):
+        for name, values in zip(("inputs", "targets"), batch, strict=True):
+            np.testing.assert_array_equal(values, expected[name][indices])
