@@ -53,6 +53,20 @@ void run(const ElementConvert& c, const std::byte* src, int64_t count, std::byte
   const bool has_offset = c.offset.has_value();
   const double scale = c.scale.value_or(1.0);
   const double offset = c.offset.value_or(0.0);
+  if (n_missing <= 1 && dst_stride == static_cast<int64_t>(sizeof(Out))) {
+    // The common case, written so the compiler vectorizes it: a contiguous run and at most one
+    // missing value (NaN when none: it equals nothing), selected after the arithmetic.
+    const double m0 = n_missing ? missing[0] : std::numeric_limits<double>::quiet_NaN();
+    for (int64_t i = 0; i < count; ++i) {
+      const double x = widen<In>(src + i * static_cast<int64_t>(sizeof(In)));
+      double y = x;
+      if (has_scale) y = y * scale;
+      if (has_offset) y = y + offset;
+      const Out out = static_cast<Out>(x == m0 ? std::numeric_limits<double>::quiet_NaN() : y);
+      std::memcpy(dst + i * static_cast<int64_t>(sizeof(Out)), &out, sizeof(Out));
+    }
+    return;
+  }
   for (int64_t i = 0; i < count; ++i) {
     double x = widen<In>(src + i * static_cast<int64_t>(sizeof(In)));
     bool is_missing = false;

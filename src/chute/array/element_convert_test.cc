@@ -45,8 +45,9 @@ Out reference_as(double widened, const ElementConvert& c) {
   return static_cast<Out>(reference(widened, c));
 }
 
-/// Converts `values` (stored as In) with a destination stride of 3 elements and compares each
-/// with the formula; `widen` gives the stored value as float64.
+/// Converts `values` (stored as In) into a contiguous destination and into one with a stride
+/// of 3 elements (the vectorized and the general loop) and compares each with the formula;
+/// `widen` gives the stored value as float64.
 template <typename In, typename Out>
 void check_run(
     const std::vector<In>& values, ElementConvert c,
@@ -54,12 +55,14 @@ void check_run(
   c.decoded = {DTypeKind::kFloat, sizeof(Out)};
   ASSERT_NO_THROW(check_convert(c, "test"));
   const auto n = static_cast<int64_t>(values.size());
-  std::vector<Out> out(static_cast<size_t>(3 * n), Out{-7});
-  convert_run(c, reinterpret_cast<const std::byte*>(values.data()), n,
-              reinterpret_cast<std::byte*>(out.data()), 3 * sizeof(Out));
-  for (int64_t i = 0; i < n; ++i) {
-    ASSERT_TRUE(same(reference_as<Out>(widen(values[i]), c), out[3 * i], i));
-    ASSERT_EQ(out[3 * i + 1], Out{-7});  // between the strided elements: untouched
+  for (int64_t step : {1, 3}) {
+    std::vector<Out> out(static_cast<size_t>(step * n), Out{-7});
+    convert_run(c, reinterpret_cast<const std::byte*>(values.data()), n,
+                reinterpret_cast<std::byte*>(out.data()), step * sizeof(Out));
+    for (int64_t i = 0; i < n; ++i) {
+      ASSERT_TRUE(same(reference_as<Out>(widen(values[i]), c), out[step * i], i)) << step;
+      if (step > 1) ASSERT_EQ(out[step * i + 1], Out{-7});  // between the elements: untouched
+    }
   }
 }
 
