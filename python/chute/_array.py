@@ -246,16 +246,24 @@ class Array:
 
     def read(self, start: Sequence[int], shape: Sequence[int]) -> np.ndarray:
         """Reads the box [start, start + shape) into a new C-contiguous NumPy array."""
+        decoder = self._decoder
+        if decoder is not None and decoder.fused:  # decoded as each chunk is placed
+            out = np.empty(tuple(shape), dtype=self._dtype)
+            decoder.read_into(self._core, list(start), out)
+            return out
         out = np.empty(tuple(shape), dtype=self._raw_dtype)
         self._core.read_into(list(start), _as_raw(out))
-        return out if self._decoder is None else self._decoder.decode(out)
+        return out if decoder is None else decoder.decode(out)
 
     def read_into(self, start: Sequence[int], out: np.ndarray) -> np.ndarray:
         """Reads the box [start, start + out.shape) into `out` (any non-negative strides)."""
         if out.dtype != self._dtype:
             raise TypeError(f"expected an output array of dtype {self._dtype}, got {out.dtype}")
         if self._decoder is not None:
-            out[...] = self.read(start, out.shape)
+            if self._decoder.fused and all(stride >= 0 for stride in out.strides):
+                self._decoder.read_into(self._core, list(start), out)
+            else:
+                out[...] = self.read(start, out.shape)
             return out
         self._core.read_into(list(start), _as_raw(out))
         return out

@@ -150,6 +150,15 @@ class CfDecoder:
                 f"array {name!r}: CF encoding on dtype {array.dtype} (expected a number type)"
             )
         self.dtype = self._decoded_dtype()
+        # Values (not times) decode in C++ while each chunk is placed (_Array.read_decoded_into,
+        # src/chute/array/element_convert.h); decode() does the same to a raw read and is what
+        # times use.
+        self.fused = (
+            not self.is_time
+            and self.active
+            and self.raw_dtype.kind in "iuf"
+            and self.dtype in (np.dtype(np.float32), np.dtype(np.float64))
+        )
 
     @property
     def active(self) -> bool:
@@ -173,6 +182,16 @@ class CfDecoder:
         if raw.kind in "iu" and raw.itemsize <= 2:
             return np.dtype(np.float32)
         return np.dtype(np.float64)
+
+    def read_into(self, core: Any, start: list, out: np.ndarray) -> None:
+        """Reads and decodes box [start, start + out.shape) into `out` (of self.dtype) in C++."""
+        core.read_decoded_into(
+            start,
+            out,
+            None if self.scale is None else float(self.scale),
+            None if self.offset is None else float(self.offset),
+            [float(m) for m in self.missing],
+        )
 
     def decode(self, raw: np.ndarray) -> np.ndarray:
         if self.is_time:

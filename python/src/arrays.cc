@@ -3,6 +3,7 @@
 // touch the core, each releasing the GIL while it works.
 
 #include <nanobind/ndarray.h>
+#include <nanobind/stl/optional.h>
 #include <nanobind/stl/shared_ptr.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
@@ -16,6 +17,7 @@
 #include <vector>
 
 #include "bindings.h"
+#include "chute/array/element_convert.h"
 #include "chute/codec/codec_chain.h"
 #include "chute/dataset/cf_time.h"
 #include "chute/format/zarr.h"
@@ -88,9 +90,10 @@ size_t get_threads() { return shared_pool()->size(); }
 
 using NumpyOut = nb::ndarray<nb::numpy, nb::device::cpu>;
 
-/// Reads box [start, start + out.shape) of `array` into `out`, which must have the array's rank,
-/// an item size equal to the array's element size and non-negative strides.
-void read_into(const Array& array, const std::vector<int64_t>& start, NumpyOut out) {
+/// The view of `out` for box [start, start + out.shape) of `array`: it must have the array's
+/// rank, elements of `item_size` bytes and non-negative strides. Empty boxes give no data.
+StridedView destination(const Array& array, const std::vector<int64_t>& start, NumpyOut out,
+                        int64_t item_size, const std::string& what) {
   const ArrayMetadata& meta = array.metadata();
   if (out.ndim() != meta.rank() || start.size() != meta.rank()) {
     fail(ErrorCode::kInvalidArgument,
@@ -98,12 +101,11 @@ void read_into(const Array& array, const std::vector<int64_t>& start, NumpyOut o
          "destination of rank {}",
          array.name(), meta.rank(), start.size(), out.ndim());
   }
-  int64_t item_size = static_cast<int64_t>(out.itemsize());
-  if (item_size != meta.data_type.size) {
+  if (static_cast<int64_t>(out.itemsize()) != item_size) {
     fail(ErrorCode::kInvalidArgument,
          "{}: expected a destination of {}-byte elements ({}), got "
          "{}-byte elements",
-         array.name(), meta.data_type.size, meta.data_type.name(), item_size);
+         array.name(), item_size, what, out.itemsize());
   }
   StridedView view;
   view.data = static_cast<std::byte*>(out.data());
@@ -117,10 +119,39 @@ void read_into(const Array& array, const std::vector<int64_t>& start, NumpyOut o
     view.byte_strides.push_back(out.stride(d) * item_size);
     elements *= view.shape.back();
   }
-  if (elements == 0) return;
+  if (elements == 0) view.data = nullptr;
+  return view;
+}
+
+/// Reads box [start, start + out.shape) of `array` into `out`, which must have the array's rank,
+/// an item size equal to the array's element size and non-negative strides.
+void read_into(const Array& array, const std::vector<int64_t>& start, NumpyOut out) {
+  const DataType type = array.metadata().data_type;
+  const StridedView view = destination(array, start, out, type.size, type.name());
+  if (view.data == nullptr) return;
   std::shared_ptr<ThreadPool> pool = shared_pool();
   nb::gil_scoped_release release;
   array.read(start, view, pool.get());
+}
+
+/// read_into() decoding CF values while each chunk is placed (chute/_cf.py works out the
+/// numbers): `out` is float32 or float64; stored values in `missing` become NaN, the others
+/// × scale then + offset (each when given).
+void read_decoded_into(const Array& array, const std::vector<int64_t>& start, NumpyOut out,
+                       std::optional<double> scale, std::optional<double> offset,
+                       std::vector<double> missing) {
+  if (out.dtype() != nb::dtype<float>() && out.dtype() != nb::dtype<double>()) {
+    fail(ErrorCode::kInvalidArgument, "{}: decoded reads go into float32 or float64 arrays",
+         array.name());
+  }
+  const DataType decoded{DTypeKind::kFloat, static_cast<uint8_t>(out.itemsize())};
+  ElementConvert convert{array.metadata().data_type, decoded, scale, offset, std::move(missing)};
+  check_convert(convert, array.name());
+  const StridedView view = destination(array, start, out, decoded.size, decoded.name());
+  if (view.data == nullptr) return;
+  std::shared_ptr<ThreadPool> pool = shared_pool();
+  nb::gil_scoped_release release;
+  array.read_converted(start, view, convert, pool.get());
 }
 
 nb::bytes fill_value_bytes(const Array& array) {
@@ -247,7 +278,12 @@ void bind_arrays(nb::module_& m) {
           "The CF time coordinate decoded in C++ (units, calendar, scale/offset, fill values): "
           "int64 seconds since 1970-01-01 UTC, INT64_MIN (NaT) where missing.")
       .def("read_into", &read_into, nb::arg("start"), nb::arg("out"),
-           "Reads box [start, start + out.shape) into the NumPy array `out` (GIL released).");
+           "Reads box [start, start + out.shape) into the NumPy array `out` (GIL released).")
+      .def("read_decoded_into", &read_decoded_into, nb::arg("start"), nb::arg("out"),
+           nb::arg("scale").none(), nb::arg("offset").none(), nb::arg("missing"),
+           "read_into() decoding CF values as each chunk is placed into the float32/float64 "
+           "`out`: values in `missing` -> NaN, the others × scale then + offset (each unless "
+           "None).");
 
   // Paths come as bytes (os.fsencode): a file name need not be valid UTF-8 on Linux.
   auto native = [](const nb::bytes& path) { return std::string(path.c_str(), path.size()); };

@@ -144,6 +144,16 @@ void Array::read(std::span<const int64_t> start, const StridedView& dst, ThreadP
   plan.execute(pool, scratch, stats);
 }
 
+void Array::read_converted(std::span<const int64_t> start, const StridedView& dst,
+                           const ElementConvert& convert, ThreadPool* pool,
+                           ReadStats* stats) const {
+  check_convert(convert, name_);
+  ReadPlan plan;
+  plan.add(*this, start, dst, {}, &convert);
+  thread_local std::vector<ReadScratch> scratch;
+  plan.execute(pool, scratch, stats);
+}
+
 int64_t Array::read_chunk_nbytes() const { return read_chain_->decoded_nbytes(); }
 
 template <typename Body>
@@ -201,7 +211,8 @@ void Array::execute_with(const ChunkTask& task, ReadScratch& scratch, ReadStats*
     // directly; the other targets (duplicates from other samples) are copied from it.
     const ChunkTarget* direct = nullptr;
     for (const ChunkTarget& target : task.targets) {
-      if (target.dst.shape == read_chunk_shape_ && target.dst.is_contiguous(item_size)) {
+      if (target.convert == nullptr && target.dst.shape == read_chunk_shape_ &&
+          target.dst.is_contiguous(item_size)) {
         direct = &target;
         break;
       }
@@ -221,7 +232,7 @@ void Array::execute_with(const ChunkTask& task, ReadScratch& scratch, ReadStats*
     } else {
       for (const ChunkTarget& target : task.targets) {
         if (&target == direct) continue;
-        strided_copy(decoded, read_chunk_shape_, target.chunk_start, target.dst, item_size);
+        place_target(decoded, read_chunk_shape_, target, item_size);
       }
     }
     if (stats) {
@@ -244,7 +255,7 @@ void Array::execute(const ChunkTask& task, ReadScratch& scratch, ReadStats* stat
     return;
   }
   if (source_->mapped()) {
-    with_chunk_context(task, scratch, [&] { copy_mapped(task, stats); });
+    with_chunk_context(task, scratch, [&] { copy_mapped(task, scratch, stats); });
     return;
   }
   execute_with(task, scratch, stats, [&](std::byte* decoded, size_t begin, size_t end) {
@@ -344,7 +355,7 @@ void Array::decode_timed(const CodecChain& chain, ReadScratch& scratch, std::byt
 }
 
 void Array::fill_targets(const ChunkTask& task) const {
-  for (const ChunkTarget& target : task.targets) strided_fill(target.dst, metadata_.fill_value);
+  for (const ChunkTarget& target : task.targets) fill_target(target, metadata_.fill_value);
 }
 
 }  // namespace chute

@@ -27,6 +27,7 @@ class CodecChain;
 class ThreadPool;
 struct ChunkLocation;
 struct ChunkTask;
+struct ElementConvert;
 struct FetchedChunk;
 struct ReadScratch;
 struct ReadStats;
@@ -63,6 +64,13 @@ class Array {
   /// array, kInvalidArgument when dst's rank differs. Runs on `pool` when given.
   void read(std::span<const int64_t> start, const StridedView& dst, ThreadPool* pool = nullptr,
             ReadStats* stats = nullptr) const;
+
+  /// read() converting each element as it is placed (element_convert.h: CF decoding to
+  /// float32/float64): dst holds convert.decoded elements. Throws kInvalidArgument when the
+  /// conversion is not one convert_run() does or convert.stored is not the array's type.
+  void read_converted(std::span<const int64_t> start, const StridedView& dst,
+                      const ElementConvert& convert, ThreadPool* pool = nullptr,
+                      ReadStats* stats = nullptr) const;
 
   /// Key (relative to the store) of the stored object holding the chunk at read-grid coords:
   /// the chunk's key, or its shard's key when sharded.
@@ -134,7 +142,8 @@ class Array {
   std::pair<size_t, size_t> bytes_read_by(const ChunkTask& task) const;
   void fill_targets(const ChunkTask& task) const;
   /// Mapped sources: copies each target's box straight out of the mapping.
-  void copy_mapped(const ChunkTask& task, ReadStats* stats) const;
+  /// Converted targets are copied into scratch.staging first, then converted from there.
+  void copy_mapped(const ChunkTask& task, ReadScratch& scratch, ReadStats* stats) const;
   /// Mapped sources: the task's chunk into `decoded` (C order, chunk shape; past the array's
   /// end unspecified).
   void load_mapped(const ChunkTask& task, std::byte* decoded, ReadStats* stats) const;

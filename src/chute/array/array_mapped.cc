@@ -53,7 +53,7 @@ void copy_box(const MappedElements& mapped, std::span<const int64_t> shape,
 
 }  // namespace
 
-void Array::copy_mapped(const ChunkTask& task, ReadStats* stats) const {
+void Array::copy_mapped(const ChunkTask& task, ReadScratch& scratch, ReadStats* stats) const {
   const auto start = Clock::now();
   const MappedElements& mapped = *source_->mapped();
   const size_t n = rank();
@@ -67,7 +67,16 @@ void Array::copy_mapped(const ChunkTask& task, ReadStats* stats) const {
         box_start[d] = task.chunk_coords[d] * read_chunk_shape_[d] + target.chunk_start[d];
         elements *= target.dst.shape[d];
       }
-      copy_box(mapped, metadata_.shape, {box_start, n}, target.dst, item_size);
+      if (target.convert == nullptr) {
+        copy_box(mapped, metadata_.shape, {box_start, n}, target.dst, item_size);
+      } else {  // byte order and Fortran order handled by copy_box, then one converting pass
+        scratch.staging.resize(static_cast<size_t>(elements * item_size));
+        StridedView raw =
+            StridedView::contiguous(scratch.staging.data(), target.dst.shape, item_size);
+        copy_box(mapped, metadata_.shape, {box_start, n}, raw, item_size);
+        const int64_t zeros[kMaxCopyRank] = {};
+        strided_transform(raw.data, raw.shape, {zeros, n}, target.dst, *target.convert);
+      }
       bytes += elements * item_size;
     }
   });

@@ -17,8 +17,12 @@ size_t ReadPlan::ChunkIdHash::operator()(const ChunkId& id) const {
 }
 
 void ReadPlan::add(const Array& array, std::span<const int64_t> start, const StridedView& dst,
-                   std::string context) {
+                   std::string context, const ElementConvert* convert) {
   array.check_box(start, dst.shape);
+  if (convert != nullptr && convert->stored != array.metadata().data_type) {
+    fail(ErrorCode::kInvalidArgument, "array '{}': a conversion from {}, but the array holds {}",
+         array.name(), convert->stored.name(), array.metadata().data_type.name());
+  }
   if (dst.byte_strides.size() != dst.shape.size()) {
     fail(ErrorCode::kInvalidArgument, "array '{}': a destination of rank {} with {} strides",
          array.name(), dst.shape.size(), dst.byte_strides.size());
@@ -49,6 +53,7 @@ void ReadPlan::add(const Array& array, std::span<const int64_t> start, const Str
       target.dst.shape.resize(rank);
       target.dst.byte_strides = dst.byte_strides;
       target.dst.data = dst.data;
+      target.convert = convert;
       for (size_t d = 0; d < rank; ++d) {
         const int64_t origin = coords[d] * chunk[d];
         const int64_t lo = std::max(start[d], origin);
@@ -92,7 +97,9 @@ void ReadPlan::add_row(const Array& array, std::span<const size_t> row, bool fre
   const int64_t item_size = array.metadata().data_type.size;
   const int64_t chunk_nbytes = array.read_chunk_nbytes();
   const size_t max_group = static_cast<size_t>(kGatherMaxStagingBytes / chunk_nbytes);
-  bool gather = fresh && row.size() >= 2 && max_group >= 2;
+  // Converted targets are placed run by run (place_target), not interleaved.
+  bool gather = fresh && row.size() >= 2 && max_group >= 2 &&
+                tasks_[row[0]].targets.back().convert == nullptr;
   if (gather) {
     const StridedView& dst = tasks_[row[0]].targets.back().dst;
     const bool short_runs = dst.byte_strides[rank - 1] == item_size &&
@@ -171,8 +178,8 @@ void ReadPlan::execute_gathered(const WorkItem& item, ReadScratch& scratch, Read
   for (size_t j = 0; j < item.count; ++j) {
     const ChunkTask& task = tasks_[item.first + j];
     for (size_t t = 1; t < task.targets.size(); ++t) {
-      strided_copy(scratch.gather.data() + j * chunk_nbytes, chunk_shape,
-                   task.targets[t].chunk_start, task.targets[t].dst, item_size);
+      place_target(scratch.gather.data() + j * chunk_nbytes, chunk_shape, task.targets[t],
+                   item_size);
     }
   }
   if (stats) {

@@ -13,6 +13,7 @@
 
 #include "chute/array/array.h"
 #include "chute/array/chunk_source.h"
+#include "chute/array/element_convert.h"
 #include "chute/array/read_scratch.h"
 #include "chute/array/strided_copy.h"
 #include "chute/array/strided_view.h"
@@ -25,10 +26,20 @@ namespace chute {
 
 /// Part of one chunk that lands in one destination: the region [chunk_start, +shape) of the
 /// decoded chunk goes to `dst` (already offset to the region's first element).
+/// With `convert`, dst holds convert->decoded elements, converted as they are placed (never
+/// decoded into directly); the ElementConvert outlives the plan's execute().
 struct ChunkTarget {
   std::vector<int64_t> chunk_start;
   StridedView dst;
+  const ElementConvert* convert = nullptr;
 };
+
+/// Copies the target's region of a decoded chunk (C order, `chunk_shape` elements of
+/// `item_size` bytes) into its destination, converting when the target says so.
+void place_target(const std::byte* decoded, std::span<const int64_t> chunk_shape,
+                  const ChunkTarget& target, int64_t item_size);
+/// Fills the target with the stored `fill_value` (converted when the target says so).
+void fill_target(const ChunkTarget& target, std::span<const std::byte> fill_value);
 
 /// All targets of one chunk of one array; executing it reads and decodes the chunk once.
 struct ChunkTask {
@@ -63,8 +74,10 @@ class ReadPlan {
  public:
   /// Adds the chunk work of reading box [start, start+dst.shape) of `array` into `dst`.
   /// Chunks already planned for the same array get another target instead of another read.
+  /// With `convert` (check_convert()ed; it outlives execute()), dst holds convert->decoded
+  /// elements, converted while they are placed.
   void add(const Array& array, std::span<const int64_t> start, const StridedView& dst,
-           std::string context = {});
+           std::string context = {}, const ElementConvert* convert = nullptr);
   /// Runs every task on `pool` (inline when pool is null); scratch must have pool->size()
   /// entries (or 1 without a pool). The first error is rethrown naming array and chunk key.
   void execute(ThreadPool* pool, std::vector<ReadScratch>& scratch, ReadStats* stats = nullptr);
