@@ -62,7 +62,9 @@ void check_run(
                 reinterpret_cast<std::byte*>(out.data()), step * sizeof(Out));
     for (int64_t i = 0; i < n; ++i) {
       ASSERT_TRUE(same(reference_as<Out>(widen(values[i]), c), out[step * i], i)) << step;
-      if (step > 1) ASSERT_EQ(out[step * i + 1], Out{-7});  // between the elements: untouched
+      if (step > 1) {
+        ASSERT_EQ(out[step * i + 1], Out{-7});  // between the elements: untouched
+      }
     }
   }
 }
