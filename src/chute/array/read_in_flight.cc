@@ -5,6 +5,7 @@
 // window full while the workers decode; the decode threads never wait on one read at a time.
 
 #include <algorithm>
+#include <atomic>
 #include <condition_variable>
 #include <deque>
 #include <mutex>
@@ -31,10 +32,19 @@ struct ReadPlan::InFlight {
   bool pumping = false;
   bool again = false;
   bool cancelled = false;  // submit no more (an error, cancel(), or every item ran)
+  // Every read submitted (or none will be): plans started later may take the window now.
+  std::atomic<bool> submitted_all{false};
 };
 
-bool ReadPlan::Budget::try_take(size_t window, size_t reads) {
+bool ReadPlan::Budget::try_take(const InFlight& plan, size_t reads) {
   std::lock_guard lock(mutex_);
+  // A plan started earlier with reads still to submit goes first: otherwise the next batch
+  // would take every place freed while this one waits for room for a whole gather group.
+  for (const std::shared_ptr<InFlight>& earlier : plans_) {
+    if (earlier.get() == &plan) break;
+    if (!earlier->submitted_all) return false;
+  }
+  const size_t window = plan.window;
   // Whole items: a gather group larger than the window goes alone.
   if (used_ != 0 && used_ + reads > window) return false;
   used_ += reads;
@@ -93,7 +103,7 @@ void ReadPlan::pump(const std::shared_ptr<InFlight>& state) {
     batches.clear();
     while (!s.cancelled && s.next_item < items_.size()) {
       const size_t i = s.next_item;
-      if (s.pending[i] != 0 && !s.budget->try_take(s.window, s.pending[i])) break;
+      if (s.pending[i] != 0 && !s.budget->try_take(s, s.pending[i])) break;
       ++s.next_item;
       const WorkItem& item = items_[i];
       if (s.pending[i] == 0) continue;  // nothing to read: already ready
@@ -143,8 +153,20 @@ void ReadPlan::pump(const std::shared_ptr<InFlight>& state) {
     batches.clear();
     lock.lock();
   } while (s.again);
+  const bool now_all = (s.cancelled || s.next_item == items_.size()) && !s.submitted_all;
+  if (now_all) s.submitted_all = true;
   s.pumping = false;
   if (s.active == 0) s.idle_cv.notify_all();
+  lock.unlock();
+  if (now_all) pump_later_plans(s);
+}
+
+void ReadPlan::pump_later_plans(const InFlight& plan) {
+  bool later = false;
+  for (const std::shared_ptr<InFlight>& other : plan.budget->give_back(0)) {
+    if (later) other->plan->pump(other);
+    later = later || other.get() == &plan;
+  }
 }
 
 void ReadPlan::start_in_flight(std::vector<ReadScratch>& scratch, ReadStats* stats, size_t window,
@@ -191,7 +213,10 @@ void ReadPlan::settle() {
   s.cancelled = true;
   // The requests and buffers must outlive their reads.
   s.idle_cv.wait(lock, [&] { return s.in_flight == 0 && s.active == 0 && !s.pumping; });
+  const bool now_all = !s.submitted_all;
+  s.submitted_all = true;
   lock.unlock();
+  if (now_all) pump_later_plans(s);  // they waited for this one
   s.budget->leave(&s);
 }
 

@@ -67,12 +67,14 @@ class ReadPlan {
   /// Reads in flight shared by the plans that run at once (a batch decoding while the next
   /// one's reads were started ahead of it): a plan submits an item's reads while they fit in
   /// the window with every read outstanding in all of them (an item larger than the window
-  /// goes alone), and each completed read lets the plans submit again, the one started first
-  /// first. Plans that share a budget resolve to the same window.
+  /// goes alone) and no plan started before it has reads left to submit; each completed read
+  /// lets the plans submit again. Plans that share a budget resolve to the same window.
   class Budget {
    private:
     friend class ReadPlan;
-    bool try_take(size_t window, size_t reads);
+    /// Room for `reads` more of `plan` (a plan started earlier that has reads left to submit
+    /// goes first).
+    bool try_take(const InFlight& plan, size_t reads);
     /// Returns the reads and the plans to pump now (copied: pumped without the lock).
     std::vector<std::shared_ptr<InFlight>> give_back(size_t reads);
     void join(std::shared_ptr<InFlight> plan);
@@ -155,6 +157,8 @@ class ReadPlan {
   /// Submits the reads of the next items while fewer than the window are in flight, grouped
   /// per store: one submit() call per store and round.
   void pump(const std::shared_ptr<InFlight>& state);
+  /// Pumps the plans sharing `plan`'s budget that started after it (it submitted its last).
+  static void pump_later_plans(const InFlight& plan);
   FetchedChunk* fetched_of(size_t task) { return fetching_[task] ? &fetched_[task] : nullptr; }
 
   struct ChunkId {
