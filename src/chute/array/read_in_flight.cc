@@ -3,6 +3,9 @@
 // outstanding, and the pool's workers decode items in the order their bytes arrive. Stores
 // that serve submit() asynchronously (local files on the I/O executor, object stores) keep the
 // window full while the workers decode; the decode threads never wait on one read at a time.
+// start_in_flight() locates and submits the first window; finish_in_flight() decodes. Between
+// the two another plan may decode (the loader's read-ahead): plans sharing a Budget share the
+// window, the one started first first.
 
 #include <algorithm>
 #include <atomic>
