@@ -576,6 +576,7 @@ def _checked_options(
     shuffle_block: Any = None,
     shuffle_window: Any = 4,
     io_concurrency: Any = None,
+    read_ahead: Any = True,
 ) -> dict[str, Any]:
     """Every Loader option value checked on its own and normalised, nothing opened: an
     InvalidArgumentError names the option, the value and the range (issue 15). What needs the
@@ -603,6 +604,7 @@ def _checked_options(
     if io_concurrency is not None:
         io_concurrency = _integer("io_concurrency", io_concurrency, 1, 65536, " or None")
     pad_to_batch = _flag("pad_to_batch", pad_to_batch)
+    read_ahead = _flag("read_ahead", read_ahead)
     if timeout is not None:
         if isinstance(timeout, bool) or not isinstance(timeout, (int, float, np.number)):
             raise _invalid(f"timeout must be a number of seconds or None, got {timeout!r}")
@@ -648,6 +650,7 @@ def _checked_options(
         "shuffle_block": shuffle_block,
         "shuffle_window": shuffle_window,
         "io_concurrency": io_concurrency,
+        "read_ahead": read_ahead,
     }
 
 
@@ -657,7 +660,9 @@ class Loader:
     `threads=None` uses one reader thread per CPU this process may run on (its affinity);
     `prefetch` batches are assembled ahead of the consumer; `io_concurrency` chunk reads are kept
     in flight while the threads decode (None: the store's preference, 32 for local files; 1: each
-    thread reads its own chunks). `rank`/`world_size` default to MPI (mpi4py, when initialised), then torchrun's
+    thread reads its own chunks). `read_ahead=True` plans the next batch and submits its chunk reads
+    before the current one decodes (they share `io_concurrency`; one more batch buffer and one
+    batch's stored bytes). `rank`/`world_size` default to MPI (mpi4py, when initialised), then torchrun's
     RANK/WORLD_SIZE, Slurm's SLURM_PROCID/SLURM_NTASKS, OpenMPI's OMPI_COMM_WORLD_RANK/SIZE, else
     0 and 1; when a launcher set them the loader says so once on stderr (`verbose=False` or
     CHUTE_QUIET=1 silences it), and `loader.rank_source` names the variables. Each `for` over
@@ -695,6 +700,7 @@ class Loader:
         shuffle_block: int | None = None,
         shuffle_window: int = 4,
         io_concurrency: int | None = None,
+        read_ahead: bool = True,
     ) -> None:
         o = _checked_options(
             data,
@@ -715,6 +721,7 @@ class Loader:
             shuffle_block=shuffle_block,
             shuffle_window=shuffle_window,
             io_concurrency=io_concurrency,
+            read_ahead=read_ahead,
         )
         batch_size, shuffle, chunk_shuffle = o["batch_size"], o["shuffle"], o["chunk_shuffle"]
         seed, drop_last, threads, prefetch = o["seed"], o["drop_last"], o["threads"], o["prefetch"]
@@ -771,6 +778,7 @@ class Loader:
             block,
             shuffle_window,
             0 if io_concurrency is None else io_concurrency,
+            o["read_ahead"],
         )
         self._pid = os.getpid()
         self._runs = 0  # epochs begun, so an abandoned loop stops only its own

@@ -135,6 +135,9 @@ nb::dict stats_to_python(const LoaderStats& s) {
   d["buffers_allocated"] = s.buffers_allocated;
   d["prefetch"] = s.prefetch;
   d["io_concurrency"] = s.io_concurrency;
+  d["read_ahead"] = s.read_ahead;
+  d["batches_read_ahead"] = s.batches_read_ahead;
+  d["reads_submitted_ahead"] = s.reads_submitted_ahead;
   d["cache"] = s.cache ? nb::object(cache_stats_to_python(*s.cache)) : nb::none();
   nb::list occupancy;
   for (const OccupancySample& o : s.occupancy) {
@@ -338,7 +341,7 @@ void bind_loader(nb::module_& m) {
           [](Loader* self, DatasetPtr dataset, int64_t batch_size, bool shuffle, uint64_t seed,
              bool drop_last, size_t threads, size_t prefetch, int64_t rank, int64_t world_size,
              bool pad_to_batch, double timeout_s, int64_t shuffle_block, int64_t shuffle_window,
-             size_t io_concurrency) {
+             size_t io_concurrency, bool read_ahead) {
             LoaderOptions options;
             options.shuffle_block = shuffle_block;
             options.shuffle_window = shuffle_window;
@@ -353,6 +356,7 @@ void bind_loader(nb::module_& m) {
             options.pad_to_batch = pad_to_batch;
             options.timeout_s = timeout_s;
             options.io_concurrency = io_concurrency;
+            options.read_ahead = read_ahead;
             nb::gil_scoped_release release;  // reserving and faulting in the batch buffers
             new (self) Loader(std::move(dataset), options);
           },
@@ -360,7 +364,7 @@ void bind_loader(nb::module_& m) {
           nb::arg("drop_last"), nb::arg("threads"), nb::arg("prefetch"), nb::arg("rank"),
           nb::arg("world_size"), nb::arg("pad_to_batch"), nb::arg("timeout_s"),
           nb::arg("shuffle_block") = 0, nb::arg("shuffle_window") = 4,
-          nb::arg("io_concurrency") = 0)
+          nb::arg("io_concurrency") = 0, nb::arg("read_ahead") = true)
       .def_prop_ro("batches_per_epoch", &Loader::batches_per_epoch)
       .def_prop_ro("threads", &Loader::threads)
       .def_prop_ro("num_samples", [](const Loader& l) { return l.dataset().num_samples(); })

@@ -75,3 +75,22 @@ def test_deep_window_keeps_many_reads_in_flight_over_a_slow_store(packed):
     assert most[1] <= 2  # one read per reader thread
     # A batch of 4 samples is 4 × (3 + 1) chunks, all submitted before the first returns.
     assert most[16] >= 8, most
+
+
+@pytest.mark.parametrize("read_ahead", [True, False])
+def test_read_ahead_is_an_option_with_its_counters(packed, read_ahead):
+    paths, expected = packed
+    loader = chute.Loader(paths, batch_size=5, seed=4, threads=2, read_ahead=read_ahead)
+    for _ in range(2):
+        for batch in loader:
+            for name in paths:
+                np.testing.assert_array_equal(batch[name], expected[name][batch.indices])
+    stats = loader.stats()
+    assert stats["read_ahead"] == int(read_ahead)
+    if read_ahead:  # each batch queued had the next one's reads out already
+        assert stats["batches_read_ahead"] == stats["batches_produced"]
+        assert stats["reads_submitted_ahead"] >= stats["batches_produced"]
+    else:
+        assert stats["batches_read_ahead"] == stats["reads_submitted_ahead"] == 0
+    with pytest.raises(chute.InvalidArgumentError, match="read_ahead"):
+        chute.Loader(paths, batch_size=5, read_ahead="yes")

@@ -3,8 +3,12 @@
 // outstanding, and the pool's workers decode items in the order their bytes arrive. Stores
 // that serve submit() asynchronously (local files on the I/O executor, object stores) keep the
 // window full while the workers decode; the decode threads never wait on one read at a time.
+// start_in_flight() locates and submits the first window; finish_in_flight() decodes. Between
+// the two another plan may decode (the loader's read-ahead): plans sharing a Budget share the
+// window, the one started first first.
 
 #include <algorithm>
+#include <atomic>
 #include <condition_variable>
 #include <deque>
 #include <mutex>
@@ -16,6 +20,8 @@
 namespace chute {
 
 struct ReadPlan::InFlight {
+  ReadPlan* plan = nullptr;
+  std::shared_ptr<Budget> budget;  // the window, shared with plans started alongside
   std::mutex mutex;
   std::condition_variable ready_cv;  // an item's reads all completed
   std::condition_variable idle_cv;   // nothing in flight, no callback running
@@ -25,10 +31,44 @@ struct ReadPlan::InFlight {
   size_t next_item = 0;  // the next item whose reads are submitted
   size_t in_flight = 0;  // reads submitted, not completed
   size_t active = 0;     // reads submitted whose callback has not returned yet
+  size_t submitted = 0;  // reads submitted so far
   bool pumping = false;
   bool again = false;
-  bool cancelled = false;
+  bool cancelled = false;  // submit no more (an error, cancel(), or every item ran)
+  // Every read submitted (or none will be): plans started later may take the window now.
+  std::atomic<bool> submitted_all{false};
 };
+
+bool ReadPlan::Budget::try_take(const InFlight& plan, size_t reads) {
+  std::lock_guard lock(mutex_);
+  // A plan started earlier with reads still to submit goes first: otherwise the next batch
+  // would take every place freed while this one waits for room for a whole gather group.
+  for (const std::shared_ptr<InFlight>& earlier : plans_) {
+    if (earlier.get() == &plan) break;
+    if (!earlier->submitted_all) return false;
+  }
+  const size_t window = plan.window;
+  // Whole items: a gather group larger than the window goes alone.
+  if (used_ != 0 && used_ + reads > window) return false;
+  used_ += reads;
+  return true;
+}
+
+std::vector<std::shared_ptr<ReadPlan::InFlight>> ReadPlan::Budget::give_back(size_t reads) {
+  std::lock_guard lock(mutex_);
+  used_ -= reads;
+  return plans_;
+}
+
+void ReadPlan::Budget::join(std::shared_ptr<InFlight> plan) {
+  std::lock_guard lock(mutex_);
+  plans_.push_back(std::move(plan));
+}
+
+void ReadPlan::Budget::leave(const InFlight* plan) {
+  std::lock_guard lock(mutex_);
+  std::erase_if(plans_, [&](const auto& p) { return p.get() == plan; });
+}
 
 size_t ReadPlan::resolve_io_concurrency(size_t io_concurrency) const {
   if (io_concurrency != kAutoIoConcurrency) return io_concurrency;
@@ -64,12 +104,15 @@ void ReadPlan::pump(const std::shared_ptr<InFlight>& state) {
     // Gather every read the window allows now (whole items: a gather group is never split),
     // then submit them grouped by store, one submit() per store.
     batches.clear();
-    while (!s.cancelled && s.next_item < items_.size() && s.in_flight < s.window) {
-      const size_t i = s.next_item++;
+    while (!s.cancelled && s.next_item < items_.size()) {
+      const size_t i = s.next_item;
+      if (s.pending[i] != 0 && !s.budget->try_take(s, s.pending[i])) break;
+      ++s.next_item;
       const WorkItem& item = items_[i];
       if (s.pending[i] == 0) continue;  // nothing to read: already ready
       s.in_flight += s.pending[i];
       s.active += s.pending[i];
+      s.submitted += s.pending[i];
       for (size_t t = item.first; t < item.first + item.count; ++t) {
         if (!fetching_[t] || !fetched_[t].where.found) continue;  // missing: nothing to read
         const Store* store = fetched_[t].where.store;
@@ -102,7 +145,10 @@ void ReadPlan::pump(const std::shared_ptr<InFlight>& state) {
             st.ready_cv.notify_one();
           }
         }
-        pump(state);
+        // The read's place in the window goes to the plans sharing it, the earliest first.
+        for (const std::shared_ptr<InFlight>& plan : st.budget->give_back(1)) {
+          plan->plan->pump(plan);
+        }
         std::lock_guard guard(st.mutex);
         if (--st.active == 0) st.idle_cv.notify_all();
       });
@@ -110,17 +156,31 @@ void ReadPlan::pump(const std::shared_ptr<InFlight>& state) {
     batches.clear();
     lock.lock();
   } while (s.again);
+  const bool now_all = (s.cancelled || s.next_item == items_.size()) && !s.submitted_all;
+  if (now_all) s.submitted_all = true;
   s.pumping = false;
   if (s.active == 0) s.idle_cv.notify_all();
+  lock.unlock();
+  if (now_all) pump_later_plans(s);
 }
 
-void ReadPlan::execute_in_flight(ThreadPool* pool, std::vector<ReadScratch>& scratch,
-                                 ReadStats* stats, size_t window) {
+void ReadPlan::pump_later_plans(const InFlight& plan) {
+  bool later = false;
+  for (const std::shared_ptr<InFlight>& other : plan.budget->give_back(0)) {
+    if (later) other->plan->pump(other);
+    later = later || other.get() == &plan;
+  }
+}
+
+void ReadPlan::start_in_flight(std::vector<ReadScratch>& scratch, ReadStats* stats, size_t window,
+                               std::shared_ptr<Budget> budget) {
   const size_t n = tasks_.size();
   if (fetched_.size() < n) fetched_.resize(n);
   fetching_.assign(n, 0);
   requests_.resize(n);
   auto state = std::make_shared<InFlight>();
+  state->plan = this;
+  state->budget = std::move(budget);
   state->window = window;
   state->pending.assign(items_.size(), 0);
   for (size_t i = 0; i < items_.size(); ++i) {
@@ -143,9 +203,36 @@ void ReadPlan::execute_in_flight(ThreadPool* pool, std::vector<ReadScratch>& scr
     }
     if (state->pending[i] == 0) state->ready.push_back(i);
   }
-
+  running_ = state;
+  state->budget->join(state);
   pump(state);
+}
+
+void ReadPlan::settle() {
+  const std::shared_ptr<InFlight> state = running_;
+  if (!state) return;
   InFlight& s = *state;
+  std::unique_lock lock(s.mutex);
+  s.cancelled = true;
+  // The requests and buffers must outlive their reads.
+  s.idle_cv.wait(lock, [&] { return s.in_flight == 0 && s.active == 0 && !s.pumping; });
+  const bool now_all = !s.submitted_all;
+  s.submitted_all = true;
+  lock.unlock();
+  if (now_all) pump_later_plans(s);  // they waited for this one
+  s.budget->leave(&s);
+}
+
+size_t ReadPlan::reads_submitted() const {
+  const std::shared_ptr<InFlight> state = running_;
+  if (!state) return 0;
+  std::lock_guard lock(state->mutex);
+  return state->submitted;
+}
+
+void ReadPlan::finish_in_flight(ThreadPool* pool, std::vector<ReadScratch>& scratch,
+                                ReadStats* stats) {
+  InFlight& s = *running_;
   const auto run_next = [&](size_t worker) {
     size_t i = 0;
     {
@@ -158,10 +245,6 @@ void ReadPlan::execute_in_flight(ThreadPool* pool, std::vector<ReadScratch>& scr
     }
     execute_item(items_[i], scratch[worker], stats, /*fetched=*/true);
   };
-  const auto wait_idle = [&] {
-    std::unique_lock lock(s.mutex);
-    s.idle_cv.wait(lock, [&] { return s.in_flight == 0 && s.active == 0 && !s.pumping; });
-  };
   try {
     if (pool == nullptr) {
       for (size_t k = 0; k < items_.size(); ++k) run_next(0);
@@ -169,14 +252,10 @@ void ReadPlan::execute_in_flight(ThreadPool* pool, std::vector<ReadScratch>& scr
       pool->parallel_for(items_.size(), [&](size_t, size_t worker) { run_next(worker); });
     }
   } catch (...) {
-    {
-      std::lock_guard lock(s.mutex);
-      s.cancelled = true;
-    }
-    wait_idle();  // the requests and buffers must outlive their reads
+    settle();
     throw;
   }
-  wait_idle();
+  settle();
 }
 
 }  // namespace chute

@@ -193,19 +193,47 @@ void ReadPlan::execute(ThreadPool* pool, std::vector<ReadScratch>& scratch, Read
 
 void ReadPlan::execute(ThreadPool* pool, std::vector<ReadScratch>& scratch, ReadStats* stats,
                        size_t io_concurrency) {
+  start(pool, scratch, stats, io_concurrency);
+  finish(pool, scratch, stats);
+}
+
+void ReadPlan::start(ThreadPool* pool, std::vector<ReadScratch>& scratch, ReadStats* stats,
+                     size_t io_concurrency, std::shared_ptr<Budget> budget) {
+  cancel();
   const size_t workers = pool ? pool->size() : 1;
   if (scratch.size() < workers) scratch.resize(workers);
   last_io_concurrency_ = 1;
+  running_.reset();
+  mode_ = Mode::kWorkers;
   if (workers > 1 && items_.size() == 1 && items_[0].count == 1) {  // one chunk: split it
-    const ChunkTask& task = tasks_[items_[0].first];
-    task.array->execute_parallel(task, *pool, scratch, stats);
+    mode_ = Mode::kSplit;
     return;
   }
   const size_t window = items_.size() > 1 ? resolve_io_concurrency(io_concurrency) : 1;
   if (window > 1) {
     last_io_concurrency_ = window;
-    execute_in_flight(pool, scratch, stats, window);
-    return;
+    mode_ = Mode::kInFlight;
+    start_in_flight(scratch, stats, window,
+                    budget ? std::move(budget) : std::make_shared<Budget>());
+  }
+}
+
+void ReadPlan::finish(ThreadPool* pool, std::vector<ReadScratch>& scratch, ReadStats* stats) {
+  const Mode mode = mode_;
+  mode_ = Mode::kIdle;
+  switch (mode) {
+    case Mode::kIdle:
+      return;
+    case Mode::kSplit: {
+      const ChunkTask& task = tasks_[items_[0].first];
+      task.array->execute_parallel(task, *pool, scratch, stats);
+      return;
+    }
+    case Mode::kInFlight:
+      finish_in_flight(pool, scratch, stats);
+      return;
+    case Mode::kWorkers:
+      break;
   }
   if (pool == nullptr || items_.size() <= 1) {
     for (const WorkItem& item : items_) execute_item(item, scratch[0], stats);
@@ -216,7 +244,15 @@ void ReadPlan::execute(ThreadPool* pool, std::vector<ReadScratch>& scratch, Read
   });
 }
 
+void ReadPlan::cancel() {
+  if (mode_ == Mode::kInFlight) settle();
+  mode_ = Mode::kIdle;
+}
+
+ReadPlan::~ReadPlan() { cancel(); }
+
 void ReadPlan::clear() {
+  cancel();
   tasks_.clear();
   items_.clear();
   index_.clear();

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <span>
 #include <string>
 #include <unordered_map>
@@ -71,7 +72,36 @@ struct FetchedChunk {
 inline constexpr size_t kAutoIoConcurrency = 0;
 
 class ReadPlan {
+  struct InFlight;
+
  public:
+  /// Reads in flight shared by the plans that run at once (a batch decoding while the next
+  /// one's reads were started ahead of it): a plan submits an item's reads while they fit in
+  /// the window with every read outstanding in all of them (an item larger than the window
+  /// goes alone) and no plan started before it has reads left to submit; each completed read
+  /// lets the plans submit again. Plans that share a budget resolve to the same window.
+  class Budget {
+   private:
+    friend class ReadPlan;
+    /// Room for `reads` more of `plan` (a plan started earlier that has reads left to submit
+    /// goes first).
+    bool try_take(const InFlight& plan, size_t reads);
+    /// Returns the reads and the plans to pump now (copied: pumped without the lock).
+    std::vector<std::shared_ptr<InFlight>> give_back(size_t reads);
+    void join(std::shared_ptr<InFlight> plan);
+    void leave(const InFlight* plan);
+
+    std::mutex mutex_;
+    size_t used_ = 0;
+    std::vector<std::shared_ptr<InFlight>> plans_;  // in the order they started
+  };
+
+  ReadPlan() = default;
+  ReadPlan(const ReadPlan&) = delete;
+  ReadPlan& operator=(const ReadPlan&) = delete;
+  /// Waits for the reads a started plan still has in flight.
+  ~ReadPlan();
+
   /// Adds the chunk work of reading box [start, start+dst.shape) of `array` into `dst`.
   /// Chunks already planned for the same array get another target instead of another read.
   /// With `convert` (check_convert()ed; it outlives execute()), dst holds convert->decoded
@@ -89,8 +119,24 @@ class ReadPlan {
   /// The stored bytes of the plan's fetched chunks are held until decoded.
   void execute(ThreadPool* pool, std::vector<ReadScratch>& scratch, ReadStats* stats,
                size_t io_concurrency);
+  /// execute() in two steps, so that this plan's reads can be in flight while another plan
+  /// decodes: start() locates the chunks read whole (on the calling thread, using scratch[0])
+  /// and submits the first window of their reads without waiting for any; finish() decodes on
+  /// `pool` as the bytes arrive, keeping the window full, and rethrows the first error. Between
+  /// the two the plan must not change, nor its destinations be read. Plans started with one
+  /// `budget` share its window (see Budget). A plan that keeps no reads in flight (a window of
+  /// 1, one chunk split over the workers) does all its work in finish().
+  void start(ThreadPool* pool, std::vector<ReadScratch>& scratch, ReadStats* stats,
+             size_t io_concurrency, std::shared_ptr<Budget> budget = nullptr);
+  void finish(ThreadPool* pool, std::vector<ReadScratch>& scratch, ReadStats* stats);
+  /// Stops submitting a started plan's reads and waits for those in flight (no callback of
+  /// this plan runs afterwards); finish() is then not called. No-op when none was started.
+  void cancel();
+  /// Chunk reads the started (or last finished) plan has submitted so far.
+  size_t reads_submitted() const;
   /// The reads in flight the last execute() allowed (1: read by the decoding workers).
   size_t last_io_concurrency() const { return last_io_concurrency_; }
+  /// Cancels a started plan, then forgets every task.
   void clear();
   size_t task_count() const { return tasks_.size(); }
   const std::vector<ChunkTask>& tasks() const { return tasks_; }
@@ -113,13 +159,19 @@ class ReadPlan {
   void execute_gathered(const WorkItem& item, ReadScratch& scratch, ReadStats* stats, bool fetched);
   /// The window of reads in flight `io_concurrency` resolves to for this plan.
   size_t resolve_io_concurrency(size_t io_concurrency) const;
-  void execute_in_flight(ThreadPool* pool, std::vector<ReadScratch>& scratch, ReadStats* stats,
-                         size_t window);
-  struct InFlight;
+  /// start()'s work for a window of reads in flight; finish_in_flight() is finish()'s.
+  void start_in_flight(std::vector<ReadScratch>& scratch, ReadStats* stats, size_t window,
+                       std::shared_ptr<Budget> budget);
+  void finish_in_flight(ThreadPool* pool, std::vector<ReadScratch>& scratch, ReadStats* stats);
+  /// Marks the running plan done (pumps no more), waits until none of its reads or callbacks
+  /// runs, and leaves its budget.
+  void settle();
   struct Batch;
   /// Submits the reads of the next items while fewer than the window are in flight, grouped
   /// per store: one submit() call per store and round.
   void pump(const std::shared_ptr<InFlight>& state);
+  /// Pumps the plans sharing `plan`'s budget that started after it (it submitted its last).
+  static void pump_later_plans(const InFlight& plan);
   FetchedChunk* fetched_of(size_t task) { return fetching_[task] ? &fetched_[task] : nullptr; }
 
   struct ChunkId {
@@ -140,6 +192,10 @@ class ReadPlan {
   std::vector<uint8_t> fetching_;
   std::vector<ReadRequest> requests_;
   size_t last_io_concurrency_ = 1;
+  // Between start() and finish(): how finish() runs, and the reads in flight's state.
+  enum class Mode { kIdle, kWorkers, kSplit, kInFlight };
+  Mode mode_ = Mode::kIdle;
+  std::shared_ptr<InFlight> running_;
 };
 
 }  // namespace chute

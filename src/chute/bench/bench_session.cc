@@ -156,6 +156,7 @@ json run_bench(const BenchOptions& o, const std::function<void(const std::string
   base.threads = static_cast<size_t>(threads);
   base.prefetch = static_cast<size_t>(o.prefetch);
   base.io_concurrency = static_cast<size_t>(o.io_concurrency);
+  base.read_ahead = o.read_ahead;
   base.rank = o.rank;
   base.world_size = o.world_size;
   const LoaderSetting setting{threads, o.prefetch, o.batch_size, o.io_concurrency};
@@ -163,12 +164,21 @@ json run_bench(const BenchOptions& o, const std::function<void(const std::string
 
   json mode_names = json::array();
   for (Mode m : o.modes) mode_names.push_back(mode_name(m));
-  json settings = {
-      {"threads", threads},         {"prefetch", o.prefetch}, {"io_concurrency", o.io_concurrency},
-      {"batch_size", o.batch_size}, {"shuffle", o.shuffle},   {"seed", o.seed},
-      {"drop_last", o.drop_last},   {"rank", o.rank},         {"world_size", o.world_size},
-      {"warmup", o.warmup},         {"trials", o.trials},     {"batches", o.batches},
-      {"step_ms", o.step_ms},       {"modes", mode_names}};
+  json settings = {{"threads", threads},
+                   {"prefetch", o.prefetch},
+                   {"io_concurrency", o.io_concurrency},
+                   {"read_ahead", o.read_ahead},
+                   {"batch_size", o.batch_size},
+                   {"shuffle", o.shuffle},
+                   {"seed", o.seed},
+                   {"drop_last", o.drop_last},
+                   {"rank", o.rank},
+                   {"world_size", o.world_size},
+                   {"warmup", o.warmup},
+                   {"trials", o.trials},
+                   {"batches", o.batches},
+                   {"step_ms", o.step_ms},
+                   {"modes", mode_names}};
   json report = make_report(machine, data.description, settings, o.command);
 
   // --page-cache cold: every file of the dataset leaves the page cache before each trial.

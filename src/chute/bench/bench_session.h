@@ -23,6 +23,7 @@ struct BenchOptions {
   int threads = 0;  // 0: one per usable core
   int prefetch = 2;
   int io_concurrency = 0;  // chunk reads in flight; 0: the store's preference
+  bool read_ahead = true;  // the next batch's reads submitted before this one decodes
   bool shuffle = true;
   uint64_t seed = 0;
   bool drop_last = false;

@@ -51,6 +51,8 @@ void register_bench(CLI::App& app) {
       ->add_option("--io-concurrency", o.io_concurrency,
                    "chunk reads kept in flight (0: the store's preference, 32 for files)")
       ->capture_default_str();
+  bench->add_flag("--read-ahead,!--no-read-ahead", o.read_ahead,
+                  "submit the next batch's chunk reads before this one decodes (default on)");
   bench->add_flag("--shuffle,!--no-shuffle", o.shuffle, "shuffle samples per epoch (default on)");
   bench->add_option("--seed", o.seed, "shuffle seed")
       ->check(CLI::NonNegativeNumber)  // "-1" would wrap around to 2^64 - 1

@@ -34,50 +34,100 @@ BatchAssembler::BatchAssembler(DatasetPtr dataset, int64_t batch_size, size_t th
       scratch_(pool_.size()) {
   if (batch_size < 1)
     fail(ErrorCode::kInvalidArgument, "batch_size must be >= 1, got {}", batch_size);
-  for (const OutputSpec& spec : dataset_->staging()) {
-    staging_.emplace_back(
-        static_cast<size_t>(std::max<int64_t>(1, batch_size * spec.sample_nbytes())));
-  }
-  for (ByteBuffer& buffer : staging_) memory_.staging.push_back(buffer.data());
-  memory_.outputs.resize(layout_.offsets.size());
+  for (Slot& slot : slots_) slot.memory.outputs.resize(layout_.offsets.size());
 }
 
-BatchAssembler::~BatchAssembler() = default;
+BatchAssembler::~BatchAssembler() { cancel(); }
 
 void BatchAssembler::assemble(std::span<const int64_t> samples, std::byte* buffer, ReadStats* stats,
                               uint64_t seed, int64_t epoch) {
+  if (started_ != 0) fail(ErrorCode::kInternal, "assemble() with {} batches started", started_);
+  start(samples, buffer, stats, seed, epoch);
+  finish();
+}
+
+void BatchAssembler::plan_into(Slot& slot, std::span<const int64_t> samples, std::byte* buffer,
+                               uint64_t seed, int64_t epoch) {
   if (static_cast<int64_t>(samples.size()) > layout_.batch_size) {
     fail(ErrorCode::kInvalidArgument, "{} samples do not fit a batch of {}", samples.size(),
          layout_.batch_size);
   }
-  memory_.batch_size = static_cast<int64_t>(samples.size());
-  memory_.seed = seed;
-  memory_.epoch = epoch;
-  for (size_t k = 0; k < layout_.offsets.size(); ++k) {
-    memory_.outputs[k] = buffer + layout_.offsets[k];
+  // Staging is allocated on a slot's first batch: without read-ahead the second never is.
+  if (slot.staging.empty()) {
+    for (const OutputSpec& spec : dataset_->staging()) {
+      slot.staging.emplace_back(
+          static_cast<size_t>(std::max<int64_t>(1, layout_.batch_size * spec.sample_nbytes())));
+      slot.memory.staging.push_back(slot.staging.back().data());
+    }
   }
-  plan_.clear();
-  for (size_t slot = 0; slot < samples.size(); ++slot) {
-    const int64_t sample = samples[slot];
+  BatchMemory& memory = slot.memory;
+  memory.batch_size = static_cast<int64_t>(samples.size());
+  memory.seed = seed;
+  memory.epoch = epoch;
+  for (size_t k = 0; k < layout_.offsets.size(); ++k) {
+    memory.outputs[k] = buffer + layout_.offsets[k];
+  }
+  slot.plan.clear();
+  for (size_t index = 0; index < samples.size(); ++index) {
+    const int64_t sample = samples[index];
     if (sample < 0 || sample >= dataset_->num_samples()) {
       fail(ErrorCode::kOutOfRange, "sample {} outside [0, {})", sample, dataset_->num_samples());
     }
-    dataset_->plan(sample, static_cast<int64_t>(slot), memory_, plan_);
+    dataset_->plan(sample, static_cast<int64_t>(index), memory, slot.plan);
   }
-  plan_.execute(&pool_, scratch_, stats, io_concurrency_);
+}
+
+void BatchAssembler::start(std::span<const int64_t> samples, std::byte* buffer, ReadStats* stats,
+                           uint64_t seed, int64_t epoch) {
+  if (started_ == kMaxStarted) {
+    fail(ErrorCode::kInternal, "a batch started with {} started already", started_);
+  }
+  Slot& slot = slots_[(first_ + started_) % kMaxStarted];
+  ++started_;
+  slot.stats = stats;
+  slot.error = nullptr;
+  try {
+    plan_into(slot, samples, buffer, seed, epoch);
+    slot.plan.start(&pool_, scratch_, stats, io_concurrency_, budget_);
+  } catch (...) {
+    slot.plan.cancel();
+    slot.error = std::current_exception();  // the batch's own error, at its finish()
+  }
+}
+
+void BatchAssembler::finish() {
+  if (started_ == 0) fail(ErrorCode::kInternal, "finish() with no batch started");
+  Slot& slot = slots_[first_];
+  first_ = (first_ + 1) % kMaxStarted;
+  --started_;
+  if (slot.error) std::rethrow_exception(std::exchange(slot.error, nullptr));
+  slot.plan.finish(&pool_, scratch_, slot.stats);
   const auto finish_start = std::chrono::steady_clock::now();
-  dataset_->finish(memory_, &pool_);
-  last_finish_ns_ = std::chrono::duration_cast<std::chrono::nanoseconds>(
-                        std::chrono::steady_clock::now() - finish_start)
-                        .count();
+  dataset_->finish(slot.memory, &pool_);
+  slot.finish_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                       std::chrono::steady_clock::now() - finish_start)
+                       .count();
+}
+
+void BatchAssembler::cancel() {
+  for (; started_ > 0; --started_) {
+    Slot& slot = slots_[first_];
+    first_ = (first_ + 1) % kMaxStarted;
+    slot.plan.cancel();
+    slot.error = nullptr;
+  }
+}
+
+size_t BatchAssembler::reads_submitted_by_next() const {
+  return started_ == 0 ? 0 : slots_[first_].plan.reads_submitted();
 }
 
 void BatchAssembler::add_caches_to(std::vector<const Store*>& caches) const {
-  const Store* last = nullptr;
-  for (const ChunkTask& task : plan_.tasks()) {
+  const Store* last_store = nullptr;
+  for (const ChunkTask& task : last().plan.tasks()) {
     const Store* store = &task.array->store();
-    if (store == last) continue;
-    last = store;
+    if (store == last_store) continue;
+    last_store = store;
     if (std::find(caches.begin(), caches.end(), store) == caches.end() && cache_stats_of(*store)) {
       caches.push_back(store);
     }

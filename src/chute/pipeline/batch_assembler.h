@@ -4,9 +4,16 @@
 // bounded pool with one ReadScratch per worker, then the dataset's finish() transforms run.
 // Each chunk lands in its own disjoint part of the buffer, so the result does not depend on the
 // thread count. After the first batch nothing is allocated but small vectors.
+//
+// Read-ahead: start() plans a batch and submits its first chunk reads without waiting; finish()
+// decodes the oldest started batch. With two batches started, the second one's reads are in
+// flight while the first decodes; both plans share one window of `io_concurrency` reads (the
+// batch started first gets freed places first). Each of the two has its own plan and staging.
 
 #include <cstddef>
 #include <cstdint>
+#include <exception>
+#include <memory>
 #include <span>
 #include <vector>
 
@@ -43,27 +50,54 @@ class BatchAssembler {
   /// total_bytes bytes) and applies the dataset's finish(). Errors propagate as chute::Error
   /// naming the array, chunk key and sample. Not thread-safe (one producer per assembler).
   /// `seed` and `epoch` reach the dataset's plan() (BatchMemory) for per-sample randomness.
+  /// Only when no batch is started.
   void assemble(std::span<const int64_t> samples, std::byte* buffer, ReadStats* stats = nullptr,
                 uint64_t seed = 0, int64_t epoch = 0);
+  /// assemble() in two steps: start() plans the batch and submits its first window of reads
+  /// (at most kMaxStarted batches started and not finished); finish() completes the batch
+  /// started first, rethrowing any error of its planning or reads (an error belongs to its own
+  /// batch). `buffer` and `stats` stay untouched by others until its finish() returns.
+  static constexpr size_t kMaxStarted = 2;
+  void start(std::span<const int64_t> samples, std::byte* buffer, ReadStats* stats = nullptr,
+             uint64_t seed = 0, int64_t epoch = 0);
+  void finish();
+  /// Drops every started batch: their reads in flight are stopped and waited for.
+  void cancel();
+  size_t started() const { return started_; }
+  /// Chunk reads the batch finished next has submitted so far (0 when none is started): after
+  /// finish() of one batch, the reads of the next one that went out before it was handed on.
+  size_t reads_submitted_by_next() const;
   /// Chunk reads kept in flight by assemble() (kAutoIoConcurrency: the store's preference).
   void set_io_concurrency(size_t io_concurrency) { io_concurrency_ = io_concurrency; }
-  /// The reads in flight the last assemble() allowed (1: each worker read its own chunks).
-  size_t last_io_concurrency() const { return plan_.last_io_concurrency(); }
-  /// Adds the node-local caches (CachingStore) the last assemble() read through that `caches`
-  /// does not hold yet.
+  /// The reads in flight the last finished batch allowed (1: each worker read its own chunks).
+  size_t last_io_concurrency() const { return last().plan.last_io_concurrency(); }
+  /// Adds the node-local caches (CachingStore) the last finished batch read through that
+  /// `caches` does not hold yet.
   void add_caches_to(std::vector<const Store*>& caches) const;
-  /// Time the last assemble() spent in the dataset's finish() (post-read transforms).
-  int64_t last_finish_ns() const { return last_finish_ns_; }
+  /// Time the last finished batch spent in the dataset's finish() (post-read transforms).
+  int64_t last_finish_ns() const { return last().finish_ns; }
 
  private:
+  struct Slot {  // one batch between start() and finish()
+    ReadPlan plan;
+    std::vector<ByteBuffer> staging;  // one per dataset staging() spec, reused
+    BatchMemory memory;
+    ReadStats* stats = nullptr;
+    std::exception_ptr error;  // of planning or starting, rethrown by finish()
+    int64_t finish_ns = 0;
+  };
+  const Slot& last() const { return slots_[(first_ + kMaxStarted - 1) % kMaxStarted]; }
+  void plan_into(Slot& slot, std::span<const int64_t> samples, std::byte* buffer, uint64_t seed,
+                 int64_t epoch);
+
   DatasetPtr dataset_;
   BatchLayout layout_;
   ThreadPool pool_;
   std::vector<ReadScratch> scratch_;
-  ReadPlan plan_;
-  std::vector<ByteBuffer> staging_;  // one per dataset staging() spec, reused
-  BatchMemory memory_;
-  int64_t last_finish_ns_ = 0;
+  Slot slots_[kMaxStarted];
+  size_t first_ = 0;    // the slot finished next
+  size_t started_ = 0;  // slots started, from first_ on
+  std::shared_ptr<ReadPlan::Budget> budget_ = std::make_shared<ReadPlan::Budget>();
   size_t io_concurrency_ = kAutoIoConcurrency;
 };
 

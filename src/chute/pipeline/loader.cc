@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <deque>
+#include <memory>
 #include <string>
 #include <system_error>
 #include <utility>
@@ -89,7 +91,7 @@ const DatasetPtr& checked(const DatasetPtr& dataset, const LoaderOptions& o) {
   }
   unsigned __int128 sample_bytes = 0;
   for (const OutputSpec& spec : dataset->outputs()) sample_bytes += spec.sample_nbytes();
-  const unsigned __int128 buffers = static_cast<unsigned __int128>(o.prefetch) + 2;
+  const unsigned __int128 buffers = static_cast<unsigned __int128>(o.prefetch) + 2 + o.read_ahead;
   const unsigned __int128 needed = sample_bytes * o.batch_size * buffers;
   const uint64_t memory = physical_memory_bytes();
   if (needed > memory) {
@@ -162,7 +164,9 @@ Loader::Loader(DatasetPtr dataset, LoaderOptions options)
   // What a consumer slower than the loader holds in the steady state: the queue, the batch
   // waiting to enter it and the consumer's own. Allocated and faulted in now: growing the pool
   // over the first tens of batches made them slower than the step (bench full mode).
-  pool_->reserve(static_cast<size_t>(options_.prefetch) + 2, &assembler_->workers());
+  // The batch read ahead is one more.
+  pool_->reserve(static_cast<size_t>(options_.prefetch) + 2 + options_.read_ahead,
+                 &assembler_->workers());
 }
 
 Loader::~Loader() {
@@ -333,56 +337,110 @@ std::optional<Batch> Loader::next() {
   return batch;
 }
 
+namespace {
+
+// A batch between the assembler's start() and its place in the queue.
+struct Assembly {
+  Batch batch;
+  std::shared_ptr<std::byte> buffer;
+  ReadStats stats;
+  int64_t start_ns = 0;  // producer time in start()
+};
+
+// The batches started and not queued: on any way out of the producer, their reads in flight
+// are stopped and waited for before their buffers go.
+class StartedBatches {
+ public:
+  explicit StartedBatches(BatchAssembler& assembler) : assembler_(assembler) {}
+  ~StartedBatches() { assembler_.cancel(); }
+  std::deque<std::unique_ptr<Assembly>> batches;
+
+ private:
+  BatchAssembler& assembler_;
+};
+
+}  // namespace
+
 void Loader::produce(int64_t epoch, int64_t start_batch, std::shared_ptr<PrefetchQueue> queue) {
   const std::vector<OutputSpec>& outputs = dataset_->outputs();
   const BatchLayout& layout = assembler_->layout();
+  const int64_t per_epoch = batches_per_epoch();
+  const size_t depth = options_.read_ahead ? 2 : 1;  // batches started at once
   try {
     // Epochs back to back: the queue's bound keeps the producer at most `prefetch` batches
-    // ahead, across the end of an epoch as within one.
-    for (int64_t e = epoch;; ++e, start_batch = 0) {
-      for (int64_t b = start_batch; b < batches_per_epoch(); ++b) {
-        if (queue->closed()) return;
-        const int64_t start = now_ns();
-        Batch batch;
-        batch.epoch = e;
-        batch.index = b;
-        sampler_.batch(e, b, batch.indices);
-        batch.padding = sampler_.batch_padding(b);
-        std::shared_ptr<std::byte> buffer = pool_->acquire();
-        ReadStats read_stats;
-        try {
-          assembler_->assemble(batch.indices, buffer.get(), &read_stats, options_.seed, e);
-        } catch (const Error& error) {
-          throw error.with_context(fmt::format("epoch {}, batch {}", e, b));
-        }
-        batch.arrays.resize(outputs.size());
-        for (size_t k = 0; k < outputs.size(); ++k) {
-          BatchArray& array = batch.arrays[k];
-          array.name = outputs[k].name;
-          array.dtype = outputs[k].dtype;
-          array.shape.reserve(outputs[k].sample_shape.size() + 1);
-          array.shape.push_back(batch.size());
-          array.shape.insert(array.shape.end(), outputs[k].sample_shape.begin(),
-                             outputs[k].sample_shape.end());
-          array.data = buffer.get() + layout.offsets[k];
-          array.owner = buffer;
-        }
-        // Counted once in the queue, so a batch counted as produced can be taken at once.
-        const int64_t produce_ns = now_ns() - start;
-        if (!queue->push(std::move(batch))) return;
-        add_read_stats(read_stats, produce_ns, assembler_->last_finish_ns());
+    // ahead (and one more started), across the end of an epoch as within one.
+    if (start_batch >= per_epoch) {  // resumed at an epoch's end: it is empty
+      if (per_epoch == 0) {
+        queue->finish();
+        return;
       }
-      if (batches_per_epoch() == 0) break;  // nothing to run ahead into
       queue->end_epoch();
+      ++epoch;
+      start_batch = 0;
     }
-    queue->finish();
+    int64_t e = epoch;  // the next batch to start
+    int64_t b = start_batch;
+    StartedBatches started(*assembler_);
+    const auto start_next = [&] {
+      auto a = std::make_unique<Assembly>();
+      const int64_t start = now_ns();
+      a->batch.epoch = e;
+      a->batch.index = b;
+      sampler_.batch(e, b, a->batch.indices);
+      a->batch.padding = sampler_.batch_padding(b);
+      a->buffer = pool_->acquire();
+      assembler_->start(a->batch.indices, a->buffer.get(), &a->stats, options_.seed, e);
+      a->start_ns = now_ns() - start;
+      started.batches.push_back(std::move(a));
+      if (++b == per_epoch) {
+        ++e;
+        b = 0;
+      }
+    };
+    start_next();
+    for (;;) {
+      if (queue->closed()) return;
+      // The next batch's reads go out before this one decodes.
+      if (started.batches.size() < depth) start_next();
+      Assembly& a = *started.batches.front();
+      Batch& batch = a.batch;
+      const int64_t finish_start = now_ns();
+      try {
+        assembler_->finish();
+      } catch (const Error& error) {
+        throw error.with_context(fmt::format("epoch {}, batch {}", batch.epoch, batch.index));
+      }
+      const size_t reads_ahead = depth > 1 ? assembler_->reads_submitted_by_next() : 0;
+      batch.arrays.resize(outputs.size());
+      for (size_t k = 0; k < outputs.size(); ++k) {
+        BatchArray& array = batch.arrays[k];
+        array.name = outputs[k].name;
+        array.dtype = outputs[k].dtype;
+        array.shape.reserve(outputs[k].sample_shape.size() + 1);
+        array.shape.push_back(batch.size());
+        array.shape.insert(array.shape.end(), outputs[k].sample_shape.begin(),
+                           outputs[k].sample_shape.end());
+        array.data = a.buffer.get() + layout.offsets[k];
+        array.owner = a.buffer;
+      }
+      // Counted once in the queue, so a batch counted as produced can be taken at once.
+      const int64_t produce_ns = a.start_ns + (now_ns() - finish_start);
+      const bool ends_epoch = batch.index == per_epoch - 1;
+      if (!queue->push(std::move(batch))) return;
+      add_read_stats(a.stats, produce_ns, assembler_->last_finish_ns(), reads_ahead);
+      started.batches.pop_front();
+      if (ends_epoch) queue->end_epoch();
+    }
   } catch (...) {
     queue->finish(std::current_exception());
   }
 }
 
-void Loader::add_read_stats(const ReadStats& stats, int64_t produce_ns, int64_t finish_ns) {
+void Loader::add_read_stats(const ReadStats& stats, int64_t produce_ns, int64_t finish_ns,
+                            size_t reads_ahead) {
   std::lock_guard lock(stats_mutex_);
+  stats_.batches_read_ahead += reads_ahead > 0;
+  stats_.reads_submitted_ahead += static_cast<int64_t>(reads_ahead);
   assembler_->add_caches_to(caches_);
   cache_baselines_.resize(caches_.size());
   stats_.batches_produced += 1;
@@ -460,6 +518,7 @@ LoaderStats Loader::stats() const {
   LoaderStats copy = stats_;
   copy.buffers_allocated = static_cast<int64_t>(pool_->allocations());
   copy.prefetch = static_cast<int64_t>(options_.prefetch);
+  copy.read_ahead = options_.read_ahead ? 1 : 0;
   for (size_t k = 0; k < caches_.size(); ++k) {
     const CacheStats now = *cache_stats_of(*caches_[k]);
     const CacheStats& base = cache_baselines_[k];

@@ -29,9 +29,10 @@
 //   loader.restore(saved);                          // the next begin_epoch() resumes there
 //
 // Threads: one producer thread assembles batches (BatchAssembler, on its own pool of `threads`
-// workers) into a PrefetchQueue of `prefetch` batches. At the end of an epoch it goes straight
-// on with the next one (still at most `prefetch` batches ahead), so the consumer's next epoch
-// starts from a full queue instead of an empty one; begin_epoch() for exactly that epoch (the
+// workers) into a PrefetchQueue of `prefetch` batches; with read_ahead it plans the next batch
+// and submits its chunk reads before the current one decodes. At the end of an epoch it goes
+// straight on with the next one (still at most `prefetch` batches ahead), so the consumer's next
+// epoch starts from a full queue instead of an empty one; begin_epoch() for exactly that epoch (the
 // default begin_epoch(), or epoch + 1 from batch 0) takes those batches, any other start
 // restarts the producer. A reader error reaches the consumer as a chute::Error from next(),
 // after the batches queued before it, naming the array, chunk key, sample and batch; the
@@ -72,6 +73,10 @@ struct LoaderOptions {
   // Chunk reads kept in flight while the threads decode, in [1, 65536]; 0 = the store's
   // preferred_concurrency() (32 for local files). 1: each thread reads its own chunks.
   size_t io_concurrency = 0;
+  // true: the next batch is planned and its chunk reads submitted before the current one
+  // decodes, so storage stays busy across batch boundaries; its reads share io_concurrency.
+  // Costs one more batch buffer and the stored bytes of one batch's chunks.
+  bool read_ahead = true;
   int64_t rank = 0;
   int64_t world_size = 1;
   // batch_size × world_size larger than the dataset is an error (a typo, not a wish for batches
@@ -123,6 +128,11 @@ struct LoaderStats {
   int64_t buffers_allocated = 0;  // batch buffers the pool has allocated (flat in steady state)
   int64_t prefetch = 0;           // batches queued ahead (the option)
   int64_t io_concurrency = 0;     // chunk reads in flight the latest batch allowed (resolved)
+  int64_t read_ahead = 0;         // batches planned ahead of the one decoding (the option: 0, 1)
+  // Batches whose chunk reads were submitted before the previous batch was queued, and those
+  // reads (counted when the previous batch finished decoding).
+  int64_t batches_read_ahead = 0;
+  int64_t reads_submitted_ahead = 0;
   // Node-local cache counters summed over the caches the loader's reads went through (counted
   // since each cache was opened, or since reset_stats()); nullopt when no read went through one.
   std::optional<CacheStats> cache;
@@ -213,7 +223,8 @@ class Loader {
   /// kUnsupported when this process is a fork() child of the one that made the loader.
   void check_process() const;
   std::shared_ptr<PrefetchQueue> current_queue() const;
-  void add_read_stats(const ReadStats& stats, int64_t produce_ns, int64_t finish_ns);
+  void add_read_stats(const ReadStats& stats, int64_t produce_ns, int64_t finish_ns,
+                      size_t reads_ahead);
 
   DatasetPtr dataset_;
   LoaderOptions options_;

@@ -16,6 +16,7 @@
 
 #include "chute/store/cache_entry.h"
 #include "chute/store/io_executor.h"
+#include "chute/store/open_file_cache.h"
 #include "chute/util/error.h"
 #include "chute/util/unique_fd.h"
 
@@ -166,7 +167,10 @@ void validate(const CacheOptions& options) {
 }
 
 CachingStore::CachingStore(StorePtr inner, CacheOptions options)
-    : inner_(std::move(inner)), options_(std::move(options)), inner_name_(inner_->describe()) {
+    : inner_(std::move(inner)),
+      options_(std::move(options)),
+      inner_name_(inner_->describe()),
+      open_files_(std::make_unique<detail::OpenFileCache>(detail::default_open_file_capacity())) {
   if (options_.dir.empty()) {
     fail(ErrorCode::kInvalidArgument, "cache: dir is empty (no folder given)");
   }
@@ -185,6 +189,10 @@ CachingStore::CachingStore(StorePtr inner, CacheOptions options)
   std::lock_guard lock(evict_mutex_);
   evict_to_limit();
 }
+
+CachingStore::~CachingStore() = default;
+
+uint64_t CachingStore::entry_files_opened() const { return open_files_->opens(); }
 
 std::string CachingStore::identity(std::string_view key, const ByteRange& range) const {
   std::string id = inner_name_;
@@ -219,15 +227,14 @@ bool CachingStore::serve_from_cache(const ReadRequest& request, uint64_t& nbytes
     const ByteRange wanted = exact ? range : ByteRange::whole();
     const std::string id = identity(request.key, wanted);
     const std::string path = entry_path_of(id);
-    int raw_fd = -1;
+    std::shared_ptr<const detail::OpenFile> fd;
     struct stat st {};
-    const Found found = open_entry(path, raw_fd, st);
-    Fd fd(raw_fd);
-    if (found == Found::kAbsent) continue;
+    const auto found = open_files_->open(path, fd, st);
+    if (found == detail::OpenFileCache::Found::kAbsent) continue;
     const auto file_size = static_cast<uint64_t>(st.st_size);
     const size_t head_size = kCacheEntryHeaderBytes + id.size();
     bool ok = false;
-    if (found == Found::kRegular && file_size >= head_size) {
+    if (found == detail::OpenFileCache::Found::kRegular && file_size >= head_size) {
       const uint64_t payload_len = file_size - head_size;
       if (exact) {
         std::span<std::byte> into = request.into;
@@ -235,12 +242,12 @@ bool CachingStore::serve_from_cache(const ReadRequest& request, uint64_t& nbytes
           request.buffer->resize(static_cast<size_t>(payload_len));
           into = request.buffer->span();
         }
-        ok = into.size() == payload_len && read_entry(fd.get(), file_size, id, into);
+        ok = into.size() == payload_len && read_entry(fd->fd(), file_size, id, into);
         nbytes = payload_len;
       } else if (range.offset + *range.length <= payload_len) {
         // Verifying needs the whole value: read it, check it, then copy the slice out.
         ByteBuffer whole(static_cast<size_t>(payload_len));
-        ok = read_entry(fd.get(), file_size, id, whole.span()).has_value();
+        ok = read_entry(fd->fd(), file_size, id, whole.span()).has_value();
         if (ok) {
           std::span<std::byte> into = request.into;
           if (into.empty()) {
@@ -255,11 +262,12 @@ bool CachingStore::serve_from_cache(const ReadRequest& request, uint64_t& nbytes
       }
     }
     if (!ok) {
+      open_files_->drop(path);
       if (::unlink(path.c_str()) == 0) ++discarded_;
       continue;
     }
     if (std::time(nullptr) - st.st_mtime >= kTouchAfterSeconds) {
-      set_mtime_now(fd.get());  // recently used: evicted last
+      set_mtime_now(fd->fd());  // recently used: evicted last
     }
     ++hits_;
     bytes_from_cache_ += nbytes;
@@ -341,6 +349,7 @@ void CachingStore::evict_to_limit() const {
     for (const Entry& entry : entries) {
       if (total <= target) break;
       if (::unlinkat(dir_fd, entry.name.c_str(), 0) == 0) ++evicted_;
+      open_files_->drop(options_.dir + "/" + entry.name);  // its space is freed now
       total -= entry.bytes;  // gone either way: removed by us or by another process
     }
   }

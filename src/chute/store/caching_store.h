@@ -25,9 +25,12 @@
 //   1/16 of the limit (or when its own estimate exceeds the limit) and deletes the least
 //   recently used entries (by mtime, refreshed on every hit) until it is under 90% of the limit.
 //   With P processes writing at once the folder can exceed the limit by about P/16 of it.
-// - submit() looks each request up on the I/O executor (a hit is one open, one preadv of header
+// - submit() looks each request up on the I/O executor (a hit is one lstat, one preadv of header
 //   and payload into the caller's buffer, and a CRC-32C), then forwards the batch's misses to
-//   the inner store as one batch.
+//   the inner store as one batch. Entry files stay open between hits (a bounded LRU of
+//   descriptors, a quarter of the process's limit, at most 4096); the lstat checks that the
+//   path still names the kept inode, so an entry replaced by another process's rename, or
+//   removed by its eviction, is opened again, never read through the old descriptor.
 // Cache files are regular files opened with O_NOFOLLOW | O_NONBLOCK and checked with fstat(): a
 // symlink, FIFO or device in the folder is never read (it is treated as a corrupt entry).
 
@@ -40,6 +43,9 @@
 #include "chute/store/store.h"
 
 namespace chute {
+namespace detail {
+class OpenFileCache;  // chute/store/open_file_cache.h (internal)
+}  // namespace detail
 
 struct CacheOptions {
   /// Folder for the cache files (created when missing). Empty: no cache.
@@ -71,6 +77,7 @@ class CachingStore final : public Store {
  public:
   /// Opens (creates) the folder and removes temp files left by writers that no longer run.
   CachingStore(StorePtr inner, CacheOptions options);
+  ~CachingStore() override;
 
   std::optional<uint64_t> size(std::string_view key) const override;
   bool read(std::string_view key, ByteBuffer& out) const override;
@@ -88,6 +95,9 @@ class CachingStore final : public Store {
 
   /// The cache file that holds (key, range); exposed for tests that damage entries.
   std::string entry_path(std::string_view key, const ByteRange& range) const;
+
+  /// Entry files opened so far; a hit through a descriptor kept open opens none. For tests.
+  uint64_t entry_files_opened() const;
 
   /// Total bytes of the entries in the folder now (a scan).
   uint64_t folder_bytes() const;
@@ -120,6 +130,8 @@ class CachingStore final : public Store {
   mutable std::atomic<uint64_t> hits_{0}, misses_{0}, bytes_from_cache_{0}, bytes_fetched_{0},
       bytes_written_{0}, evicted_{0}, discarded_{0};
   mutable std::atomic<uint64_t> temp_counter_{0};
+  // Entry files stay open between hits (a bounded LRU, checked against the path's inode).
+  std::unique_ptr<detail::OpenFileCache> open_files_;
   mutable std::mutex evict_mutex_;
   mutable uint64_t estimated_bytes_ = 0;     // guarded by evict_mutex_
   mutable uint64_t written_since_scan_ = 0;  // guarded by evict_mutex_

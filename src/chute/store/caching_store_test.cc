@@ -236,6 +236,73 @@ TEST_F(CachingStoreTest, DamagedEntriesAreDiscardedAndRefetched) {
   EXPECT_FALSE(refetched());  // and it is a good entry again
 }
 
+TEST_F(CachingStoreTest, HitsReadThroughEntryFilesKeptOpen) {
+  auto store = cache();
+  ByteBuffer out;
+  for (int i = 0; i < 10; ++i) ASSERT_TRUE(store->read("c/" + std::to_string(i), out));  // misses
+  EXPECT_EQ(store->entry_files_opened(), 0u);  // written entries are not opened
+  for (int round = 0; round < 3; ++round) {
+    for (int i = 0; i < 10; ++i) {
+      ASSERT_TRUE(store->read("c/" + std::to_string(i), out));
+      EXPECT_EQ(text_of(out.span()), value_for(i));
+    }
+  }
+  EXPECT_EQ(store->stats().hits, 30u);
+  EXPECT_EQ(store->entry_files_opened(), 10u);  // once each: later hits reuse the descriptor
+  EXPECT_EQ(inner_reads(), 10u);
+}
+
+TEST_F(CachingStoreTest, AnEntryReplacedByAnotherProcessIsReadFromItsNewFile) {
+  auto store = cache();
+  ByteBuffer out;
+  ASSERT_TRUE(store->read("c/3", out));
+  ASSERT_TRUE(store->read("c/3", out));  // a hit: its descriptor is kept
+  const std::string path = store->entry_path("c/3", ByteRange::whole());
+  // Another rank writes an entry for the same identity with other bytes (the object changed)
+  // and renames it into place: a valid entry on a new inode.
+  const fs::path other_dir = dir_.string() + "_other";
+  fs::remove_all(other_dir);
+  auto other_memory = std::make_shared<MemoryStore>();
+  other_memory->set("c/3", value_for(99));
+  auto other = std::make_shared<CachingStore>(std::make_shared<CountingStore>(other_memory),
+                                              CacheOptions{other_dir.string(), uint64_t{1} << 30});
+  ASSERT_TRUE(other->read("c/3", out));
+  fs::rename(other->entry_path("c/3", ByteRange::whole()), path);
+  ASSERT_TRUE(store->read("c/3", out));
+  EXPECT_EQ(text_of(out.span()), value_for(99));  // the file at the path, not the kept inode
+  EXPECT_EQ(store->entry_files_opened(), 2u);
+  // Removed by another rank's eviction: a miss, fetched again from the inner store.
+  fs::remove(path);
+  counting_->reset();
+  ASSERT_TRUE(store->read("c/3", out));
+  EXPECT_EQ(text_of(out.span()), value_for(3));
+  EXPECT_EQ(inner_reads(), 1u);
+  fs::remove_all(other_dir);
+}
+
+// Descriptors this process holds on files removed from `dir` (their space is not freed).
+size_t deleted_files_held(const fs::path& dir) {
+  size_t n = 0;
+  for (const auto& item : fs::directory_iterator("/proc/self/fd")) {
+    std::error_code error;
+    const std::string target = fs::read_symlink(item.path(), error).string();
+    n += !error && target.starts_with(dir.string()) && target.ends_with(" (deleted)");
+  }
+  return n;
+}
+
+TEST_F(CachingStoreTest, EvictedEntriesAreNotHeldOpen) {
+  auto store = cache(12'000);  // room for about ten entries of 1000 bytes
+  ByteBuffer out;
+  for (int i = 0; i < 40; ++i) {
+    const std::string key = "c/" + std::to_string(i);
+    ASSERT_TRUE(store->read(key, out));
+    ASSERT_TRUE(store->read(key, out));  // a hit keeps the entry's descriptor
+  }
+  EXPECT_GT(store->stats().evicted, 20u);
+  EXPECT_EQ(deleted_files_held(dir_), 0u);
+}
+
 TEST_F(CachingStoreTest, ConcurrentWritersShareTheFolder) {
   // Threads with their own CachingStore on one folder stand for the ranks of a node.
   constexpr int kThreads = 8;
