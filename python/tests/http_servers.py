@@ -175,7 +175,7 @@ http {{
 
     def _start_python(self) -> None:
         handler = type("Handler", (_RangeHandler,), {"root": self.root})
-        self._server = ThreadingHTTPServer(("127.0.0.1", self.port), handler)
+        self._server = _Server(("127.0.0.1", self.port), handler)
         self._server.daemon_threads = True
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
         self._thread.start()
@@ -201,6 +201,13 @@ http {{
 
 
 FAULTS = ("ok", "503", "429", "500", "reset", "truncate", "short_length", "long_length", "stall")
+
+
+class _Server(ThreadingHTTPServer):
+    """A listen backlog for a client with many connections at once: socketserver's default of 5
+    drops the SYNs beyond it, and each dropped one waits a second to be sent again."""
+
+    request_queue_size = 128
 
 
 class FaultProxy:
@@ -233,7 +240,7 @@ class FaultProxy:
             def do_HEAD(self):
                 proxy._handle(self, "HEAD")
 
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server = _Server(("127.0.0.1", 0), Handler)
         self._server.daemon_threads = True
         self.port = self._server.server_address[1]
         self.url = f"http://127.0.0.1:{self.port}"
