@@ -9,25 +9,13 @@
 #include "chute/array/read_plan.h"
 #include "chute/array/strided_copy.h"
 #include "chute/util/error.h"
+#include "chute/util/float16.h"
 
 // x × scale and + offset are two roundings, as in NumPy: never fused into one multiply-add
 // (CMakeLists.txt compiles this file with -ffp-contract=off for targets that have FMA).
 
 namespace chute {
 namespace {
-
-/// IEEE binary16 to float32 (exact). The pipeline layer has its own; the array layer is below it.
-float half_to_float(uint16_t bits) {
-  const uint32_t sign = static_cast<uint32_t>(bits & 0x8000u) << 16;
-  const uint32_t exponent = (bits >> 10) & 0x1fu;
-  const uint32_t mantissa = bits & 0x3ffu;
-  if (exponent == 0) {
-    const float magnitude = std::ldexp(static_cast<float>(mantissa), -24);
-    return sign ? -magnitude : magnitude;
-  }
-  if (exponent == 31) return std::bit_cast<float>(sign | 0x7f800000u | (mantissa << 13));
-  return std::bit_cast<float>(sign | ((exponent + 112) << 23) | (mantissa << 13));
-}
 
 struct Half {
   uint16_t bits;
