@@ -386,10 +386,14 @@ void Loader::produce(int64_t epoch, int64_t start_batch, std::shared_ptr<Prefetc
       const int64_t start = now_ns();
       a->batch.epoch = e;
       a->batch.index = b;
-      sampler_.batch(e, b, a->batch.indices);
-      a->batch.padding = sampler_.batch_padding(b);
-      a->buffer = pool_->acquire();
-      assembler_->start(a->batch.indices, a->buffer.get(), &a->stats, options_.seed, e);
+      try {
+        sampler_.batch(e, b, a->batch.indices);
+        a->batch.padding = sampler_.batch_padding(b);
+        a->buffer = pool_->acquire();
+        assembler_->start(a->batch.indices, a->buffer.get(), &a->stats, options_.seed, e);
+      } catch (const Error& error) {  // a batch's planning errors wait for its finish()
+        throw error.with_context(fmt::format("epoch {}, batch {} (starting it)", e, b));
+      }
       a->start_ns = now_ns() - start;
       started.batches.push_back(std::move(a));
       if (++b == per_epoch) {

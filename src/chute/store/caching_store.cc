@@ -18,7 +18,6 @@
 #include "chute/store/io_executor.h"
 #include "chute/store/open_file_cache.h"
 #include "chute/util/error.h"
-#include "chute/util/unique_fd.h"
 
 namespace chute {
 namespace {
@@ -27,8 +26,6 @@ constexpr std::string_view kEntrySuffix = ".chc";
 constexpr std::string_view kTempPrefix = ".tmp-";
 constexpr time_t kTouchAfterSeconds = 60;   // mtime is refreshed at most once a minute per hit
 constexpr time_t kStaleTempSeconds = 3600;  // a temp file this old is abandoned whoever wrote it
-
-using Fd = detail::UniqueFd;
 
 uint64_t fnv1a64(std::string_view text) {
   uint64_t hash = 0xcbf29ce484222325ull;
@@ -128,17 +125,6 @@ std::optional<CacheEntryHeader> parse_entry_head(std::span<const std::byte> head
   return header;
 }
 
-enum class Found { kAbsent, kDamaged, kRegular };
-
-// Opens an entry file for reading: never follows a symlink, never blocks on a FIFO, and only
-// a regular file counts.
-Found open_entry(const std::string& path, int& fd, struct stat& st) {
-  fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-  if (fd < 0) return errno == ENOENT ? Found::kAbsent : Found::kDamaged;
-  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) return Found::kDamaged;
-  return Found::kRegular;
-}
-
 // Reads a whole entry with one preadv(), the payload straight into `payload` (sized to what
 // the file's size leaves for it), and checks head and payload. The header when all is well.
 std::optional<CacheEntryHeader> read_entry(int fd, uint64_t file_size, std::string_view identity,
@@ -230,7 +216,11 @@ bool CachingStore::serve_from_cache(const ReadRequest& request, uint64_t& nbytes
     std::shared_ptr<const detail::OpenFile> fd;
     struct stat st {};
     const auto found = open_files_->open(path, fd, st);
-    if (found == detail::OpenFileCache::Found::kAbsent) continue;
+    // Absent, or the system out of descriptors or memory: a miss, never a reason to unlink.
+    if (found == detail::OpenFileCache::Found::kAbsent ||
+        found == detail::OpenFileCache::Found::kUnavailable) {
+      continue;
+    }
     const auto file_size = static_cast<uint64_t>(st.st_size);
     const size_t head_size = kCacheEntryHeaderBytes + id.size();
     bool ok = false;
@@ -389,13 +379,11 @@ uint64_t CachingStore::folder_bytes() const {
 
 std::optional<uint64_t> CachingStore::size(std::string_view key) const {
   const std::string id = identity(key, ByteRange::whole());
-  int raw_fd = -1;
+  std::shared_ptr<const detail::OpenFile> file;
   struct stat st {};
-  const Found found = open_entry(entry_path_of(id), raw_fd, st);
-  Fd fd(raw_fd);
-  if (found == Found::kRegular) {
+  if (open_files_->open(entry_path_of(id), file, st) == detail::OpenFileCache::Found::kRegular) {
     std::vector<std::byte> head(kCacheEntryHeaderBytes + id.size());
-    if (pread_exact(fd.get(), head, 0)) {
+    if (pread_exact(file->fd(), head, 0)) {
       const auto header = parse_entry_head(head, id, static_cast<uint64_t>(st.st_size));
       if (header) return header->payload_len;
     }

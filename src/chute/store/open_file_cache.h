@@ -8,6 +8,11 @@
 // again. Files are opened without following a symlink and without blocking (O_NOFOLLOW |
 // O_NONBLOCK); only regular files are kept. Thread-safe; a descriptor in use by a reader stays
 // open until that reader lets go, even when the cache drops it.
+//
+// A kept descriptor holds its file's space on disk after another process unlinks it (a node
+// cache evicting entries other ranks keep open). So the kept files are bounded in bytes as well
+// as in number, every `kSweepEvery`-th open() drops the kept files that no longer have a name,
+// and all caches of a process share one count of kept descriptors.
 
 #include <sys/stat.h>
 
@@ -36,20 +41,29 @@ class OpenFile {
 
 class OpenFileCache {
  public:
-  /// At most `capacity` descriptors kept (0: none: every open() opens and nothing is kept).
-  explicit OpenFileCache(size_t capacity);
+  /// At most `capacity` descriptors and `max_bytes` of files kept (0: none: every open() opens
+  /// and nothing is kept), and no more than default_open_file_capacity() in the whole process.
+  explicit OpenFileCache(size_t capacity, uint64_t max_bytes = kDefaultMaxBytes);
+  ~OpenFileCache();
+  static constexpr uint64_t kDefaultMaxBytes = uint64_t{1} << 30;
+  static constexpr uint64_t kSweepEvery = 256;
   OpenFileCache(const OpenFileCache&) = delete;
   OpenFileCache& operator=(const OpenFileCache&) = delete;
 
-  enum class Found { kAbsent, kDamaged, kRegular };
+  enum class Found { kAbsent, kDamaged, kUnavailable, kRegular };
   /// The regular file at `path`, open for reading, and its `st` (fstat of what is read): kept
   /// when still the file at `path`, else opened (and kept). kAbsent when nothing is there;
-  /// kDamaged for anything else (a symlink, a FIFO, a directory, an error), with `file` null.
+  /// kDamaged when something other than a regular file is (a symlink, a FIFO, a directory);
+  /// kUnavailable when the system refused without saying anything about the file (out of
+  /// descriptors or memory, no permission): `file` null but for kRegular.
   Found open(const std::string& path, std::shared_ptr<const OpenFile>& file, struct stat& st);
   /// Forgets the descriptor of `path` (its file was found damaged or was removed).
   void drop(const std::string& path);
 
   size_t capacity() const { return capacity_; }
+  /// Drops the kept descriptors of files that no longer have a name (unlinked by anyone).
+  void drop_unlinked();
+
   /// Descriptors kept now, and files opened since construction (kept ones not counted).
   size_t kept() const;
   uint64_t opens() const;
@@ -59,15 +73,22 @@ class OpenFileCache {
     std::shared_ptr<const OpenFile> file;
     dev_t dev = 0;
     ino_t ino = 0;
+    uint64_t bytes = 0;
     std::list<std::string>::iterator lru;  // position in lru_ (front: most recent)
   };
   void keep(const std::string& path, std::shared_ptr<const OpenFile> file, const struct stat& st);
+  /// Forgets `it` under mutex_; its descriptor moves to `closing`, to be closed outside it.
+  void erase_locked(std::unordered_map<std::string, Entry>::iterator it,
+                    std::shared_ptr<const OpenFile>& closing);
 
   const size_t capacity_;
+  const uint64_t max_bytes_;
   mutable std::mutex mutex_;
   std::unordered_map<std::string, Entry> entries_;
   std::list<std::string> lru_;
+  uint64_t kept_bytes_ = 0;
   uint64_t opens_ = 0;
+  uint64_t calls_ = 0;
 };
 
 /// A default capacity: a quarter of this process's descriptor limit, at most 4096.

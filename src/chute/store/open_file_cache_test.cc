@@ -3,11 +3,13 @@
 #include "chute/store/open_file_cache.h"
 
 #include <gtest/gtest.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <vector>
 
 namespace chute::detail {
 namespace {
@@ -102,6 +104,70 @@ TEST_F(OpenFileCacheTest, CapacityZeroKeepsNothing) {
   EXPECT_EQ(cache.opens(), 3u);
   EXPECT_EQ(cache.kept(), 0u);
   EXPECT_GE(default_open_file_capacity(), 1u);
+}
+
+// Another process unlinking kept files (a node cache evicting entries that other ranks keep
+// open): their space is not held past the next sweep, which every kSweepEvery-th open() runs.
+TEST_F(OpenFileCacheTest, FilesUnlinkedByOthersAreLetGoAtTheNextSweep) {
+  OpenFileCache cache(64);
+  std::shared_ptr<const OpenFile> file;
+  struct stat st {};
+  std::vector<std::string> paths;
+  for (int i = 0; i < 10; ++i) {
+    paths.push_back(write("e" + std::to_string(i), "entry " + std::to_string(i)));
+    ASSERT_EQ(cache.open(paths.back(), file, st), OpenFileCache::Found::kRegular);
+  }
+  file.reset();
+  for (int i = 0; i < 6; ++i) fs::remove(paths[static_cast<size_t>(i)]);  // "another process"
+  EXPECT_EQ(cache.kept(), 10u);
+  cache.drop_unlinked();
+  EXPECT_EQ(cache.kept(), 4u);
+  // Without being asked: the sweep comes within kSweepEvery opens of still-named files.
+  for (int i = 6; i < 10; ++i) fs::remove(paths[static_cast<size_t>(i)]);
+  const std::string other = write("other", "x");
+  for (uint64_t i = 0; i < OpenFileCache::kSweepEvery; ++i) {
+    ASSERT_EQ(cache.open(other, file, st), OpenFileCache::Found::kRegular);
+  }
+  EXPECT_EQ(cache.kept(), 1u);
+}
+
+// The kept files are bounded in bytes as well as in number.
+TEST_F(OpenFileCacheTest, KeptFilesAreBoundedInBytes) {
+  OpenFileCache cache(100, 25);
+  std::shared_ptr<const OpenFile> file;
+  struct stat st {};
+  for (int i = 0; i < 5; ++i) {
+    ASSERT_EQ(cache.open(write("b" + std::to_string(i), std::string(10, 'a')), file, st),
+              OpenFileCache::Found::kRegular);
+  }
+  EXPECT_EQ(cache.kept(), 2u);  // 20 of 25 bytes
+}
+
+// Out of descriptors says nothing about the file: kUnavailable, so a node cache treats it as a
+// miss and never unlinks a good entry for it.
+TEST_F(OpenFileCacheTest, RunningOutOfDescriptorsIsUnavailableNotDamaged) {
+  const std::string path = write("f", "abc");
+  rlimit saved{};
+  ASSERT_EQ(::getrlimit(RLIMIT_NOFILE, &saved), 0);
+  std::vector<int> held;
+  for (;;) {  // use every descriptor below a small limit
+    rlimit low = saved;
+    low.rlim_cur = 64;
+    ASSERT_EQ(::setrlimit(RLIMIT_NOFILE, &low), 0);
+    const int fd = ::dup(0);
+    if (fd < 0) break;
+    held.push_back(fd);
+  }
+  OpenFileCache cache(8);
+  std::shared_ptr<const OpenFile> file;
+  struct stat st {};
+  const auto found = cache.open(path, file, st);
+  for (int fd : held) ::close(fd);
+  ASSERT_EQ(::setrlimit(RLIMIT_NOFILE, &saved), 0);
+  EXPECT_EQ(found, OpenFileCache::Found::kUnavailable);
+  EXPECT_EQ(file, nullptr);
+  EXPECT_TRUE(fs::exists(path));
+  EXPECT_EQ(cache.open(path, file, st), OpenFileCache::Found::kRegular);
 }
 
 }  // namespace
