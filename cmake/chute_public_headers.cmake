@@ -32,6 +32,7 @@ set(CHUTE_PUBLIC_HEADERS
     chute/pipeline/loader.h
     chute/pipeline/batch.h
     chute/pipeline/transforms.h
+    chute/util/float16.h
     chute/sampler/sampler.h
     chute/util/error.h)
 
