@@ -47,9 +47,8 @@ bool ReadPlan::Budget::try_take(const InFlight& plan, size_t reads) {
     if (earlier.get() == &plan) break;
     if (!earlier->submitted_all) return false;
   }
-  const size_t window = plan.window;
   // Whole items: a gather group larger than the window goes alone.
-  if (used_ != 0 && used_ + reads > window) return false;
+  if (used_ != 0 && used_ + reads > window_) return false;
   used_ += reads;
   return true;
 }
@@ -62,6 +61,7 @@ std::vector<std::shared_ptr<ReadPlan::InFlight>> ReadPlan::Budget::give_back(siz
 
 void ReadPlan::Budget::join(std::shared_ptr<InFlight> plan) {
   std::lock_guard lock(mutex_);
+  if (plans_.empty()) window_ = plan->window;  // one window, whatever later plans resolve to
   plans_.push_back(std::move(plan));
 }
 

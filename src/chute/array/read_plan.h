@@ -93,6 +93,7 @@ class ReadPlan {
 
     std::mutex mutex_;
     size_t used_ = 0;
+    size_t window_ = 1;  // the window of the first plan that joined an empty budget
     std::vector<std::shared_ptr<InFlight>> plans_;  // in the order they started
   };
 

@@ -74,6 +74,15 @@ size_t pread_full(int fd, std::span<std::byte> out, uint64_t offset, const std::
   return done;
 }
 
+/// Fills `out` from `offset` or fails naming the file: a file shorter than the range is corrupt.
+void pread_exact(int fd, std::span<std::byte> out, uint64_t offset, const std::string& path) {
+  const size_t got = pread_full(fd, out, offset, path);
+  if (got != out.size()) {
+    fail(ErrorCode::kCorruptData, "expected {} bytes at offset {} of '{}', the file ends after {}",
+         out.size(), offset, path, offset + got);
+  }
+}
+
 }  // namespace
 
 FileStoreOptions default_file_store_options() {
@@ -180,11 +189,7 @@ bool FileStore::read_range(std::string_view key, uint64_t offset, std::span<std:
   const std::string path = path_of(key);
   Fd fd(open_regular(key, path));
   if (fd.get() < 0) return false;
-  size_t got = pread_full(fd.get(), out, offset, path);
-  if (got != out.size()) {
-    fail(ErrorCode::kCorruptData, "expected {} bytes at offset {} of '{}', the file ends after {}",
-         out.size(), offset, path, offset + got);
-  }
+  pread_exact(fd.get(), out, offset, path);
   return true;
 }
 
@@ -224,12 +229,7 @@ void FileStore::read_ranges(std::span<const ReadRequest> requests, size_t first,
       }
       ReadOutcome outcome{ReadStatus::kOk, request.into.size(), nullptr};
       try {
-        const size_t got = pread_full(fd.get(), request.into, request.range.offset, path);
-        if (got != request.into.size()) {
-          fail(ErrorCode::kCorruptData,
-               "expected {} bytes at offset {} of '{}', the file ends after {}",
-               request.into.size(), request.range.offset, path, request.range.offset + got);
-        }
+        pread_exact(fd.get(), request.into, request.range.offset, path);
       } catch (...) {
         outcome = {ReadStatus::kFailed, 0, std::current_exception()};
       }
