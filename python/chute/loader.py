@@ -155,6 +155,8 @@ def windows(
     mean_suffix: str = "",
     std_suffix: str = "",
     statistics: str | None = None,
+    masked_points: str = "error",
+    std_floor: float = 0.0,
     level_coordinate: str = "level",
     time_range: tuple[int, int] | None = None,
     cache: str | os.PathLike | None = None,
@@ -206,8 +208,12 @@ def windows(
     `chute stats` / `chute.statistics()`). Statistics arrays of shape (level, lat, lon), or
     (lat, lon) for a variable without levels (`chute stats --per-gridpoint`; the whole stored
     grid), normalise per grid point instead, in the same pass: the chosen levels and the
-    area/grid_shard window are taken from them, and a point read whose mean or std is not
-    finite, or whose std is not > 0, is an error naming it. Arithmetic (per channel or per
+    area/grid_shard window are taken from them. `std_floor` raises every finite std below it
+    to it (per channel and per point; e.g. a point that never changed has std 0). A point read
+    whose mean or std is not finite, or whose std is not > 0 after the floor, is masked (e.g.
+    sea-surface temperature over land): `masked_points="error"` raises naming it,
+    `masked_points="nan"` makes every value there NaN (whatever was stored; then `nan="keep"`
+    or a fill value, as `nan="error"` checks the values before normalising). Arithmetic (per channel or per
     point): the decoded float32 value minus float32(mean), times float32(1 / std), then the
     cast. `dtype` is float32, float16 or bfloat16. Windows that would cross the ends are never
     sampled.
@@ -274,6 +280,8 @@ def windows(
     level_coordinate = check.text("level_coordinate", level_coordinate)
     if statistics is not None:
         statistics = check.path("statistics", statistics)
+    masked_points = check.choice("masked_points", masked_points, ("error", "nan"))
+    std_floor = check.number("std_floor", std_floor, 0.0)
     if time_range is not None:
         bounds = check.integers("time_range", time_range, 0)
         if len(bounds) != 2 or bounds[0] >= bounds[1]:
@@ -383,6 +391,8 @@ def windows(
             nan_value,
             bool(nan_mask),
             time_map,
+            masked_points,
+            float(std_floor),
             *_cache_args(cache, cache_size),
         )
     )

@@ -234,7 +234,8 @@ void bind_loader(nb::module_& m) {
          std::vector<int64_t> sample_times, std::vector<int64_t> grid, std::string statistics,
          std::vector<std::string> computed_forcings, std::vector<int64_t> time_seconds,
          std::vector<double> lat_values, std::vector<double> lon_values, const std::string& nan,
-         float nan_value, bool nan_mask, std::vector<int64_t> time_map, const nb::bytes& cache_dir,
+         float nan_value, bool nan_mask, std::vector<int64_t> time_map,
+         const std::string& masked_points, double std_floor, const nb::bytes& cache_dir,
          uint64_t cache_size) -> std::shared_ptr<WindowDataset> {
         WindowOptions options;
         options.variables = std::move(variables);
@@ -268,6 +269,9 @@ void bind_loader(nb::module_& m) {
         options.nan_value = nan_value;
         options.nan_mask = nan_mask;
         options.time_map = std::move(time_map);
+        options.masked_points = masked_points == "nan" ? WindowOptions::MaskedPoints::kNan
+                                                       : WindowOptions::MaskedPoints::kError;
+        options.std_floor = std_floor;
         if (grid.size() == 4) {
           options.lat_start = grid[0], options.lat_stop = grid[1];
           options.lon_start = grid[2], options.lon_stop = grid[3];
@@ -286,8 +290,8 @@ void bind_loader(nb::module_& m) {
       nb::arg("time_start"), nb::arg("time_stop"), nb::arg("sample_stride"),
       nb::arg("sample_times"), nb::arg("grid"), nb::arg("statistics"), nb::arg("computed_forcings"),
       nb::arg("time_seconds"), nb::arg("lat_values"), nb::arg("lon_values"), nb::arg("nan"),
-      nb::arg("nan_value"), nb::arg("nan_mask"), nb::arg("time_map"),
-      nb::arg("cache") = nb::bytes(""), nb::arg("cache_size") = 0);
+      nb::arg("nan_value"), nb::arg("nan_mask"), nb::arg("time_map"), nb::arg("masked_points"),
+      nb::arg("std_floor"), nb::arg("cache") = nb::bytes(""), nb::arg("cache_size") = 0);
 
   nb::class_<CropDataset, Dataset>(m, "_CropDataset")
       .def_prop_ro("transform_count", &CropDataset::transform_count)

@@ -81,6 +81,13 @@ void validate(const WindowOptions& o) {
     fail(ErrorCode::kInvalidArgument, "window dataset: nan = {} is not keep, error or fill",
          static_cast<int>(o.nan));
   }
+  check_option(std::isfinite(o.std_floor) && o.std_floor >= 0, kOwner, "std_floor", o.std_floor,
+               "is not a finite number >= 0");
+  if (o.masked_points != WindowOptions::MaskedPoints::kError &&
+      o.masked_points != WindowOptions::MaskedPoints::kNan) {
+    fail(ErrorCode::kInvalidArgument, "window dataset: masked_points = {} is not error or nan",
+         static_cast<int>(o.masked_points));
+  }
   if (o.nan == WindowOptions::NanPolicy::kFill) {
     check_option(std::isfinite(o.nan_value), kOwner, "nan_value", o.nan_value,
                  "is not a finite number (it replaces missing values)");

@@ -31,6 +31,7 @@
 
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "chute/array/dtype.h"
@@ -103,8 +104,13 @@ struct WindowOptions {
   // value is normalised with the mean and std of its own point (the chosen levels and the
   // lat/lon window are taken), in the same placement pass and with the same float arithmetic
   // as per-channel statistics. A point of the window whose mean or std is not finite or whose
-  // std is not > 0 is an error naming the variable, level and point.
+  // std is not > 0 (after std_floor) is masked: an error naming the variable, level and point
+  // (kError), or every value there becomes NaN (kNan: e.g. sea-surface temperature over land).
   std::string statistics;
+  enum class MaskedPoints { kError, kNan } masked_points = MaskedPoints::kError;
+  // A finite std below std_floor (e.g. 0 at a point that never changed) is raised to it, per
+  // channel and per grid point; 0 leaves every std as it is. Finite and >= 0.
+  double std_floor = 0.0;
 };
 
 /// Offsets (input_offsets, target_offsets) lie in [-kMaxWindowOffset, kMaxWindowOffset], and
@@ -204,10 +210,15 @@ class WindowDataset final : public Dataset {
   const Variable& add_variable(const Group& group, const std::string& name, bool is_static);
   Variable* find_variable(const std::string& name);
   void load_statistics(const Group& group, const std::vector<std::string>& targets);
-  /// Reads per-grid-point statistics array `array` (named `name`) of variable `v` into `out`:
-  /// the chosen levels' planes over the chosen lat × lon window, as float (inv: 1 / value).
-  void load_point_statistics(const Variable& v, const Array& array, const std::string& name,
-                             bool inv, std::vector<float>& out) const;
+  /// Reads per-grid-point statistics array `array` (named `name`) of variable `v`: the chosen
+  /// levels' planes over the chosen lat × lon window.
+  std::vector<double> read_point_statistics(const Variable& v, const Array& array,
+                                            const std::string& name) const;
+  /// Sets v.point_mean and v.point_inv_std from the values read_point_statistics gave, applying
+  /// std_floor and masked_points; names the arrays `names` (mean, std) in errors.
+  void set_point_statistics(Variable& v, const std::vector<double>& mean,
+                            const std::vector<double>& stddev,
+                            const std::pair<std::string, std::string>& names) const;
   /// Makes `n` values of channel `c` starting at pixel p0 of the window into `dst` (out_type,
   /// contiguous): decoded from `src` (stored values), NaN-checked, normalised (per channel or
   /// per grid point), cast. `scratch` holds at least n floats.

@@ -72,6 +72,11 @@ std::vector<Row> bad_rows() {
          o.nan = Nan::kFill;
          o.nan_value = -std::numeric_limits<float>::infinity();
        }},
+      {"std_floor = -0.5", [](WindowOptions& o) { o.std_floor = -0.5; }},
+      {"std_floor = inf",
+       [](WindowOptions& o) { o.std_floor = std::numeric_limits<double>::infinity(); }},
+      {"masked_points = 5",
+       [](WindowOptions& o) { o.masked_points = static_cast<WindowOptions::MaskedPoints>(5); }},
       {"output dtype must be float32, float16 or bfloat16, got int32",
        [](WindowOptions& o) {
          o.output_dtype = DataType{DTypeKind::kInt, 4};

@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 
 #include <cmath>
+#include <limits>
 
 #include "chute/dataset/window_axes.h"
 #include "chute/dataset/window_dataset.h"
@@ -22,8 +23,9 @@ void WindowDataset::load_statistics(const Group& group, const std::vector<std::s
   }
   normalise_ = by_values || by_arrays;
   auto chosen = [&](const Variable& v) { return v.level_axis >= 0 ? levels_.size() : size_t{1}; };
-  auto check = [](const Variable& v) {
+  auto check = [floor = o.std_floor](Variable& v) {
     for (size_t i = 0; i < v.mean.size(); ++i) {
+      if (v.stddev[i] < floor) v.stddev[i] = floor;  // false for NaN: a NaN std stays NaN
       if (!(v.stddev[i] > 0) || !std::isfinite(v.stddev[i]) || !std::isfinite(v.mean[i])) {
         fail(ErrorCode::kInvalidArgument,
              "variable '{}' channel {}: mean {} and std {} must be finite, std > 0", v.name, i,
@@ -85,8 +87,8 @@ void WindowDataset::load_statistics(const Group& group, const std::vector<std::s
            fmt::join(std_array.metadata().shape, ", "));
     }
     if (mean_points) {
-      load_point_statistics(v, mean_array, mean_name, false, v.point_mean);
-      load_point_statistics(v, std_array, std_name, true, v.point_inv_std);
+      set_point_statistics(v, read_point_statistics(v, mean_array, mean_name),
+                           read_point_statistics(v, std_array, std_name), {mean_name, std_name});
       continue;
     }
     for (const auto& [array, out] : {std::pair{&mean_array, &v.mean}, {&std_array, &v.stddev}}) {
@@ -110,9 +112,8 @@ void WindowDataset::load_statistics(const Group& group, const std::vector<std::s
   }
 }
 
-void WindowDataset::load_point_statistics(const Variable& v, const Array& array,
-                                          const std::string& name, bool inv,
-                                          std::vector<float>& out) const {
+std::vector<double> WindowDataset::read_point_statistics(const Variable& v, const Array& array,
+                                                         const std::string& name) const {
   const std::vector<int64_t>& shape = array.metadata().shape;
   const std::vector<int64_t> expected =
       v.level_axis >= 0 ? std::vector<int64_t>{num_levels_, full_height_, full_width_}
@@ -126,22 +127,44 @@ void WindowDataset::load_point_statistics(const Variable& v, const Array& array,
   }
   const std::vector<double> values = read_as_doubles(array);
   const std::vector<int64_t> levels = v.level_axis >= 0 ? levels_ : std::vector<int64_t>{0};
-  out.clear();
+  std::vector<double> out;
   out.reserve(levels.size() * static_cast<size_t>(height_ * width_));
   for (int64_t level : levels) {
     for (int64_t y = options_.lat_start; y < options_.lat_start + height_; ++y) {
       const int64_t row = (level * full_height_ + y) * full_width_;
       for (int64_t x = options_.lon_start; x < options_.lon_start + width_; ++x) {
-        const double value = values[static_cast<size_t>(row + x)];
-        if (!std::isfinite(value) || (inv && !(value > 0))) {
-          fail(ErrorCode::kInvalidArgument,
-               "statistics array '{}' holds {} at {}lat index {}, lon index {}: per-grid-point "
-               "statistics need a finite mean and a std > 0 at every point read",
-               name, value, v.level_axis >= 0 ? fmt::format("level index {}, ", level) : "", y, x);
-        }
-        out.push_back(static_cast<float>(inv ? 1.0 / value : value));
+        out.push_back(values[static_cast<size_t>(row + x)]);
       }
     }
+  }
+  return out;
+}
+
+void WindowDataset::set_point_statistics(Variable& v, const std::vector<double>& mean,
+                                         const std::vector<double>& stddev,
+                                         const std::pair<std::string, std::string>& names) const {
+  const int64_t plane = height_ * width_;
+  v.point_mean.resize(mean.size());
+  v.point_inv_std.resize(mean.size());
+  for (size_t i = 0; i < mean.size(); ++i) {
+    double s = stddev[i];
+    if (s < options_.std_floor) s = options_.std_floor;  // false for NaN: a NaN std stays NaN
+    const bool masked = !std::isfinite(mean[i]) || !std::isfinite(s) || !(s > 0);
+    if (masked && options_.masked_points == WindowOptions::MaskedPoints::kError) {
+      const bool bad_mean = !std::isfinite(mean[i]);
+      const auto at = static_cast<int64_t>(i);
+      const int64_t level = v.level_axis >= 0 ? levels_[static_cast<size_t>(at / plane)] : -1;
+      fail(ErrorCode::kInvalidArgument,
+           "statistics array '{}' holds {} at {}lat index {}, lon index {}: per-grid-point "
+           "statistics need a finite mean and a std > 0 at every point read (masked_points='nan' "
+           "passes NaN on there, std_floor raises a small std)",
+           bad_mean ? names.first : names.second, bad_mean ? mean[i] : stddev[i],
+           level >= 0 ? fmt::format("level index {}, ", level) : "",
+           options_.lat_start + at % plane / width_, options_.lon_start + at % width_);
+    }
+    const float nan = std::numeric_limits<float>::quiet_NaN();
+    v.point_mean[i] = masked ? nan : static_cast<float>(mean[i]);
+    v.point_inv_std[i] = masked ? nan : static_cast<float>(1.0 / s);
   }
 }
 
