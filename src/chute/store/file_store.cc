@@ -179,6 +179,7 @@ bool FileStore::read(std::string_view key, ByteBuffer& out) const {
   if (fd.get() < 0) return false;
   struct stat st;
   if (::fstat(fd.get(), &st) != 0) fail_errno(errno, "stat", path);
+  out.clear();  // nothing to keep: growing copies only the bytes up to size()
   out.resize(static_cast<size_t>(st.st_size));
   size_t got = pread_full(fd.get(), out.span(), 0, path);
   out.resize(got);

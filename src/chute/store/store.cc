@@ -69,6 +69,7 @@ ReadOutcome read_blocking(const Store& store, const ReadRequest& request) {
       }
       std::span<std::byte> into = request.into;
       if (into.empty()) {
+        request.buffer->clear();  // nothing to keep: growing copies only the bytes up to size()
         request.buffer->resize(static_cast<size_t>(length));
         into = request.buffer->span();
       }
