@@ -123,7 +123,8 @@ inline constexpr int64_t kMaxWindowTime = int64_t{1} << 62;
 /// non-empty; offsets, time_start/time_stop, sample_stride, sample_times, time_map and the
 /// lat/lon window in range (a stop is -1 for "to the end" or >= 0: -5 is an error, not the
 /// end); level_indices >= 0, not together with level_values; level, lat/lon, mean values
-/// finite, std finite and > 0; mean_suffix and std_suffix given together; nan_value finite
+/// finite, std finite and > 0; std_floor finite and >= 0; masked_points known; mean_suffix
+/// and std_suffix given together; nan_value finite
 /// when it replaces NaN; output_dtype float32/float16/bfloat16; level_coordinate non-empty;
 /// computed forcings known. Throws kInvalidArgument naming the field, the value and the
 /// allowed range. The WindowDataset constructor calls it first.
