@@ -222,6 +222,8 @@ class FaultProxy:
         self.delay_s = delay_s
         self.stall_s = stall_s
         self.requests = 0
+        self.active = 0  # requests being handled now ...
+        self.most_active = 0  # ... and the most at once
         self.log: list[tuple[str, str]] = []  # (path, fault) per request
         self._lock = threading.Lock()
         self._stop = threading.Event()
@@ -277,6 +279,16 @@ class FaultProxy:
         raise AssertionError("unreachable")
 
     def _handle(self, h: BaseHTTPRequestHandler, method: str) -> None:
+        with self._lock:
+            self.active += 1
+            self.most_active = max(self.most_active, self.active)
+        try:
+            self._handle_counted(h, method)
+        finally:
+            with self._lock:
+                self.active -= 1
+
+    def _handle_counted(self, h: BaseHTTPRequestHandler, method: str) -> None:
         fault = self._next_fault(h.path)
         if self.delay_s:
             self._stop.wait(self.delay_s)

@@ -10,7 +10,6 @@
 #include <algorithm>
 #include <atomic>
 #include <condition_variable>
-#include <deque>
 #include <mutex>
 
 #include "chute/array/array.h"
@@ -25,8 +24,11 @@ struct ReadPlan::InFlight {
   std::mutex mutex;
   std::condition_variable ready_cv;  // an item's reads all completed
   std::condition_variable idle_cv;   // nothing in flight, no callback running
-  std::deque<size_t> ready;          // items whose bytes are all there, in arrival order
-  std::vector<size_t> pending;       // reads outstanding per item
+  // Items whose bytes are all there, in arrival order: ready[ready_head, end). Reserved for
+  // every item up front, so a completing read never allocates.
+  std::vector<size_t> ready;
+  size_t ready_head = 0;
+  std::vector<size_t> pending;  // reads outstanding per item
   size_t window = 1;
   size_t next_item = 0;  // the next item whose reads are submitted
   size_t in_flight = 0;  // reads submitted, not completed
@@ -88,7 +90,16 @@ struct ReadPlan::Batch {
   std::vector<ReadRequest> requests;
   std::vector<size_t> tasks;  // requests[k] reads tasks[k] ...
   std::vector<size_t> items;  // ... of work item items[k]
+  // Set by the first completion of requests[k]: the store's callback, or the plan's own when
+  // submit() threw before starting it (a late callback after that is ignored).
+  std::unique_ptr<std::atomic<bool>[]> completed;
 };
+
+namespace {
+ReadOutcome read_not_started(std::exception_ptr error) {
+  return {ReadStatus::kFailed, 0, std::move(error)};
+}
+}  // namespace
 
 void ReadPlan::pump(const std::shared_ptr<InFlight>& state) {
   InFlight& s = *state;
@@ -98,60 +109,95 @@ void ReadPlan::pump(const std::shared_ptr<InFlight>& state) {
     return;
   }
   s.pumping = true;
+  // Hands a read's outcome to its item (ready when it was the item's last; the ready queue's
+  // room is reserved up front) and its place in the window to the plans sharing it, the
+  // earliest first.
+  const auto complete_read = [this](const std::shared_ptr<InFlight>& owner, size_t item,
+                                    size_t task, ReadOutcome outcome) {
+    InFlight& o = *owner;
+    {
+      std::lock_guard guard(o.mutex);
+      fetched_[task].outcome = std::move(outcome);
+      --o.in_flight;
+      if (--o.pending[item] == 0) {
+        o.ready.push_back(item);
+        o.ready_cv.notify_one();
+      }
+    }
+    for (const std::shared_ptr<InFlight>& plan : o.budget->give_back(1)) plan->plan->pump(plan);
+    std::lock_guard guard(o.mutex);
+    if (--o.active == 0) o.idle_cv.notify_all();
+  };
   std::vector<std::shared_ptr<Batch>> batches;
   do {
     s.again = false;
     // Gather every read the window allows now (whole items: a gather group is never split),
-    // then submit them grouped by store, one submit() per store.
+    // then submit them grouped by store, one submit() per store. An item's reads are counted
+    // as submitted when it is taken; whatever goes wrong before its store started a read (no
+    // memory for a batch, a submit() that throws) completes that read as failed, so the plan
+    // never waits for a read that was never started and its decode reports the error.
     batches.clear();
-    while (!s.cancelled && s.next_item < items_.size()) {
-      const size_t i = s.next_item;
-      if (s.pending[i] != 0 && !s.budget->try_take(s, s.pending[i])) break;
-      ++s.next_item;
-      const WorkItem& item = items_[i];
-      if (s.pending[i] == 0) continue;  // nothing to read: already ready
-      s.in_flight += s.pending[i];
-      s.active += s.pending[i];
-      s.submitted += s.pending[i];
-      for (size_t t = item.first; t < item.first + item.count; ++t) {
-        if (!fetching_[t] || !fetched_[t].where.found) continue;  // missing: nothing to read
-        const Store* store = fetched_[t].where.store;
-        auto batch = std::find_if(batches.begin(), batches.end(),
-                                  [&](const auto& b) { return b->store == store; });
-        if (batch == batches.end()) {
-          batches.push_back(std::make_shared<Batch>());
-          batch = std::prev(batches.end());
-          (*batch)->store = store;
+    const size_t round_first = s.next_item;
+    std::exception_ptr gather_error;
+    try {
+      while (!s.cancelled && s.next_item < items_.size()) {
+        const size_t i = s.next_item;
+        if (s.pending[i] != 0 && !s.budget->try_take(s, s.pending[i])) break;
+        ++s.next_item;
+        s.in_flight += s.pending[i];
+        s.active += s.pending[i];
+        s.submitted += s.pending[i];
+        const WorkItem& item = items_[i];
+        for (size_t t = item.first; t < item.first + item.count; ++t) {
+          if (!fetching_[t] || !fetched_[t].where.found) continue;  // missing: nothing to read
+          const Store* store = fetched_[t].where.store;
+          auto batch = std::find_if(batches.begin(), batches.end(),
+                                    [&](const auto& b) { return b->store == store; });
+          if (batch == batches.end()) {
+            batches.push_back(std::make_shared<Batch>());
+            batch = std::prev(batches.end());
+            (*batch)->store = store;
+          }
+          (*batch)->requests.push_back(std::move(requests_[t]));
+          (*batch)->tasks.push_back(t);
+          (*batch)->items.push_back(i);
         }
-        (*batch)->requests.push_back(std::move(requests_[t]));
-        (*batch)->tasks.push_back(t);
-        (*batch)->items.push_back(i);
       }
+      for (const std::shared_ptr<Batch>& batch : batches) {
+        batch->completed = std::make_unique<std::atomic<bool>[]>(batch->requests.size());
+      }
+    } catch (...) {
+      gather_error = std::current_exception();
     }
-    if (batches.empty()) continue;
+    const size_t round_end = s.next_item;
+    if (round_end == round_first) continue;
     lock.unlock();
-    for (std::shared_ptr<Batch>& batch : batches) {
-      const Store& store = *batch->store;
-      const std::span<const ReadRequest> requests = batch->requests;
-      store.submit(requests, [this, state, batch](size_t k, ReadOutcome outcome) {
-        InFlight& st = *state;
-        {
-          std::lock_guard guard(st.mutex);
-          const size_t i = batch->items[k];
-          fetched_[batch->tasks[k]].outcome = std::move(outcome);
-          --st.in_flight;
-          if (--st.pending[i] == 0) {
-            st.ready.push_back(i);
-            st.ready_cv.notify_one();
+    if (gather_error) {  // nothing of this round was submitted: every read of it fails
+      batches.clear();
+      for (size_t i = round_first; i < round_end; ++i) {
+        for (size_t t = items_[i].first; t < items_[i].first + items_[i].count; ++t) {
+          if (fetching_[t] && fetched_[t].where.found) {
+            complete_read(state, i, t, read_not_started(gather_error));
           }
         }
-        // The read's place in the window goes to the plans sharing it, the earliest first.
-        for (const std::shared_ptr<InFlight>& plan : st.budget->give_back(1)) {
-          plan->plan->pump(plan);
+      }
+    }
+    for (std::shared_ptr<Batch>& batch : batches) {
+      const std::span<const ReadRequest> requests = batch->requests;
+      try {
+        batch->store->submit(
+            requests, [complete_read, state, batch](size_t k, ReadOutcome outcome) {
+              if (batch->completed[k].exchange(true)) return;
+              complete_read(state, batch->items[k], batch->tasks[k], std::move(outcome));
+            });
+      } catch (...) {
+        // Store::submit() started none of the requests it has not completed.
+        const std::exception_ptr error = std::current_exception();
+        for (size_t k = 0; k < requests.size(); ++k) {
+          if (batch->completed[k].exchange(true)) continue;
+          complete_read(state, batch->items[k], batch->tasks[k], read_not_started(error));
         }
-        std::lock_guard guard(st.mutex);
-        if (--st.active == 0) st.idle_cv.notify_all();
-      });
+      }
     }
     batches.clear();
     lock.lock();
@@ -183,6 +229,7 @@ void ReadPlan::start_in_flight(std::vector<ReadScratch>& scratch, ReadStats* sta
   state->budget = std::move(budget);
   state->window = window;
   state->pending.assign(items_.size(), 0);
+  state->ready.reserve(items_.size());
   for (size_t i = 0; i < items_.size(); ++i) {
     const WorkItem& item = items_[i];
     for (size_t t = item.first; t < item.first + item.count; ++t) {
@@ -238,9 +285,8 @@ void ReadPlan::finish_in_flight(ThreadPool* pool, std::vector<ReadScratch>& scra
     {
       const auto start = Clock::now();
       std::unique_lock lock(s.mutex);
-      s.ready_cv.wait(lock, [&] { return !s.ready.empty(); });
-      i = s.ready.front();
-      s.ready.pop_front();
+      s.ready_cv.wait(lock, [&] { return s.ready_head < s.ready.size(); });
+      i = s.ready[s.ready_head++];
       if (stats) stats->read_ns += elapsed_ns(start);  // a decode thread waiting for storage
     }
     execute_item(items_[i], scratch[worker], stats, /*fetched=*/true);

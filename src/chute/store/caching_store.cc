@@ -16,6 +16,7 @@
 
 #include "chute/store/cache_entry.h"
 #include "chute/store/io_executor.h"
+#include "chute/store/unstarted_reads.h"
 #include "chute/store/open_file_cache.h"
 #include "chute/util/error.h"
 
@@ -545,9 +546,16 @@ void CachingStore::submit(std::span<const ReadRequest> requests, const ReadCallb
   batch->whole.assign(requests.size(), 0);
   batch->buffers.resize(requests.size());
   batch->lookups_left = requests.size();
-  const std::shared_ptr<IoExecutor> executor = IoExecutor::shared();
-  for (size_t i = 0; i < requests.size(); ++i) {
-    executor->run([this, batch, i] { look_up(batch, i); });
+  size_t i = 0;
+  try {
+    const std::shared_ptr<IoExecutor> executor = IoExecutor::shared();
+    for (; i < requests.size(); ++i) executor->run([this, batch, i] { look_up(batch, i); });
+  } catch (...) {  // out of memory: the lookups not queued fail, the ones queued complete
+    const size_t unstarted = requests.size() - i;
+    fail_unstarted(requests, i, done);
+    if (batch->lookups_left.fetch_sub(unstarted, std::memory_order_acq_rel) == unstarted) {
+      forward_misses(batch);
+    }
   }
 }
 

@@ -13,6 +13,7 @@
 #include <utility>
 
 #include "chute/store/io_executor.h"
+#include "chute/store/unstarted_reads.h"
 #include "chute/util/error.h"
 #include "chute/util/unique_fd.h"
 
@@ -198,11 +199,16 @@ void submit_on_executor(const Store& store, IoExecutor& executor,
                         std::span<const ReadRequest> requests, const ReadCallback& done) {
   if (requests.empty()) return;
   // The caller's callback may be a temporary: completions after submit() returns use a copy.
-  auto callback = std::make_shared<const ReadCallback>(done);
-  for (size_t i = 0; i < requests.size(); ++i) {
-    const ReadRequest* request = &requests[i];
-    executor.run(
-        [&store, request, i, callback] { (*callback)(i, read_blocking(store, *request)); });
+  size_t i = 0;
+  try {
+    auto callback = std::make_shared<const ReadCallback>(done);
+    for (; i < requests.size(); ++i) {
+      const ReadRequest* request = &requests[i];
+      executor.run(
+          [&store, request, i, callback] { (*callback)(i, read_blocking(store, *request)); });
+    }
+  } catch (...) {  // out of memory: the ones not queued fail, the ones queued complete
+    fail_unstarted(requests, i, done);
   }
 }
 
@@ -245,9 +251,19 @@ void FileStore::read_ranges(std::span<const ReadRequest> requests, size_t first,
 
 void FileStore::submit(std::span<const ReadRequest> requests, const ReadCallback& done) const {
   if (requests.empty()) return;
+  size_t i = 0;
+  try {
+    submit_groups(requests, done, i);
+  } catch (...) {  // out of memory: the groups not queued fail, the ones queued complete
+    fail_unstarted(requests, i, done);
+  }
+}
+
+void FileStore::submit_groups(std::span<const ReadRequest> requests, const ReadCallback& done,
+                              size_t& i) const {
   // The caller's callback may be a temporary: completions after submit() returns use a copy.
   auto callback = std::make_shared<const ReadCallback>(done);
-  for (size_t i = 0; i < requests.size();) {
+  while (i < requests.size()) {
     size_t j = i + 1;
     if (plain_range(requests[i])) {
       while (j < requests.size() && plain_range(requests[j]) &&

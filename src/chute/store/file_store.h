@@ -54,6 +54,9 @@ class FileStore final : public Store {
   /// done(first + i, outcome) for each.
   void read_ranges(std::span<const ReadRequest> requests, size_t first,
                    const ReadCallback& done) const;
+  /// submit()'s work: queues the requests from `i` on, advancing `i` past each one queued.
+  void submit_groups(std::span<const ReadRequest> requests, const ReadCallback& done,
+                     size_t& i) const;
 
   std::string root_;
   FileStoreOptions options_;

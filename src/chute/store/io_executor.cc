@@ -39,7 +39,7 @@ void IoExecutor::run(std::function<void()> job) {
   if (idle_ == 0 && threads_.size() < max_threads_) {
     try {
       threads_.emplace_back([this] { loop(); });
-    } catch (const std::system_error&) {
+    } catch (...) {            // no thread (or no memory for one): the job is queued all the same
       if (threads_.empty()) {  // nobody would ever run it
         std::function<void()> mine = std::move(queue_.back());
         queue_.pop_back();

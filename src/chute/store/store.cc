@@ -3,6 +3,7 @@
 #include <condition_variable>
 #include <mutex>
 
+#include "chute/store/unstarted_reads.h"
 #include "chute/util/error.h"
 
 namespace chute {
@@ -82,6 +83,11 @@ ReadOutcome read_blocking(const Store& store, const ReadRequest& request) {
   } catch (...) {
     return failed(std::current_exception());
   }
+}
+
+void fail_unstarted(std::span<const ReadRequest> requests, size_t first, const ReadCallback& done) {
+  const std::exception_ptr error = std::current_exception();
+  for (size_t i = first; i < requests.size(); ++i) done(i, failed(error));
 }
 
 void Store::submit(std::span<const ReadRequest> requests, const ReadCallback& done) const {

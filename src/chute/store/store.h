@@ -78,8 +78,10 @@ class Store {
 
   /// Starts every request of `requests` and calls `done(i, outcome)` once for each, in any
   /// order, from any thread. The requests (and their buffers) must stay alive until the last
-  /// call. Never throws for a failed read: the outcome carries the error. Default: serves the
-  /// requests one by one with read()/read_range() before returning.
+  /// call. Never throws for a failed read: the outcome carries the error. Should not throw at
+  /// all; one that does (out of memory) must have started none of the requests it has not
+  /// completed: the caller completes those with the exception. Default: serves the requests one
+  /// by one with read()/read_range() before returning.
   virtual void submit(std::span<const ReadRequest> requests, const ReadCallback& done) const;
 
   /// Reads a batch and waits for all of it; returns one outcome per request, in order.
