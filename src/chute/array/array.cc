@@ -286,9 +286,8 @@ void Array::execute_parallel(const ChunkTask& task, ThreadPool& pool,
 void Array::load(const ChunkTask& task, ReadScratch& scratch, std::byte* decoded, ReadStats* stats,
                  FetchedChunk* fetched) const {
   with_chunk_context(task, scratch, [&] {
-    if (source_->mapped()) {
-      load_mapped(task, decoded, stats);
-      return;
+    if (source_->mapped()) {  // ReadPlan's tasks of mapped sources are boxes, not chunks
+      fail(ErrorCode::kInternal, "a mapped source's box was asked to load a chunk");
     }
     const auto [begin, end] = bytes_read_by(task);
     if (fetched != nullptr ? decode_fetched(*fetched, scratch, decoded, begin, end, stats)

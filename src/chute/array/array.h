@@ -99,7 +99,8 @@ class Array {
   /// Reads and decodes the task's chunk into `decoded` (read_chunk_nbytes() bytes, C order),
   /// or fills it with the fill value when the chunk is missing; places nothing. Only the bytes
   /// its targets read are guaranteed (see CodecChain::decode_part). Errors name the array, the
-  /// chunk key and the task's context.
+  /// chunk key and the task's context. Not for mapped sources: their tasks (ReadPlan) are
+  /// boxes copied straight to their targets by execute(), never a staged chunk.
   void load(const ChunkTask& task, ReadScratch& scratch, std::byte* decoded, ReadStats* stats,
             FetchedChunk* fetched = nullptr) const;
 
@@ -141,12 +142,10 @@ class Array {
   /// of a few rows of a large chunk needs only those rows decoded.
   std::pair<size_t, size_t> bytes_read_by(const ChunkTask& task) const;
   void fill_targets(const ChunkTask& task) const;
-  /// Mapped sources: copies each target's box straight out of the mapping.
+  /// Mapped sources: copies each target's box straight out of the mapping (box start:
+  /// chunk_coords · read chunk shape + chunk_start), with the destination's strides.
   /// Converted targets are copied into scratch.staging first, then converted from there.
   void copy_mapped(const ChunkTask& task, ReadScratch& scratch, ReadStats* stats) const;
-  /// Mapped sources: the task's chunk into `decoded` (C order, chunk shape; past the array's
-  /// end unspecified).
-  void load_mapped(const ChunkTask& task, std::byte* decoded, ReadStats* stats) const;
   /// Runs `body`; an error it throws is rethrown naming the array, chunk key and context.
   template <typename Body>
   void with_chunk_context(const ChunkTask& task, ReadScratch& scratch, Body&& body) const;

@@ -88,29 +88,4 @@ void Array::copy_mapped(const ChunkTask& task, ReadScratch& scratch, ReadStats* 
   }
 }
 
-void Array::load_mapped(const ChunkTask& task, std::byte* decoded, ReadStats* stats) const {
-  const auto start = Clock::now();
-  const size_t n = rank();
-  const int64_t item_size = metadata_.data_type.size;
-  // The part of the chunk inside the array, into the chunk-shaped C-order buffer.
-  StridedView dst = StridedView::contiguous(decoded, read_chunk_shape_, item_size);
-  int64_t box_start[kMaxCopyRank];
-  int64_t bytes = item_size;
-  for (size_t d = 0; d < n; ++d) {
-    box_start[d] = task.chunk_coords[d] * read_chunk_shape_[d];
-    dst.shape[d] = std::min(read_chunk_shape_[d], metadata_.shape[d] - box_start[d]);
-    bytes *= dst.shape[d];
-  }
-  const MappedElements& mapped = *source_->mapped();
-  mapped.file->read_mapped([&] {
-    copy_box(mapped, metadata_.shape, {box_start, n}, dst, item_size);
-  });
-  if (stats) {
-    stats->read_ns += elapsed_ns(start);
-    stats->chunks += 1;
-    stats->bytes_read += bytes;
-    stats->bytes_decoded += bytes;
-  }
-}
-
 }  // namespace chute

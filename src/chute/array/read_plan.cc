@@ -29,6 +29,10 @@ void ReadPlan::add(const Array& array, std::span<const int64_t> start, const Str
   }
   const size_t rank = array.rank();
   if (std::any_of(dst.shape.begin(), dst.shape.end(), [](int64_t n) { return n == 0; })) return;
+  if (array.source().mapped() != nullptr) {
+    add_mapped(array, start, dst, std::move(context), convert);
+    return;
+  }
 
   const auto& chunk = array.read_chunk_shape();
   const auto& grid = array.read_grid_shape();
@@ -87,6 +91,36 @@ void ReadPlan::add(const Array& array, std::span<const int64_t> start, const Str
       if (++coords[d] <= last[d]) break;
       coords[d] = first[d];
     }
+  }
+}
+
+void ReadPlan::add_mapped(const Array& array, std::span<const int64_t> start,
+                          const StridedView& dst, std::string context,
+                          const ElementConvert* convert) {
+  // Pieces along the outermost axis that has more than one index, each of at least one index
+  // and about kMappedPieceBytes (a 64³ float32 channel of a crop: one piece).
+  const size_t rank = array.rank();
+  size_t axis = 0;
+  while (axis + 1 < rank && dst.shape[axis] == 1) ++axis;
+  int64_t bytes_per_index = array.metadata().data_type.size;
+  for (size_t d = axis + 1; d < rank; ++d) bytes_per_index *= dst.shape[d];
+  const int64_t extent = rank == 0 ? 1 : dst.shape[axis];
+  const int64_t step = std::clamp<int64_t>(kMappedPieceBytes / bytes_per_index, 1, extent);
+  for (int64_t lo = 0; lo < extent; lo += step) {
+    ChunkTask& task = tasks_.emplace_back();
+    task.array = &array;
+    task.chunk_coords.assign(rank, 0);  // the target's chunk_start is its place in the array
+    task.context = context;
+    ChunkTarget& target = task.targets.emplace_back();
+    target.chunk_start.assign(start.begin(), start.end());
+    target.dst = dst;
+    target.convert = convert;
+    if (rank > 0) {
+      target.chunk_start[axis] += lo;
+      target.dst.shape[axis] = std::min(step, extent - lo);
+      target.dst.data += lo * dst.byte_strides[axis];
+    }
+    items_.push_back({tasks_.size() - 1, 1});
   }
 }
 

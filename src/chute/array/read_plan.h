@@ -60,6 +60,14 @@ inline constexpr int64_t kGatherMaxStagingBytes = 16 << 20;  // per worker
 /// A read of one chunk is decoded in parts on every worker from this many decoded bytes on.
 inline constexpr size_t kSplitMinBytes = 256 << 10;
 
+/// Boxes of mapped sources (.npy, contiguous HDF5) are copied straight out of the mapping with
+/// their destination's strides (a transform's permuted and reversed ones included): no chunk
+/// is staged, so the plan splits a box into pieces of about this many bytes along its
+/// outermost axis, whatever the source's virtual read grid, rather than one task per slab of
+/// that grid (a plane of a crop each, which left a transform moving the plane axis to the
+/// fastest one with nothing to transpose but single elements).
+inline constexpr int64_t kMappedPieceBytes = 1 << 20;
+
 /// A chunk's stored bytes read ahead of its decode (ReadPlan keeps reads in flight).
 struct FetchedChunk {
   ChunkLocation where;  // located on the planning thread
@@ -154,6 +162,10 @@ class ReadPlan {
   /// Adds the tasks of one row of chunks along the innermost dimension (task indices in
   /// `row`, `fresh` when each was created by this row) as work items.
   void add_row(const Array& array, std::span<const size_t> row, bool fresh);
+  /// add() for a mapped source: tasks of one target each, whose chunk_coords are zero and
+  /// whose chunk_start is the piece's start in the array (see kMappedPieceBytes).
+  void add_mapped(const Array& array, std::span<const int64_t> start, const StridedView& dst,
+                  std::string context, const ElementConvert* convert);
   /// `fetched`: use the chunks read ahead (fetched_) of the tasks marked in fetching_.
   void execute_item(const WorkItem& item, ReadScratch& scratch, ReadStats* stats,
                     bool fetched = false);

@@ -66,7 +66,14 @@ CropRooflineResult measure_crop_roofline(const CropDataset& dataset,
   std::vector<ReadScratch> scratch(pool.size());
   int64_t max_chunk = 0;
   for (const auto& [name, array] : dataset.arrays()) {
-    max_chunk = std::max(max_chunk, array->read_chunk_nbytes());
+    // A mapped source's tasks are pieces of at most kMappedPieceBytes, or of one index of the
+    // box's outermost axis when that is larger.
+    int64_t piece = kMappedPieceBytes;
+    if (array->source().mapped() != nullptr) {
+      for (const OutputSpec& output : dataset.outputs())
+        piece = std::max(piece, output.sample_nbytes());
+    }
+    max_chunk = std::max(max_chunk, array->source().mapped() ? piece : array->read_chunk_nbytes());
   }
   std::vector<ByteBuffer> decoded;
   for (size_t w = 0; w < pool.size(); ++w) {
@@ -90,17 +97,35 @@ CropRooflineResult measure_crop_roofline(const CropDataset& dataset,
     plan.execute(&pool, scratch);
     loop_ns += elapsed_ns(start);
 
-    // Read + decode of every touched chunk, timed apart by the read path's own clocks.
+    // Read + decode of every touched chunk, timed apart by the read path's own clocks. A mapped
+    // source (.npy, contiguous HDF5) has no chunk to decode: its read is the plain copy of each
+    // target's box out of the mapping, into a contiguous box placed from below.
     if (before_reads) before_reads();
     pool.parallel_for(tasks.size(), [&](size_t i, size_t worker) {
-      tasks[i].array->load(tasks[i], scratch[worker], decoded[worker].data(), &stats);
+      const ChunkTask& task = tasks[i];
+      if (task.array->source().mapped() == nullptr) {
+        task.array->load(task, scratch[worker], decoded[worker].data(), &stats);
+        return;
+      }
+      ChunkTask plain = task;
+      plain.targets.resize(1);
+      plain.targets[0].dst = StridedView::contiguous(
+          decoded[worker].data(), task.targets[0].dst.shape, task.array->metadata().data_type.size);
+      plain.targets[0].convert = nullptr;
+      task.array->execute(plain, scratch[worker], &stats);
     });
 
-    // Placement with the transforms alone, from a cache-resident decoded chunk.
+    // Placement with the transforms alone, from a cache-resident decoded chunk (box).
     start = Clock::now();
     pool.parallel_for(tasks.size(), [&](size_t i, size_t worker) {
       const ChunkTask& task = tasks[i];
       const int64_t item = task.array->metadata().data_type.size;
+      if (task.array->source().mapped() != nullptr) {
+        const ChunkTarget& target = task.targets[0];
+        const std::vector<int64_t> zeros(target.dst.shape.size(), 0);
+        strided_copy(decoded[worker].data(), target.dst.shape, zeros, target.dst, item);
+        return;
+      }
       for (const ChunkTarget& target : task.targets) {
         strided_copy(decoded[worker].data(), task.array->read_chunk_shape(), target.chunk_start,
                      target.dst, item);
