@@ -23,6 +23,9 @@ struct DataType {
   bool operator==(const DataType&) const = default;
 };
 
+/// The output type of most batches.
+inline constexpr DataType kFloat32{DTypeKind::kFloat, 4};
+
 enum class Endian : uint8_t { kLittle, kBig, kNotApplicable };
 
 /// Parses a v3 data type name; throws kUnsupported naming it when unknown.
