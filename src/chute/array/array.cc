@@ -10,6 +10,7 @@
 #include "chute/array/strided_copy.h"
 #include "chute/array/zarr_chunk_source.h"
 #include "chute/util/clock.h"
+#include "chute/util/element_count.h"
 #include "chute/util/error.h"
 
 namespace chute {
@@ -21,12 +22,6 @@ std::string describe_box(std::span<const int64_t> start, std::span<const int64_t
     box += fmt::format("{}{}:{}", d ? ", " : "", start[d], start[d] + shape[d]);
   }
   return box + "]";
-}
-
-int64_t product(std::span<const int64_t> values) {
-  int64_t p = 1;
-  for (int64_t v : values) p *= v;
-  return p;
 }
 
 }  // namespace
@@ -109,7 +104,7 @@ void Array::init_read_grid() {
   }
   read_grid_shape_ = chunk_grid_shape(shape, read_chunk_shape_);
   const int64_t expected =
-      product(read_chunk_shape_) * static_cast<int64_t>(metadata_.data_type.size);
+      element_count(read_chunk_shape_) * static_cast<int64_t>(metadata_.data_type.size);
   if (read_chain_->decoded_nbytes() != expected) {
     fail(ErrorCode::kInternal, "array '{}': codec chain decodes {} bytes per chunk, expected {}",
          name_, read_chain_->decoded_nbytes(), expected);

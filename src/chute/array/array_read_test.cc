@@ -229,7 +229,7 @@ TEST(ArrayRead, BoxesOfLargeBloscChunksDecodeOnlyTheRowsTheyRead) {
   for (const Coords& chunks : {Coords{32, 64, 8}, Coords{32, 64, 2}}) {
     auto m = make_metadata<float>({64, 64, 8}, chunks, codecs);
     Array array = make_array<float>(m);
-    const int64_t chunk_nbytes = product(chunks) * 4;
+    const int64_t chunk_nbytes = element_count(chunks) * 4;
     ThreadPool pool(2);
     std::mt19937_64 rng(99);
     for (int i = 0; i < 40; ++i) {

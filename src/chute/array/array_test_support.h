@@ -15,8 +15,10 @@
 #include "chute/array/array.h"
 #include "chute/array/chunk_grid.h"
 #include "chute/array/read_scratch.h"
+#include "chute/array/strided_copy.h"
 #include "chute/codec/codec_chain.h"
 #include "chute/store/memory_store.h"
+#include "chute/util/element_count.h"
 #include "chute/util/error.h"
 #include "chute/util/thread_pool.h"
 
@@ -40,10 +42,9 @@ DataType dtype_of() {
   if constexpr (std::is_same_v<T, uint64_t>) return {DTypeKind::kUInt, 8};
 }
 
-inline int64_t product(std::span<const int64_t> v) {
-  int64_t p = 1;
-  for (int64_t x : v) p *= x;
-  return p;
+inline StridedView view_of(std::vector<float>& buffer, Coords shape) {
+  return StridedView::contiguous(reinterpret_cast<std::byte*>(buffer.data()), std::move(shape),
+                                 sizeof(float));
 }
 
 /// The value at a global index: distinct for every element of arrays below 2^23 elements (so
@@ -87,7 +88,7 @@ template <typename T>
 std::vector<std::byte> chunk_bytes(std::span<const int64_t> shape, std::span<const int64_t> chunk,
                                    std::span<const int64_t> coords) {
   std::vector<T> values;
-  values.reserve(static_cast<size_t>(product(chunk)));
+  values.reserve(static_cast<size_t>(element_count(chunk)));
   std::vector<int64_t> local(chunk.size(), 0), global(chunk.size());
   do {
     bool inside = true;
@@ -110,7 +111,7 @@ void write_chunks(MemoryStore& store, const std::string& prefix, const ArrayMeta
   CodecScratch scratch;
   ByteBuffer encoded;
   Coords grid = chunk_grid_shape(m.shape, m.chunk_shape);
-  if (product(grid) == 0) return;
+  if (element_count(grid) == 0) return;
   Coords coords(grid.size(), 0);
   do {
     if (!present(coords)) continue;
@@ -149,10 +150,10 @@ void write_shards(MemoryStore& store, const std::string& prefix, const ArrayMeta
   const size_t rank = m.shape.size();
   Coords per_shard(rank);
   for (size_t d = 0; d < rank; ++d) per_shard[d] = m.chunk_shape[d] / inner[d];
-  const int64_t n = product(per_shard);
+  const int64_t n = element_count(per_shard);
   const uint64_t index_nbytes = static_cast<uint64_t>(n) * 16;
   Coords grid = chunk_grid_shape(m.shape, m.chunk_shape);
-  if (product(grid) == 0) return;
+  if (element_count(grid) == 0) return;
   Coords shard(rank, 0);
   do {
     std::vector<std::byte> data;
@@ -190,7 +191,7 @@ std::vector<T> expected_box(std::span<const int64_t> start, std::span<const int6
                             std::span<const int64_t> chunk, T fill,
                             const Present& present = all_present) {
   std::vector<T> out;
-  if (product(shape) == 0) return out;
+  if (element_count(shape) == 0) return out;
   std::vector<int64_t> local(shape.size(), 0), global(shape.size()), coords(shape.size());
   do {
     for (size_t d = 0; d < shape.size(); ++d) {
@@ -223,7 +224,7 @@ template <typename T>
 template <typename T>
 std::vector<T> read_box(const Array& array, std::span<const int64_t> start, Coords shape,
                         ThreadPool* pool = nullptr, ReadStats* stats = nullptr) {
-  std::vector<T> out(static_cast<size_t>(product(shape)), static_cast<T>(-5));
+  std::vector<T> out(static_cast<size_t>(element_count(shape)), static_cast<T>(-5));
   auto view = StridedView::contiguous(reinterpret_cast<std::byte*>(out.data()), std::move(shape),
                                       sizeof(T));
   array.read(start, view, pool, stats);

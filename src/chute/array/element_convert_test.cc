@@ -173,7 +173,7 @@ TEST(ElementConvert, StridedTransformMatchesTheFormulaOnRandomBoxesAndLayouts) {
       start[d] = static_cast<int64_t>(rng() % static_cast<uint64_t>(src_shape[d]));
       box[d] = 1 + static_cast<int64_t>(rng() % static_cast<uint64_t>(src_shape[d] - start[d]));
     }
-    std::vector<int16_t> src(static_cast<size_t>(testing::product(src_shape)));
+    std::vector<int16_t> src(static_cast<size_t>(element_count(src_shape)));
     for (auto& v : src) v = static_cast<int16_t>(rng() % 9);  // 3 (missing) comes up often
     // The destination: the box's axes in a random order, every other element when `gap`, the
     // first axis reversed when `flip`.
@@ -233,7 +233,7 @@ std::vector<double> converted_box(const std::vector<int16_t>& raw, const Element
 
 std::vector<double> read_converted_box(const Array& array, const Coords& start, Coords shape,
                                        const ElementConvert& c, ThreadPool* pool = nullptr) {
-  std::vector<double> out(static_cast<size_t>(testing::product(shape)), -5.0);
+  std::vector<double> out(static_cast<size_t>(element_count(shape)), -5.0);
   auto view = StridedView::contiguous(reinterpret_cast<std::byte*>(out.data()), std::move(shape),
                                       sizeof(double));
   array.read_converted(start, view, c, pool);

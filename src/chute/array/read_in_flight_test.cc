@@ -22,11 +22,6 @@ namespace {
 using namespace chute::testing;
 using std::chrono::milliseconds;
 
-StridedView view_of(std::vector<float>& buffer, Coords shape) {
-  return StridedView::contiguous(reinterpret_cast<std::byte*>(buffer.data()), std::move(shape),
-                                 sizeof(float));
-}
-
 const std::vector<CodecSpec> kBlosc = {
     bytes_codec(),
     {"blosc", {{"cname", "lz4"}, {"shuffle", "shuffle"}, {"typesize", 4}, {"blocksize", 256}}}};
@@ -48,9 +43,9 @@ TEST(ReadsInFlight, SameBytesAsOneReadPerWorker) {
     for (int i = 0; i < 6; ++i) {
       auto [start_a, extent_a] = random_box(rng, shape);
       auto [start_b, extent_b] = random_box(rng, shape);
-      std::vector<float> out_a(static_cast<size_t>(product(extent_a)), -7.f);
-      std::vector<float> out_b(static_cast<size_t>(product(extent_b)), -7.f);
-      std::vector<float> whole(static_cast<size_t>(product(shape)), -7.f);
+      std::vector<float> out_a(static_cast<size_t>(element_count(extent_a)), -7.f);
+      std::vector<float> out_b(static_cast<size_t>(element_count(extent_b)), -7.f);
+      std::vector<float> whole(static_cast<size_t>(element_count(shape)), -7.f);
       ReadPlan plan;
       plan.add(a, start_a, view_of(out_a, extent_a), "sample 0");
       plan.add(b, start_b, view_of(out_b, extent_b), "sample 1");

@@ -26,11 +26,6 @@ struct Fixture {
   std::shared_ptr<CountingStore> counting = std::make_shared<CountingStore>(memory, true);
 };
 
-StridedView view_of(std::vector<float>& buffer, Coords shape) {
-  return StridedView::contiguous(reinterpret_cast<std::byte*>(buffer.data()), std::move(shape),
-                                 sizeof(float));
-}
-
 TEST(ReadPlan, SharedChunksAreReadOnce) {
   Fixture f;
   Coords shape{20, 20}, chunks{5, 5};
@@ -230,7 +225,7 @@ TEST(ReadPlan, GatherHandlesBoxesStartingInsideAChunk) {
   ThreadPool pool(2);
   for (int i = 0; i < 40; ++i) {
     auto [start, extent] = random_box(rng, shape);
-    std::vector<float> out(static_cast<size_t>(product(extent)));
+    std::vector<float> out(static_cast<size_t>(element_count(extent)));
     ReadPlan plan;
     plan.add(array, start, view_of(out, extent));
     std::vector<ReadScratch> scratch;

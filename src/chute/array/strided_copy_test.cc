@@ -9,18 +9,13 @@
 #include <random>
 #include <vector>
 
+#include "chute/util/element_count.h"
 #include "chute/util/error.h"
 
 namespace chute {
 namespace {
 
 using Coords = std::vector<int64_t>;
-
-int64_t product(const Coords& v) {
-  int64_t p = 1;
-  for (int64_t x : v) p *= x;
-  return p;
-}
 
 bool next_index(Coords& index, const Coords& shape) {
   for (size_t d = index.size(); d-- > 0;) {
@@ -52,7 +47,7 @@ TEST(StridedView, UnitDimensionsIgnoreTheirStride) {
 /// destination buffer laid out with `dst_strides`: the naive reference.
 void naive_copy(const std::byte* src, const Coords& src_shape, const Coords& start, std::byte* dst,
                 const Coords& dst_shape, const Coords& dst_strides, int64_t item) {
-  if (product(dst_shape) == 0) return;
+  if (element_count(dst_shape) == 0) return;
   Coords index(dst_shape.size(), 0);
   do {
     int64_t s = 0, t = 0, stride = item;
@@ -97,7 +92,7 @@ TEST(StridedCopy, RandomBoxesMatchElementwiseCopy) {
       pad[d] = (rng() % 3 == 0) ? static_cast<int64_t>(rng() % 3) : 0;
     }
     const int64_t spacing = (rng() % 4 == 0) ? 3 : 1;
-    std::vector<std::byte> src(static_cast<size_t>(product(src_shape) * item));
+    std::vector<std::byte> src(static_cast<size_t>(element_count(src_shape) * item));
     for (auto& b : src) b = static_cast<std::byte>(rng());
     Layout layout = padded_layout(shape, pad, spacing, item);
     std::vector<std::byte> actual(static_cast<size_t>(layout.nbytes), std::byte{0xEE});
@@ -163,7 +158,7 @@ void check_interleave(const Coords& outer, const std::vector<int64_t>& widths, i
   std::vector<InterleavedRun> runs;
   int64_t column = 0;
   for (int64_t w : widths) {
-    auto& chunk = chunks.emplace_back(static_cast<size_t>(product(chunk_shape) * item));
+    auto& chunk = chunks.emplace_back(static_cast<size_t>(element_count(chunk_shape) * item));
     for (auto& b : chunk) b = static_cast<std::byte>(rng());
     Coords box = outer;
     box.push_back(w);
@@ -214,7 +209,7 @@ void check_fill(T value, const Coords& shape, const Coords& pad, int64_t spacing
   std::vector<std::byte> value_bytes(sizeof(T));
   std::memcpy(value_bytes.data(), &value, sizeof(T));
   // The reference: copy from a source whose every element is `value`.
-  std::vector<std::byte> src(static_cast<size_t>(product(shape)) * sizeof(T));
+  std::vector<std::byte> src(static_cast<size_t>(element_count(shape)) * sizeof(T));
   for (size_t i = 0; i < src.size(); i += sizeof(T)) std::memcpy(&src[i], &value, sizeof(T));
   naive_copy(src.data(), shape, Coords(shape.size(), 0), expected.data(), shape, layout.strides,
              item);

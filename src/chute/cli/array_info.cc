@@ -10,6 +10,7 @@
 #include "chute/codec/codec_chain.h"
 #include "chute/codec/sharding.h"
 #include "chute/format/hdf5_chunked_source.h"
+#include "chute/util/element_count.h"
 
 namespace chute::cli {
 using nlohmann::json;
@@ -81,12 +82,6 @@ json scalar_json(const DataType& type, const std::byte* p) {
   return nullptr;
 }
 
-int64_t product(const std::vector<int64_t>& v) {
-  int64_t n = 1;
-  for (int64_t x : v) n *= x;
-  return n;
-}
-
 }  // namespace
 
 json fill_value_json(const ArrayMetadata& metadata) {
@@ -119,7 +114,7 @@ json array_info(const Array& array, const std::string& name) {
   for (size_t d = 0; d < m.rank(); ++d) {
     grid.push_back(m.chunk_shape[d] ? (m.shape[d] + m.chunk_shape[d] - 1) / m.chunk_shape[d] : 0);
   }
-  const int64_t count = product(grid);
+  const int64_t count = element_count(grid);
   // One stat() per chunk key: a grid of 2^40 chunks would take days, so only the first
   // kMaxCheckedChunks keys are looked at, and the report says so ("checked").
   const int64_t checked = std::min(count, kMaxCheckedChunks);
@@ -157,7 +152,7 @@ json array_info(const Array& array, const std::string& name) {
                  {"stored_nbytes_min", stored ? json(smallest) : json()},
                  {"stored_nbytes_max", stored ? json(largest) : json()}};
   if (sharding) {
-    chunks["inner_decoded_nbytes"] = product(sharding->inner_chunk_shape) * m.data_type.size;
+    chunks["inner_decoded_nbytes"] = element_count(sharding->inner_chunk_shape) * m.data_type.size;
   }
   return {{"name", name},
           {"node_type", "array"},

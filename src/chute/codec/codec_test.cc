@@ -14,12 +14,6 @@ using testing::from_hex;
 using testing::pattern;
 using testing::to_hex;
 
-const DataType kU8{DTypeKind::kUInt, 1};
-const DataType kI16{DTypeKind::kInt, 2};
-const DataType kI32{DTypeKind::kInt, 4};
-const DataType kF32{DTypeKind::kFloat, 4};
-const DataType kF64{DTypeKind::kFloat, 8};
-const DataType kC128{DTypeKind::kComplex, 16};
 
 std::vector<std::byte> decode(const CodecChain& c, std::span<const std::byte> encoded) {
   CodecScratch scratch;
@@ -90,7 +84,7 @@ const RoundTripCase kRoundTripCases[] = {
          {"name":"transpose","configuration":{"order":[2,0,1]}},{"name":"bytes"}])"},
 };
 
-const DataType kRoundTripTypes[] = {kU8, kI16, kI32, kF64, kC128};
+const DataType kRoundTripTypes[] = {kUInt8, kInt16, kInt32, kFloat64, kComplex128};
 
 INSTANTIATE_TEST_SUITE_P(Codec, CodecRoundTrip,
                          ::testing::Combine(::testing::ValuesIn(kRoundTripCases),
@@ -103,7 +97,7 @@ INSTANTIATE_TEST_SUITE_P(Codec, CodecRoundTrip,
 TEST(CodecFilters, IntegerDeltaRoundTripsAndWraps) {
   auto codecs = chain(R"([{"name":"numcodecs.delta","configuration":{"dtype":"<i4"}},
                           {"name":"bytes"},{"name":"zstd"}])",
-                      kI32, {6});
+                      kInt32, {6});
   const std::vector<int32_t> values = {INT32_MAX, INT32_MIN, 0, -7, 12, INT32_MAX};
   const auto data = testing::as_bytes_of(values);
   EXPECT_EQ(decode(*codecs, encode(*codecs, data)), data);
@@ -113,7 +107,7 @@ TEST(CodecFilters, DeltaDecodesNumcodecsEncoding) {
   // numcodecs.Delta('<i4', '<i2').encode([100, 102, 99, 99, 1000, -5])
   auto codecs = chain(R"([{"name":"delta","configuration":{"dtype":"<i4","astype":"<i2"}},
                           {"name":"bytes","configuration":{"endian":"little"}}])",
-                      kI32, {6});
+                      kInt32, {6});
   const auto encoded = from_hex("64000200fdff0000850313fc");
   EXPECT_EQ(decode(*codecs, encoded),
             testing::as_bytes_of(std::vector<int32_t>{100, 102, 99, 99, 1000, -5}));
@@ -126,7 +120,7 @@ TEST(CodecFilters, FixedScaleOffsetMatchesNumcodecs) {
   auto codecs = chain(R"([{"name":"fixedscaleoffset","configuration":{"id":"fixedscaleoffset",
                           "offset":1,"scale":10,"dtype":"<f8","astype":"<i2"}},
                           {"name":"bytes","configuration":{"endian":"little"}}])",
-                      kF64, {4});
+                      kFloat64, {4});
   const auto data = testing::as_bytes_of(std::vector<double>{1.5, 2.25, -0.125, 1000.0});
   EXPECT_EQ(to_hex(encode(*codecs, data)), "05000c00f5ff0627");
   EXPECT_EQ(decode(*codecs, from_hex("05000c00f5ff0627")),
@@ -137,7 +131,7 @@ TEST(CodecFilters, QuantizeMatchesNumcodecs) {
   // numcodecs.Quantize(2, '<f4').encode([0.123456, 3.14159, -2.71828])
   auto codecs = chain(R"([{"name":"numcodecs.quantize","configuration":{"digits":2,
                           "dtype":"<f4"}},{"name":"bytes"}])",
-                      kF32, {3});
+                      kFloat32, {3});
   const auto data = testing::as_bytes_of(std::vector<float>{0.123456f, 3.14159f, -2.71828f});
   EXPECT_EQ(to_hex(encode(*codecs, data)), "0000003e0000494000002ec0");
   EXPECT_EQ(decode(*codecs, from_hex("0000003e0000494000002ec0")),
@@ -148,10 +142,10 @@ TEST(CodecFilters, AsTypeMatchesNumcodecs) {
   // numcodecs.AsType('<f4', '<f8').encode([1.5, -2.0, 3.25])
   auto codecs = chain(R"([{"name":"astype","configuration":{"encode_dtype":"<f4",
                           "decode_dtype":"<f8"}},{"name":"bytes"},{"name":"zlib"}])",
-                      kF64, {3});
+                      kFloat64, {3});
   auto plain = chain(R"([{"name":"astype","configuration":{"encode_dtype":"<f4",
                          "decode_dtype":"<f8"}},{"name":"bytes"}])",
-                     kF64, {3});
+                     kFloat64, {3});
   const auto data = testing::as_bytes_of(std::vector<double>{1.5, -2.0, 3.25});
   EXPECT_EQ(to_hex(encode(*plain, data)), "0000c03f000000c000005040");
   EXPECT_EQ(decode(*codecs, encode(*codecs, data)), data);
@@ -161,7 +155,7 @@ TEST(CodecFilters, ShuffleMatchesNumcodecs) {
   // numcodecs.Shuffle(4).encode(bytes(range(12)))
   auto codecs = chain(R"([{"name":"bytes"},{"name":"numcodecs.shuffle",
                           "configuration":{"elementsize":4}}])",
-                      kU8, {12});
+                      kUInt8, {12});
   const auto data = from_hex("000102030405060708090a0b");
   EXPECT_EQ(to_hex(encode(*codecs, data)), "00040801050902060a03070b");
   EXPECT_EQ(decode(*codecs, from_hex("00040801050902060a03070b")), data);
@@ -170,23 +164,23 @@ TEST(CodecFilters, ShuffleMatchesNumcodecs) {
 TEST(CodecKnownAnswers, DecodesNumcodecsCompressorOutput) {
   // Each produced by numcodecs 0.16 from the bytes below.
   const auto ramp = from_hex("000102030405060708090a0b0c0d0e0f");
-  EXPECT_EQ(decode(*chain(R"([{"name":"bytes"},{"name":"lz4"}])", kU8, {16}),
+  EXPECT_EQ(decode(*chain(R"([{"name":"bytes"},{"name":"lz4"}])", kUInt8, {16}),
                    from_hex("10000000f001000102030405060708090a0b0c0d0e0f")),
             ramp);
   const std::string hello = "hello";
   const auto hello_bytes = std::as_bytes(std::span(hello.data(), hello.size()));
-  EXPECT_EQ(decode(*chain(R"([{"name":"bytes"},{"name":"zlib"}])", kU8, {5}),
+  EXPECT_EQ(decode(*chain(R"([{"name":"bytes"},{"name":"zlib"}])", kUInt8, {5}),
                    from_hex("7801cb48cdc9c90700062c0215")),
             std::vector<std::byte>(hello_bytes.begin(), hello_bytes.end()));
   std::string hello10;
   for (int i = 0; i < 10; ++i) hello10 += hello;
   const auto hello10_bytes = std::as_bytes(std::span(hello10.data(), hello10.size()));
-  EXPECT_EQ(decode(*chain(R"([{"name":"bytes"},{"name":"zstd"}])", kU8, {50}),
+  EXPECT_EQ(decode(*chain(R"([{"name":"bytes"},{"name":"zstd"}])", kUInt8, {50}),
                    from_hex("28b52ffd20325d00002868656c6c6f0100c22c5a")),
             std::vector<std::byte>(hello10_bytes.begin(), hello10_bytes.end()));
   const std::string gz = "hello gzip hello gzip";
   const auto gz_bytes = std::as_bytes(std::span(gz.data(), gz.size()));
-  EXPECT_EQ(decode(*chain(R"([{"name":"bytes"},{"name":"gzip"}])", kU8, {21}),
+  EXPECT_EQ(decode(*chain(R"([{"name":"bytes"},{"name":"gzip"}])", kUInt8, {21}),
                    from_hex("1f8b0800b53d036b04ffcb48cdc9c95748afca2c50c8803301ac5ff12715000000")),
             std::vector<std::byte>(gz_bytes.begin(), gz_bytes.end()));
   // numcodecs.Blosc('zstd', 3, BITSHUFFLE).encode(np.arange(20, dtype='<u2'))
@@ -201,7 +195,7 @@ TEST(CodecKnownAnswers, DecodesNumcodecsCompressorOutput) {
 }
 
 TEST(CodecBytes, BigEndianSwapsEachElementAndEachComplexPart) {
-  auto i32 = chain(R"([{"name":"bytes","configuration":{"endian":"big"}}])", kI32, {2});
+  auto i32 = chain(R"([{"name":"bytes","configuration":{"endian":"big"}}])", kInt32, {2});
   EXPECT_EQ(to_hex(encode(*i32, from_hex("0102030405060708"))), "0403020108070605");
   auto c64 = chain(R"([{"name":"bytes","configuration":{"endian":"big"}}])",
                    DataType{DTypeKind::kComplex, 8}, {1});
@@ -211,11 +205,11 @@ TEST(CodecBytes, BigEndianSwapsEachElementAndEachComplexPart) {
 
 TEST(CodecTranspose, EncodesThePermutedArray) {
   // A 2x3 uint8 array [[0,1,2],[3,4,5]] transposed is [[0,3],[1,4],[2,5]].
-  auto t = chain(R"([{"name":"transpose","configuration":{"order":[1,0]}},{"name":"bytes"}])", kU8,
+  auto t = chain(R"([{"name":"transpose","configuration":{"order":[1,0]}},{"name":"bytes"}])", kUInt8,
                  {2, 3});
   EXPECT_EQ(to_hex(encode(*t, from_hex("000102030405"))), "000301040205");
   EXPECT_EQ(decode(*t, from_hex("000301040205")), from_hex("000102030405"));
-  auto f = chain(R"([{"name":"transpose","configuration":{"order":"F"}},{"name":"bytes"}])", kU8,
+  auto f = chain(R"([{"name":"transpose","configuration":{"order":"F"}},{"name":"bytes"}])", kUInt8,
                  {2, 3});
   EXPECT_EQ(to_hex(encode(*f, from_hex("000102030405"))), "000301040205");
 }
@@ -223,14 +217,14 @@ TEST(CodecTranspose, EncodesThePermutedArray) {
 TEST(CodecChain, DescribesItsCodecs) {
   auto c = chain(R"([{"name":"bytes","configuration":{"endian":"little"}},
                      {"name":"blosc","configuration":{"cname":"lz4","clevel":5,"shuffle":1}}])",
-                 kF32, {4});
+                 kFloat32, {4});
   EXPECT_EQ(c->describe(), "bytes(little) | blosc(lz4, shuffle, clevel 5)");
   EXPECT_EQ(c->decoded_nbytes(), 16);
   EXPECT_EQ(c->sharding(), nullptr);
 }
 
 TEST(CodecChain, SimpleChainDecodesStraightIntoTheOutput) {
-  auto c = chain(R"([{"name":"bytes"},{"name":"zstd"}])", kF32, {1000});
+  auto c = chain(R"([{"name":"bytes"},{"name":"zstd"}])", kFloat32, {1000});
   const auto data = pattern(4000);
   CodecScratch scratch;
   ByteBuffer encoded;
@@ -243,58 +237,58 @@ TEST(CodecChain, SimpleChainDecodesStraightIntoTheOutput) {
 }
 
 TEST(CodecChain, RejectsUnknownCodecsAndBadConfigurations) {
-  EXPECT_CHUTE_ERROR(chain(R"([{"name":"bytes"},{"name":"snappy9"}])", kU8, {4}),
+  EXPECT_CHUTE_ERROR(chain(R"([{"name":"bytes"},{"name":"snappy9"}])", kUInt8, {4}),
                      ErrorCode::kUnsupported, "snappy9");
-  EXPECT_CHUTE_ERROR(chain(R"([{"name":"numcodecs.bitround"},{"name":"bytes"}])", kF32, {4}),
+  EXPECT_CHUTE_ERROR(chain(R"([{"name":"numcodecs.bitround"},{"name":"bytes"}])", kFloat32, {4}),
                      ErrorCode::kUnsupported, "bitround");
   EXPECT_CHUTE_ERROR(
-      chain(R"([{"name":"bytes"},{"name":"blosc","configuration":{"shuffle":"x"}}])", kU8, {4}),
+      chain(R"([{"name":"bytes"},{"name":"blosc","configuration":{"shuffle":"x"}}])", kUInt8, {4}),
       ErrorCode::kInvalidMetadata, "shuffle");
   EXPECT_CHUTE_ERROR(
-      chain(R"([{"name":"bytes"},{"name":"blosc","configuration":{"cname":"nope"}}])", kU8, {4}),
+      chain(R"([{"name":"bytes"},{"name":"blosc","configuration":{"cname":"nope"}}])", kUInt8, {4}),
       ErrorCode::kUnsupported, "nope");
-  EXPECT_CHUTE_ERROR(chain(R"([{"name":"bytes","configuration":{"endian":"middle"}}])", kI32, {4}),
+  EXPECT_CHUTE_ERROR(chain(R"([{"name":"bytes","configuration":{"endian":"middle"}}])", kInt32, {4}),
                      ErrorCode::kInvalidMetadata, "middle");
   EXPECT_CHUTE_ERROR(chain(R"([{"name":"transpose","configuration":{"order":[0,0]}},
                                {"name":"bytes"}])",
-                           kU8, {2, 2}),
+                           kUInt8, {2, 2}),
                      ErrorCode::kInvalidMetadata, "permutation");
-  EXPECT_CHUTE_ERROR(chain(R"([{"name":"zstd"}])", kU8, {4}), ErrorCode::kInvalidMetadata,
+  EXPECT_CHUTE_ERROR(chain(R"([{"name":"zstd"}])", kUInt8, {4}), ErrorCode::kInvalidMetadata,
                      "before the array->bytes");
-  EXPECT_CHUTE_ERROR(chain(R"([{"name":"transpose","configuration":{"order":[0]}}])", kU8, {4}),
+  EXPECT_CHUTE_ERROR(chain(R"([{"name":"transpose","configuration":{"order":[0]}}])", kUInt8, {4}),
                      ErrorCode::kInvalidMetadata, "no array->bytes");
-  EXPECT_CHUTE_ERROR(chain(R"([{"name":"bytes"},{"name":"bytes"}])", kU8, {4}),
+  EXPECT_CHUTE_ERROR(chain(R"([{"name":"bytes"},{"name":"bytes"}])", kUInt8, {4}),
                      ErrorCode::kInvalidMetadata, "second array->bytes");
   EXPECT_CHUTE_ERROR(
-      chain(R"([{"name":"bytes"},{"name":"zstd","configuration":{"level":"high"}}])", kU8, {4}),
+      chain(R"([{"name":"bytes"},{"name":"zstd","configuration":{"level":"high"}}])", kUInt8, {4}),
       ErrorCode::kInvalidMetadata, "level");
   EXPECT_CHUTE_ERROR(chain(R"([{"name":"delta","configuration":{"dtype":"<i2"}},
                                {"name":"bytes"}])",
-                           kI32, {4}),
+                           kInt32, {4}),
                      ErrorCode::kInvalidMetadata, "does not match");
   EXPECT_CHUTE_ERROR(chain(R"([{"name":"fixedscaleoffset","configuration":{"offset":0,
                                "dtype":"<f8"}},{"name":"bytes"}])",
-                           kF64, {4}),
+                           kFloat64, {4}),
                      ErrorCode::kInvalidMetadata, "scale");
   // Filter dtypes of sizes NumPy does not have are refused by name.
   EXPECT_CHUTE_ERROR(chain(R"([{"name":"astype","configuration":{"encode_dtype":"<f260",
                                "decode_dtype":"<f4"}},{"name":"bytes"}])",
-                           kF32, {4}),
+                           kFloat32, {4}),
                      ErrorCode::kUnsupported, "<f260");
   EXPECT_CHUTE_ERROR(chain(R"([{"name":"delta","configuration":{"dtype":"<i3"}},
                                {"name":"bytes"}])",
-                           kI32, {4}),
+                           kInt32, {4}),
                      ErrorCode::kUnsupported, "<i3");
 }
 
 std::vector<std::byte> encoded_with(const char* codecs, size_t n) {
-  auto c = chain(codecs, kU8, {static_cast<int64_t>(n)});
+  auto c = chain(codecs, kUInt8, {static_cast<int64_t>(n)});
   return encode(*c, pattern(n));
 }
 
 TEST(CodecCorrupt, BloscTruncatedCorruptAndWrongSize) {
   const char* blosc = R"([{"name":"bytes"},{"name":"blosc","configuration":{"cname":"lz4"}}])";
-  auto c = chain(blosc, kU8, {4096});
+  auto c = chain(blosc, kUInt8, {4096});
   auto good = encoded_with(blosc, 4096);
   EXPECT_CHUTE_ERROR(decode(*c, std::span(good).first(10)), ErrorCode::kCorruptData,
                      "expected at least 16 bytes, got 10");
@@ -315,7 +309,7 @@ TEST(CodecCorrupt, BloscTruncatedCorruptAndWrongSize) {
 
 TEST(CodecCorrupt, ZstdTruncatedCorruptAndWrongSize) {
   const char* zstd = R"([{"name":"bytes"},{"name":"zstd","configuration":{"checksum":true}}])";
-  auto c = chain(zstd, kU8, {4096});
+  auto c = chain(zstd, kUInt8, {4096});
   auto good = encoded_with(zstd, 4096);
   EXPECT_CHUTE_ERROR(decode(*c, std::span(good).first(good.size() - 3)), ErrorCode::kCorruptData,
                      "zstd");
@@ -331,7 +325,7 @@ TEST(CodecCorrupt, ZstdTruncatedCorruptAndWrongSize) {
 TEST(CodecCorrupt, GzipAndZlibTruncatedCorruptAndWrongSize) {
   for (const char* codecs :
        {R"([{"name":"bytes"},{"name":"gzip"}])", R"([{"name":"bytes"},{"name":"zlib"}])"}) {
-    auto c = chain(codecs, kU8, {4096});
+    auto c = chain(codecs, kUInt8, {4096});
     auto good = encoded_with(codecs, 4096);
     EXPECT_CHUTE_ERROR(decode(*c, std::span(good).first(good.size() / 2)), ErrorCode::kCorruptData,
                        "truncated stream");
@@ -347,7 +341,7 @@ TEST(CodecCorrupt, GzipAndZlibTruncatedCorruptAndWrongSize) {
 
 TEST(CodecCorrupt, Lz4TruncatedCorruptAndWrongSize) {
   const char* lz4 = R"([{"name":"bytes"},{"name":"lz4"}])";
-  auto c = chain(lz4, kU8, {4096});
+  auto c = chain(lz4, kUInt8, {4096});
   auto good = encoded_with(lz4, 4096);
   EXPECT_CHUTE_ERROR(decode(*c, std::span(good).first(3)), ErrorCode::kCorruptData,
                      "expected at least 4 bytes, got 3");
@@ -358,7 +352,7 @@ TEST(CodecCorrupt, Lz4TruncatedCorruptAndWrongSize) {
 }
 
 TEST(CodecCorrupt, Crc32cMismatchAndBytesSize) {
-  auto c = chain(R"([{"name":"bytes"},{"name":"crc32c"}])", kU8, {9});
+  auto c = chain(R"([{"name":"bytes"},{"name":"crc32c"}])", kUInt8, {9});
   const std::string digits = "123456789";
   std::vector<std::byte> encoded(9);
   std::memcpy(encoded.data(), digits.data(), 9);
@@ -369,7 +363,7 @@ TEST(CodecCorrupt, Crc32cMismatchAndBytesSize) {
                      "crc32c mismatch: stored 0xe3069283, computed 0x");
   EXPECT_CHUTE_ERROR(decode(*c, std::span(encoded).first(2)), ErrorCode::kCorruptData,
                      "expected at least 4 bytes, got 2");
-  auto plain = chain(R"([{"name":"bytes"}])", kI32, {4});
+  auto plain = chain(R"([{"name":"bytes"}])", kInt32, {4});
   EXPECT_CHUTE_ERROR(decode(*plain, pattern(15)), ErrorCode::kCorruptData,
                      "bytes: expected 16 bytes, got 15");
 }

@@ -16,8 +16,6 @@ using testing::encode;
 using testing::pattern;
 
 constexpr std::byte kUntouched{0xAB};
-constexpr DataType kF32{DTypeKind::kFloat, 4};
-constexpr DataType kF64{DTypeKind::kFloat, 8};
 
 std::string blosc_chain(const char* shuffle, int typesize, int blocksize) {
   return fmt::format(
@@ -33,7 +31,7 @@ struct Part {
 
 TEST(DecodePart, BloscDecodesOnlyTheBlocksThatHoldTheRange) {
   for (const char* shuffle : {"noshuffle", "shuffle", "bitshuffle"}) {
-    for (const auto& [dtype, elements] : {std::pair{kF32, int64_t{4096}}, {kF64, int64_t{2048}}}) {
+    for (const auto& [dtype, elements] : {std::pair{kFloat32, int64_t{4096}}, {kFloat64, int64_t{2048}}}) {
       auto c = chain(blosc_chain(shuffle, dtype.size, 256), dtype, {elements});
       const auto data = pattern(static_cast<size_t>(c->decoded_nbytes()), 7);
       const auto encoded = encode(*c, data);
@@ -57,7 +55,7 @@ TEST(DecodePart, BloscDecodesOnlyTheBlocksThatHoldTheRange) {
 }
 
 TEST(DecodePart, RangesOverEveryBlockDecodeTheWholeChunk) {
-  auto c = chain(blosc_chain("shuffle", 4, 256), kF32, {4096});
+  auto c = chain(blosc_chain("shuffle", 4, 256), kFloat32, {4096});
   const auto data = pattern(16384, 3);
   const auto encoded = encode(*c, data);
   for (const Part part : {Part{0, 16384}, Part{10, 16380}}) {
@@ -81,7 +79,7 @@ TEST(DecodePart, OtherChainsDecodeTheWholeChunk) {
           {"name":"crc32c"}])",
   };
   for (const char* json : chains) {
-    auto c = chain(json, kF32, {64, 64});
+    auto c = chain(json, kFloat32, {64, 64});
     const auto data = pattern(16384, 5);
     const auto encoded = encode(*c, data);
     std::vector<std::byte> out(data.size(), kUntouched);
@@ -99,7 +97,7 @@ std::vector<std::byte> ramp_bytes(size_t count) {
 }
 
 TEST(DecodePart, BadInputIsAnErrorNotGarbage) {
-  auto c = chain(blosc_chain("shuffle", 4, 256), kF32, {4096});
+  auto c = chain(blosc_chain("shuffle", 4, 256), kFloat32, {4096});
   const auto data = ramp_bytes(4096);
   auto encoded = encode(*c, data);
   std::vector<std::byte> out(data.size());
@@ -107,7 +105,7 @@ TEST(DecodePart, BadInputIsAnErrorNotGarbage) {
   EXPECT_CHUTE_ERROR(
       c->decode_part(std::span(encoded).first(encoded.size() - 3), 0, 8, out, scratch),
       ErrorCode::kCorruptData, "compressed bytes");
-  auto small = chain(blosc_chain("shuffle", 4, 256), kF32, {1024});
+  auto small = chain(blosc_chain("shuffle", 4, 256), kFloat32, {1024});
   const auto other = encode(*small, pattern(4096));
   EXPECT_CHUTE_ERROR(c->decode_part(other, 0, 8, out, scratch), ErrorCode::kCorruptData,
                      "expected 16384 decoded bytes, got 4096");
@@ -189,7 +187,7 @@ std::vector<std::byte> reorder_blocks(const std::vector<std::byte>& stream,
 }
 
 TEST(ReadPart, BloscReadsItsHeaderBlockTableAndTheBlocksOfTheRange) {
-  auto c = chain(blosc_chain("shuffle", 4, 256), kF32, {16384});
+  auto c = chain(blosc_chain("shuffle", 4, 256), kFloat32, {16384});
   const auto data = ramp_bytes(16384);
   const auto in_order = encode(*c, data);
   std::vector<size_t> backwards(256), scattered;
@@ -215,7 +213,7 @@ TEST(ReadPart, BloscReadsItsHeaderBlockTableAndTheBlocksOfTheRange) {
 TEST(ReadPart, StoredCopiesAreReadStraightIntoPlace) {
   auto c = chain(R"([{"name":"bytes","configuration":{"endian":"little"}},
                      {"name":"blosc","configuration":{"cname":"lz4","clevel":0,"typesize":4}}])",
-                 kF32, {4096});
+                 kFloat32, {4096});
   const auto data = ramp_bytes(4096);
   const PartRead r = read_part_of(*c, encode(*c, data), {400, 800});
   ASSERT_TRUE(r.part);
@@ -225,7 +223,7 @@ TEST(ReadPart, StoredCopiesAreReadStraightIntoPlace) {
 }
 
 TEST(ReadPart, UncompressedChunksReadJustTheRange) {
-  auto c = chain(R"([{"name":"bytes","configuration":{"endian":"little"}}])", kF32, {4096});
+  auto c = chain(R"([{"name":"bytes","configuration":{"endian":"little"}}])", kFloat32, {4096});
   const auto stored = ramp_bytes(4096);
   EXPECT_TRUE(c->decodes_parts());
   EXPECT_EQ(c->part_alignment(stored), 0u);  // nothing to decode side by side
@@ -243,19 +241,19 @@ TEST(ReadPart, UncompressedChunksReadJustTheRange) {
   EXPECT_CHUTE_ERROR(c->decode_part(std::span(stored).first(100), 8, 16, out, scratch),
                      ErrorCode::kCorruptData, "expected 16384 bytes, got 100");
   // Big-endian bytes must be swapped: decoded whole.
-  auto big = chain(R"([{"name":"bytes","configuration":{"endian":"big"}}])", kF32, {4096});
+  auto big = chain(R"([{"name":"bytes","configuration":{"endian":"big"}}])", kFloat32, {4096});
   EXPECT_FALSE(big->decodes_parts());
 }
 
 TEST(ReadPart, WhatCannotBeSplitIsReadAndDecodedWhole) {
-  auto c = chain(blosc_chain("shuffle", 4, 256), kF32, {4096});
+  auto c = chain(blosc_chain("shuffle", 4, 256), kFloat32, {4096});
   const auto data = ramp_bytes(4096);
   const auto stored = encode(*c, data);
   // A range over every block, and a chain without blosc: one whole read, one whole decode.
   const PartRead every_block = read_part_of(*c, stored, {0, 16384});
   EXPECT_FALSE(every_block.part);
   EXPECT_EQ(every_block.out, data);
-  auto zstd = chain(R"([{"name":"bytes"},{"name":"zstd"}])", kF32, {4096});
+  auto zstd = chain(R"([{"name":"bytes"},{"name":"zstd"}])", kFloat32, {4096});
   EXPECT_FALSE(zstd->decodes_parts());
   const PartRead whole = read_part_of(*zstd, encode(*zstd, data), {0, 8});
   EXPECT_FALSE(whole.part);

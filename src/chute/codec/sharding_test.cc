@@ -13,8 +13,6 @@ namespace {
 using testing::chain;
 using testing::from_hex;
 
-const DataType kU8{DTypeKind::kUInt, 1};
-const DataType kF32{DTypeKind::kFloat, 4};
 
 // zarr-python 3.1: shape (4, 4) uint8, one shard of (4, 4) with inner chunks (2, 2), codecs
 // [bytes], fill_value 7; data arange(16) with the block [2:4, 0:2] set to 7 (so that inner
@@ -45,7 +43,7 @@ std::vector<std::byte> expected_array() {
 TEST(Sharding, DecodesWholeZarrPythonShardsWithIndexAtEitherEnd) {
   const std::byte fill{7};
   for (auto [location, hex] : {std::pair{"end", kShardEnd}, std::pair{"start", kShardStart}}) {
-    auto c = chain(sharding_json(location), kU8, {4, 4}, std::span(&fill, 1));
+    auto c = chain(sharding_json(location), kUInt8, {4, 4}, std::span(&fill, 1));
     ASSERT_NE(c->sharding(), nullptr);
     EXPECT_EQ(c->sharding()->index_at_end, std::string(location) == "end");
     CodecScratch scratch;
@@ -60,7 +58,7 @@ TEST(Sharding, DecodesWholeZarrPythonShardsWithIndexAtEitherEnd) {
 }
 
 TEST(Sharding, DecodesTheIndexAndReadsInnerChunks) {
-  auto c = chain(sharding_json("end"), kU8, {4, 4});
+  auto c = chain(sharding_json("end"), kUInt8, {4, 4});
   const ShardingCodec& s = *c->sharding();
   EXPECT_EQ(s.inner_chunk_count(), 4);
   EXPECT_EQ(s.chunks_per_shard, (std::vector<int64_t>{2, 2}));
@@ -82,7 +80,7 @@ TEST(Sharding, DecodesTheIndexAndReadsInnerChunks) {
 }
 
 TEST(Sharding, RejectsTruncatedAndOutOfRangeIndexes) {
-  auto c = chain(sharding_json("end"), kU8, {4, 4});
+  auto c = chain(sharding_json("end"), kUInt8, {4, 4});
   const ShardingCodec& s = *c->sharding();
   const auto shard = from_hex(kShardEnd);
   CodecScratch scratch;
@@ -149,7 +147,7 @@ TEST(Sharding, RoundTripsThreeDimensionalShardsWithCompressedInnerChunks) {
 TEST(Sharding, ChainsWithCodecsAroundTheShardDecodeWholeShards) {
   auto c = chain(R"([{"name":"sharding_indexed","configuration":{"chunk_shape":[4],
       "codecs":[{"name":"bytes"}]}},{"name":"zstd"}])",
-                 kU8, {16});
+                 kUInt8, {16});
   EXPECT_EQ(c->sharding(), nullptr);
   const auto data = testing::pattern(16);
   CodecScratch scratch;
@@ -163,20 +161,20 @@ TEST(Sharding, ChainsWithCodecsAroundTheShardDecodeWholeShards) {
 TEST(Sharding, RejectsBadConfigurations) {
   EXPECT_CHUTE_ERROR(chain(R"([{"name":"sharding_indexed","configuration":{"chunk_shape":[3],
       "codecs":[{"name":"bytes"}]}}])",
-                           kU8, {16}),
+                           kUInt8, {16}),
                      ErrorCode::kInvalidMetadata, "whole chunks");
   EXPECT_CHUTE_ERROR(chain(R"([{"name":"sharding_indexed","configuration":{"chunk_shape":[4],
       "codecs":[{"name":"sharding_indexed","configuration":{"chunk_shape":[2],
       "codecs":[{"name":"bytes"}]}}]}}])",
-                           kU8, {16}),
+                           kUInt8, {16}),
                      ErrorCode::kUnsupported, "nested sharding");
   EXPECT_CHUTE_ERROR(chain(R"([{"name":"sharding_indexed","configuration":{"chunk_shape":[4],
       "codecs":[{"name":"bytes"}],"index_codecs":[{"name":"bytes"},{"name":"zstd"}]}}])",
-                           kU8, {16}),
+                           kUInt8, {16}),
                      ErrorCode::kUnsupported, "fixed index size");
   EXPECT_CHUTE_ERROR(chain(R"([{"name":"sharding_indexed","configuration":{"chunk_shape":[4],
       "codecs":[{"name":"bytes"}],"index_location":"middle"}}])",
-                           kU8, {16}),
+                           kUInt8, {16}),
                      ErrorCode::kInvalidMetadata, "index_location");
   // Empty inner chunks hold the fill value of the layout sharding sees: a filter that changes
   // values before it would make them garbage, so it is refused.
@@ -184,24 +182,24 @@ TEST(Sharding, RejectsBadConfigurations) {
       "offset":0,"scale":10,"dtype":"<f4","astype":"<i4"}},
       {"name":"sharding_indexed","configuration":{"chunk_shape":[4],
       "codecs":[{"name":"bytes"}]}}])",
-                           kF32, {16}),
+                           kFloat32, {16}),
                      ErrorCode::kUnsupported, "before 'sharding_indexed'");
 }
 
 TEST(Sharding, CorruptInnerChunkOfAWholeShardNamesIt) {
   auto c = chain(R"([{"name":"sharding_indexed","configuration":{"chunk_shape":[4],
       "codecs":[{"name":"bytes"},{"name":"crc32c"}]}},{"name":"zstd"}])",
-                 kU8, {16});
+                 kUInt8, {16});
   const auto data = testing::pattern(16);
   CodecScratch scratch;
   // The shard alone, one byte of its third inner chunk flipped, then compressed as `c` does.
   auto shard_only = chain(R"([{"name":"sharding_indexed","configuration":{"chunk_shape":[4],
       "codecs":[{"name":"bytes"},{"name":"crc32c"}]}}])",
-                          kU8, {16});
+                          kUInt8, {16});
   ByteBuffer shard;
   shard_only->encode(data, shard, scratch);
   shard.data()[2 * 8 + 1] ^= std::byte{0xff};  // inner chunks are 4 bytes + 4 of crc32c
-  auto zstd = chain(R"([{"name":"bytes"},{"name":"zstd"}])", kU8, {int64_t(shard.size())});
+  auto zstd = chain(R"([{"name":"bytes"},{"name":"zstd"}])", kUInt8, {int64_t(shard.size())});
   ByteBuffer compressed;
   zstd->encode(shard.span(), compressed, scratch);
   std::vector<std::byte> out(16);

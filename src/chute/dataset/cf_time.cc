@@ -8,6 +8,7 @@
 
 #include "chute/array/strided_copy.h"
 #include "chute/dataset/cf_decoding.h"
+#include "chute/util/civil_date.h"
 #include "chute/util/error.h"
 
 namespace chute {
@@ -54,16 +55,6 @@ int64_t unit_nanoseconds(const std::string& unit) {
     }
   }
   return 0;
-}
-
-/// Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's days_from_civil).
-int64_t days_from_civil(int64_t y, int64_t m, int64_t d) {
-  y -= m <= 2;
-  const int64_t era = (y >= 0 ? y : y - 399) / 400;
-  const int64_t yoe = y - era * 400;
-  const int64_t doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
-  const int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-  return era * 146097 + doe - 719468;
 }
 
 bool leap(int64_t y) { return (y % 4 == 0 && y % 100 != 0) || y % 400 == 0; }
@@ -157,7 +148,7 @@ bool parse_reference(std::string_view text, CfTimeUnits* out) {
   c.skip_spaces();
   if (!c.done()) return false;
   out->reference_seconds =
-      days_from_civil(year, month, day) * 86400 + hour * 3600 + minute * 60 + second - zone_seconds;
+      detail::days_from_civil(year, month, day) * 86400 + hour * 3600 + minute * 60 + second - zone_seconds;
   out->reference_ns = nanos;
   return true;
 }
@@ -268,7 +259,7 @@ void check_cf_calendar(const nlohmann::json& attributes, const CfTimeUnits& unit
   }
   if (calendar == "proleptic_gregorian") return;
   if (calendar == "standard" || calendar == "gregorian") {
-    if (units.reference_seconds < days_from_civil(1582, 10, 15) * 86400) {
+    if (units.reference_seconds < detail::days_from_civil(1582, 10, 15) * 86400) {
       fail(ErrorCode::kUnsupported,
            "array '{}': calendar '{}' with a reference date before 1582-10-15 (a mixed "
            "Julian/Gregorian calendar) is not supported; proleptic_gregorian is",

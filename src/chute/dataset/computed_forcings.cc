@@ -5,36 +5,19 @@
 #include <numbers>
 #include <vector>
 
+#include "chute/util/civil_date.h"
 #include "chute/util/error.h"
 
 namespace chute {
 
 namespace {
 
+using detail::days_from_civil;
+using detail::year_of_days;
+
 constexpr double kTwoPi = 2 * std::numbers::pi;
 constexpr double kSolarConstant = 1361.0;  // W m⁻²
 constexpr int64_t kDay = 86400;
-
-/// Days from 1970-01-01 to y-m-d of the proleptic Gregorian calendar (H. Hinnant's algorithm).
-int64_t days_from_civil(int64_t y, unsigned m, unsigned d) {
-  y -= m <= 2;
-  const int64_t era = (y >= 0 ? y : y - 399) / 400;
-  const auto yoe = static_cast<unsigned>(y - era * 400);
-  const unsigned doy = (153 * (m > 2 ? m - 3 : m + 9) + 2) / 5 + d - 1;
-  const unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-  return era * 146097 + static_cast<int64_t>(doe) - 719468;
-}
-
-int64_t year_of_days(int64_t z) {
-  z += 719468;
-  const int64_t era = (z >= 0 ? z : z - 146096) / 146097;
-  const auto doe = static_cast<unsigned>(z - era * 146097);
-  const unsigned yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
-  const unsigned doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-  const unsigned mp = (5 * doy + 2) / 153;
-  const unsigned m = mp < 10 ? mp + 3 : mp - 9;
-  return static_cast<int64_t>(yoe) + era * 400 + (m <= 2);
-}
 
 }  // namespace
 

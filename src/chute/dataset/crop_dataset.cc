@@ -16,7 +16,6 @@
 namespace chute {
 namespace {
 
-constexpr DataType kInt64{DTypeKind::kInt, 8};
 
 std::string shape_text(const std::vector<int64_t>& shape) {
   return fmt::format("({})", fmt::join(shape, ", "));

@@ -16,11 +16,13 @@
 #include "chute/pipeline/loader.h"
 #include "chute/pipeline/loader_test_support.h"
 #include "chute/util/error.h"
+#include "chute/util/error_test_util.h"
 
 namespace chute {
 namespace {
 
 using namespace chute::loader_testing;
+using chute::testing::message_of;
 
 constexpr int64_t kGrid = 12;
 
@@ -253,53 +255,43 @@ TEST(CropDataset, CropWithoutTransformsOrChannelAxis) {
   }
 }
 
-std::string error_of(const std::function<void()>& body) {
-  try {
-    body();
-  } catch (const Error& e) {
-    EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument);
-    return e.what();
-  }
-  return "no error";
-}
-
 TEST(CropDataset, BadArgumentsGiveClearErrors) {
   VolumeFixture f;
   auto store = std::make_shared<MemoryStore>();
   ArrayPtr other = make_float_array(store, "other", {4, kGrid, kGrid, 10}, {4, 6, 6, 5}, 3);
   using Arrays = std::vector<std::pair<std::string, ArrayPtr>>;
   auto make = [&](Arrays arrays, CropOptions o) { CropDataset d(std::move(arrays), o); };
-  EXPECT_NE(error_of([&] {
+  EXPECT_NE(message_of([&] {
               make({{"x", f.inputs}}, crop_options(13, "rotations", false));
             }).find("crop size (13, 13, 13) does not fit the spatial grid (12, 12, 12)"),
             std::string::npos);
-  EXPECT_NE(error_of([&] {
+  EXPECT_NE(message_of([&] {
               make({{"x", f.inputs}, {"y", other}}, crop_options(4, "", false));
             }).find("'x' has (12, 12, 12) and 'y' has (12, 12, 10)"),
             std::string::npos);
-  EXPECT_NE(error_of([&] {
+  EXPECT_NE(message_of([&] {
               make({{"x", f.inputs}}, crop_options(4, "flips", false));
             }).find("transforms = 'flips' is not one of"),
             std::string::npos);
   CropOptions box = crop_options(4, "rotations", false);
   box.size = {4, 4, 5};
-  EXPECT_NE(error_of([&] {
+  EXPECT_NE(message_of([&] {
               make({{"x", f.inputs}}, box);
             }).find("rotate a cube"),
             std::string::npos);
   CropOptions axis = crop_options(4, "", false);
   axis.channel_axis = 4;
-  EXPECT_NE(error_of([&] {
+  EXPECT_NE(message_of([&] {
               make({{"x", f.inputs}}, axis);
             }).find("channel_axis 4 is outside"),
             std::string::npos);
-  EXPECT_NE(error_of([&] {
+  EXPECT_NE(message_of([&] {
               make({{"crops", f.inputs}}, crop_options(4, "", false));
             }).find("names a batch entry of its own"),
             std::string::npos);
   CropOptions none = crop_options(4, "", false);
   none.crops_per_epoch = 0;
-  EXPECT_NE(error_of([&] {
+  EXPECT_NE(message_of([&] {
               make({{"x", f.inputs}}, none);
             }).find("crops_per_epoch = 0 is outside [1, "),
             std::string::npos);

@@ -20,8 +20,6 @@ namespace chute {
 
 namespace {
 
-constexpr DataType kFloat32{DTypeKind::kFloat, 4};
-
 std::string offset_name(int64_t offset) { return fmt::format("t{:+d}", offset); }
 
 }  // namespace

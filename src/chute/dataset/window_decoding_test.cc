@@ -24,7 +24,7 @@ namespace {
 using namespace chute::loader_testing;
 using json = nlohmann::json;
 
-constexpr int64_t kT = 7, kL = 3, kH = 4, kW = 6;
+constexpr int64_t kTimeSteps = 7, kLevelCount = 3, kRowCount = 4, kColCount = 6;
 constexpr int16_t kFill = -32767;
 
 /// Stored value of array `id` at `index` (any order of axes), an integer in [-1000, 1000).
@@ -113,17 +113,17 @@ Group make_xarray_group() {
   group.name = "memory/era5";
   const json packed = {{"scale_factor", 0.25}, {"add_offset", 200.0}, {"_FillValue", kFill}};
   group.arrays["t"] =
-      make_array(store, "t", DataType{DTypeKind::kInt, 2}, {kL, kT, kW, kH}, {1, 1, 4, 3},
+      make_array(store, "t", DataType{DTypeKind::kInt, 2}, {kLevelCount, kTimeSteps, kColCount, kRowCount}, {1, 1, 4, 3},
                  {"pressure_level", "time", "longitude", "latitude"}, packed, t_raw);
-  group.arrays["sp"] = make_array(store, "sp", DataType{DTypeKind::kFloat, 8}, {kT, kH, kW},
-                                  {2, kH, kW}, {"valid_time", "lat", "lon"}, json::object(),
+  group.arrays["sp"] = make_array(store, "sp", DataType{DTypeKind::kFloat, 8}, {kTimeSteps, kRowCount, kColCount},
+                                  {2, kRowCount, kColCount}, {"valid_time", "lat", "lon"}, json::object(),
                                   [](std::span<const int64_t> i) { return raw_value(2, i) * 1.5; });
-  group.arrays["orog"] = make_array(store, "orog", DataType{DTypeKind::kFloat, 2}, {kH, kW},
-                                    {kH, kW}, {"latitude", "longitude"}, json::object(),
+  group.arrays["orog"] = make_array(store, "orog", DataType{DTypeKind::kFloat, 2}, {kRowCount, kColCount},
+                                    {kRowCount, kColCount}, {"latitude", "longitude"}, json::object(),
                                     [](std::span<const int64_t> i) { return raw_value(3, i); });
   const std::vector<double> levels = {500, 700, 850};
   group.arrays["pressure_level"] =
-      make_array(store, "pressure_level", DataType{DTypeKind::kFloat, 8}, {kL}, {kL},
+      make_array(store, "pressure_level", DataType{DTypeKind::kFloat, 8}, {kLevelCount}, {kLevelCount},
                  {"pressure_level"}, json::object(),
                  [&](std::span<const int64_t> i) { return levels[static_cast<size_t>(i[0])]; });
   return group;
@@ -135,7 +135,7 @@ struct Ref {
   int64_t level;  // position, -1 without
 };
 
-double reference(const Ref& r, int64_t time, int64_t y, int64_t x) {
+double decoded_reference(const Ref& r, int64_t time, int64_t y, int64_t x) {
   if (r.variable == "t") return t_decoded(time + r.offset, r.level, y, x);
   if (r.variable == "sp") return sp_decoded(time + r.offset, y, x);
   return orog_decoded(y, x);
@@ -145,7 +145,7 @@ double reference(const Ref& r, int64_t time, int64_t y, int64_t x) {
 using Reference = std::function<double(const Ref&, int64_t, int64_t, int64_t)>;
 
 void check(const std::shared_ptr<WindowDataset>& dataset, const std::vector<std::vector<Ref>>& refs,
-           int64_t lat0, int64_t lon0, const Reference& value_of = reference) {
+           int64_t lat0, int64_t lon0, const Reference& value_of = decoded_reference) {
   const int64_t n = dataset->num_samples();
   std::vector<int64_t> samples(static_cast<size_t>(n));
   for (int64_t i = 0; i < n; ++i) samples[static_cast<size_t>(i)] = i;
@@ -214,12 +214,12 @@ TEST(WindowDecoding, XarrayLayoutChannelsLastAndFirst) {
     o.channels_last = channels_last;
     auto dataset = std::make_shared<WindowDataset>(make_xarray_group(), o);
     EXPECT_TRUE(dataset->staged());
-    EXPECT_EQ(dataset->num_samples(), kT - 3);
+    EXPECT_EQ(dataset->num_samples(), kTimeSteps - 3);
     EXPECT_EQ(dataset->channel_names(0).back(), "orog");
     EXPECT_EQ(dataset->channel_names(0)[0], "t/level=850/t-1");
     EXPECT_EQ(dataset->channel_names(1).size(), 4u);
     // 8 int16 planes of t, 4 float64 planes of sp, 1 float16 plane of orog
-    EXPECT_EQ(dataset->decoded_bytes_per_sample(), kH * kW * (8 * 2 + 4 * 8 + 2));
+    EXPECT_EQ(dataset->decoded_bytes_per_sample(), kRowCount * kColCount * (8 * 2 + 4 * 8 + 2));
     check(dataset, xarray_refs(), 0, 0);
   }
 }
@@ -257,13 +257,13 @@ Group with_coordinates(const std::string& calendar) {
   json time_attrs = {{"units", "hours since 2020-01-01 06:00:00"}};
   if (!calendar.empty()) time_attrs["calendar"] = calendar;
   group.arrays["time"] =
-      make_array(store, "time", DataType{DTypeKind::kFloat, 8}, {kT}, {4}, {"time"}, time_attrs,
+      make_array(store, "time", DataType{DTypeKind::kFloat, 8}, {kTimeSteps}, {4}, {"time"}, time_attrs,
                  [](std::span<const int64_t> i) { return 6.0 * static_cast<double>(i[0]); });
   group.arrays["latitude"] =
-      make_array(store, "latitude", DataType{DTypeKind::kFloat, 8}, {kH}, {kH}, {"latitude"},
+      make_array(store, "latitude", DataType{DTypeKind::kFloat, 8}, {kRowCount}, {kRowCount}, {"latitude"},
                  json::object(), [](std::span<const int64_t> i) { return 60.0 - 30.0 * i[0]; });
   group.arrays["longitude"] =
-      make_array(store, "longitude", DataType{DTypeKind::kFloat, 8}, {kW}, {kW}, {"longitude"},
+      make_array(store, "longitude", DataType{DTypeKind::kFloat, 8}, {kColCount}, {kColCount}, {"longitude"},
                  json::object(), [](std::span<const int64_t> i) { return 45.0 * i[0]; });
   return group;
 }
@@ -277,7 +277,7 @@ TEST(WindowDecoding, ComputedForcingsFindTheirDatesAndGridInTheStore) {
   o.computed_forcings = names;
   auto found = std::make_shared<WindowDataset>(with_coordinates("proleptic_gregorian"), o);
   const int64_t n = found->num_samples();
-  ASSERT_EQ(n, kT - 1);
+  ASSERT_EQ(n, kTimeSteps - 1);
   // Every channel value from the formula at the decoded date: 2020-01-01 06:00 UTC + 6 h × t.
   constexpr int64_t k20200101 = 1577836800;
   BatchAssembler assembler(found, n, 2);
@@ -289,11 +289,11 @@ TEST(WindowDecoding, ComputedForcingsFindTheirDatesAndGridInTheStore) {
   for (int64_t s = 0; s < n; ++s) {
     const int64_t seconds = k20200101 + 6 * 3600 + (found->sample_time(s) + 1) * 6 * 3600;
     for (size_t k = 0; k < names.size(); ++k) {
-      for (int64_t y = 0; y < kH; ++y) {
-        for (int64_t x = 0; x < kW; ++x) {
+      for (int64_t y = 0; y < kRowCount; ++y) {
+        for (int64_t x = 0; x < kColCount; ++x) {
           float actual;
           const int64_t c = 1 + static_cast<int64_t>(k);
-          std::memcpy(&actual, buffer.data() + (s * nc * kH * kW + (y * kW + x) * nc + c) * 4, 4);
+          std::memcpy(&actual, buffer.data() + (s * nc * kRowCount * kColCount + (y * kColCount + x) * nc + c) * 4, 4);
           const double expected = computed_forcing(parse_computed_forcing(names[k]), seconds,
                                                    60.0 - 30.0 * y, 45.0 * x);
           ASSERT_EQ(actual, static_cast<float>(expected)) << names[k] << " s " << s;
@@ -303,9 +303,9 @@ TEST(WindowDecoding, ComputedForcingsFindTheirDatesAndGridInTheStore) {
   }
   // The same batch as with the dates and grid given explicitly (what chute.windows() passes).
   WindowOptions given = o;
-  for (int64_t t = 0; t < kT; ++t) given.time_seconds.push_back(k20200101 + 6 * 3600 * (t + 1));
-  for (int64_t y = 0; y < kH; ++y) given.lat_values.push_back(60.0 - 30.0 * y);
-  for (int64_t x = 0; x < kW; ++x) given.lon_values.push_back(45.0 * x);
+  for (int64_t t = 0; t < kTimeSteps; ++t) given.time_seconds.push_back(k20200101 + 6 * 3600 * (t + 1));
+  for (int64_t y = 0; y < kRowCount; ++y) given.lat_values.push_back(60.0 - 30.0 * y);
+  for (int64_t x = 0; x < kColCount; ++x) given.lon_values.push_back(45.0 * x);
   auto explicit_dataset = std::make_shared<WindowDataset>(make_xarray_group(), given);
   BatchAssembler other(explicit_dataset, n, 2);
   std::vector<std::byte> expected(other.layout().total_bytes);
@@ -342,18 +342,18 @@ Group with_point_statistics(Group group, double bad_t_std_at_y = -1) {
   const std::vector<std::string> level_dims = {"pressure_level", "latitude", "longitude"};
   const std::vector<std::string> grid_dims = {"latitude", "longitude"};
   group.arrays["t_mean"] =
-      make_array(store, "t_mean", f64, {kL, kH, kW}, {kL, kH, kW}, level_dims, json::object(),
+      make_array(store, "t_mean", f64, {kLevelCount, kRowCount, kColCount}, {kLevelCount, kRowCount, kColCount}, level_dims, json::object(),
                  [](std::span<const int64_t> i) { return t_mean(i[0], i[1], i[2]); });
   group.arrays["t_std"] =
-      make_array(store, "t_std", f64, {kL, kH, kW}, {kL, kH, kW}, level_dims, json::object(),
+      make_array(store, "t_std", f64, {kLevelCount, kRowCount, kColCount}, {kLevelCount, kRowCount, kColCount}, level_dims, json::object(),
                  [&](std::span<const int64_t> i) {
                    return i[1] == bad_t_std_at_y && i[2] == 0 ? 0.0 : t_std(i[0], i[1], i[2]);
                  });
   group.arrays["sp_mean"] =
-      make_array(store, "sp_mean", f64, {kH, kW}, {kH, kW}, grid_dims, json::object(),
+      make_array(store, "sp_mean", f64, {kRowCount, kColCount}, {kRowCount, kColCount}, grid_dims, json::object(),
                  [](std::span<const int64_t> i) { return sp_mean(i[0], i[1]); });
   group.arrays["sp_std"] =
-      make_array(store, "sp_std", f64, {kH, kW}, {kH, kW}, grid_dims, json::object(),
+      make_array(store, "sp_std", f64, {kRowCount, kColCount}, {kRowCount, kColCount}, grid_dims, json::object(),
                  [](std::span<const int64_t> i) { return sp_std(i[0], i[1]); });
   group.arrays["orog_mean"] = make_array(store, "orog_mean", f64, {1}, {1}, {"one"}, json::object(),
                                          [](auto) { return kOrogMean; });
@@ -375,7 +375,7 @@ TEST(WindowDecoding, StatisticsPerGridPointNormaliseEachPointInBothLayouts) {
     o.lat_start = 1, o.lat_stop = 4, o.lon_start = 2, o.lon_stop = 5;  // a window of the grid
     auto dataset = std::make_shared<WindowDataset>(with_point_statistics(make_xarray_group()), o);
     check(dataset, xarray_refs(), 1, 2, [](const Ref& r, int64_t time, int64_t y, int64_t x) {
-      const double value = reference(r, time, y, x);
+      const double value = decoded_reference(r, time, y, x);
       if (r.variable == "t") return normalised(value, t_mean(r.level, y, x), t_std(r.level, y, x));
       if (r.variable == "sp") return normalised(value, sp_mean(y, x), sp_std(y, x));
       return normalised(value, kOrogMean, kOrogStd);
@@ -424,10 +424,10 @@ TEST(WindowDecoding, DecodeOffReadsStoredValues) {
   std::vector<std::byte> buffer(assembler.layout().total_bytes);
   const int64_t samples[1] = {3};
   assembler.assemble(samples, buffer.data());
-  for (int64_t y = 0; y < kH; ++y) {
-    for (int64_t x = 0; x < kW; ++x) {
+  for (int64_t y = 0; y < kRowCount; ++y) {
+    for (int64_t x = 0; x < kColCount; ++x) {
       float actual;
-      std::memcpy(&actual, buffer.data() + (y * kW + x) * 4, 4);
+      std::memcpy(&actual, buffer.data() + (y * kColCount + x) * 4, 4);
       const int64_t index[4] = {1, 3, x, y};
       EXPECT_EQ(actual, static_cast<float>(t_raw(index)));
     }
@@ -437,8 +437,8 @@ TEST(WindowDecoding, DecodeOffReadsStoredValues) {
 TEST(WindowDecoding, ClearErrorsForUnknownDimensionsAndStatics) {
   auto store = std::make_shared<MemoryStore>();
   Group group = make_xarray_group();
-  group.arrays["ens"] = make_array(store, "ens", DataType{DTypeKind::kFloat, 4}, {kT, 2, kH, kW},
-                                   {1, 2, kH, kW}, {"time", "member", "lat", "lon"}, json::object(),
+  group.arrays["ens"] = make_array(store, "ens", DataType{DTypeKind::kFloat, 4}, {kTimeSteps, 2, kRowCount, kColCount},
+                                   {1, 2, kRowCount, kColCount}, {"time", "member", "lat", "lon"}, json::object(),
                                    [](std::span<const int64_t>) { return 1.0; });
   WindowOptions o;
   o.variables = {"ens"};

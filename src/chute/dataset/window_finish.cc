@@ -18,8 +18,6 @@ namespace chute {
 
 namespace {
 
-constexpr DataType kFloat32{DTypeKind::kFloat, 4};
-
 /// The time index plan() wrote at the start of a staged slot.
 int64_t slot_time(const std::byte* slot) {
   int64_t time;

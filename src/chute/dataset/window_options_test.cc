@@ -19,12 +19,12 @@ using Nan = WindowOptions::NanPolicy;
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
-struct Row {
+struct WindowRow {
   std::string what;  // the message must hold this
   std::function<void(WindowOptions&)> mutate;
 };
 
-std::vector<Row> bad_rows() {
+std::vector<WindowRow> bad_window_rows() {
   return {
       {"no variables", [](WindowOptions& o) { o.variables.clear(); }},
       {"variables[1] = '' is empty",
@@ -137,7 +137,7 @@ TEST(WindowOptionsAudit, DefaultsAndEdgesAreValid) {
 }
 
 TEST(WindowOptionsAudit, EveryBadFieldIsNamedWithItsValue) {
-  for (const Row& row : bad_rows()) {
+  for (const WindowRow& row : bad_window_rows()) {
     SCOPED_TRACE(row.what);
     WindowOptions o = valid();
     row.mutate(o);

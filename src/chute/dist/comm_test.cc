@@ -26,7 +26,7 @@ TEST(DistLocalComm, CollectivesReturnTheirInput) {
 }
 
 TEST(DistLocalComm, AbortAllExitsWithTheCodeAndMessage) {
-  EXPECT_EXIT(LocalComm().abort_all(3, "cannot open data"), testing::ExitedWithCode(3),
+  EXPECT_EXIT(LocalComm().abort_all(3, "cannot open data"), ::testing::ExitedWithCode(3),
               "chute: rank 0/1: cannot open data");
 }
 

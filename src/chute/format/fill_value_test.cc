@@ -16,10 +16,6 @@ using chute::testing::bytes_as;
 using chute::testing::expect_error;
 using nlohmann::json;
 
-constexpr DataType kF16{DTypeKind::kFloat, 2};
-constexpr DataType kF32{DTypeKind::kFloat, 4};
-constexpr DataType kF64{DTypeKind::kFloat, 8};
-constexpr DataType kBF16{DTypeKind::kBFloat, 2};
 
 std::vector<std::byte> encode(const json& value, DataType type) {
   return encode_fill_value(value, type, "array 'a': zarr.json field 'fill_value'");
@@ -58,37 +54,37 @@ TEST(FillValue, BFloat16) {
   EXPECT_EQ(float_to_bfloat16_bits(1.0), 0x3f80);
   EXPECT_EQ(float_to_bfloat16_bits(-2.5), 0xc020);
   EXPECT_EQ(float_to_bfloat16_bits(std::numeric_limits<double>::quiet_NaN()), 0x7fc0);
-  EXPECT_EQ(bytes_as<uint16_t>(encode("Infinity", kBF16)), 0x7f80);
+  EXPECT_EQ(bytes_as<uint16_t>(encode("Infinity", kBFloat16)), 0x7f80);
 }
 
 TEST(FillValue, FloatsFromNumbersAndSpecialStrings) {
-  EXPECT_EQ(bytes_as<float>(encode(1.5, kF32)), 1.5f);
-  EXPECT_EQ(bytes_as<float>(encode(3, kF32)), 3.0f);
-  EXPECT_EQ(bytes_as<double>(encode(-1e300, kF64)), -1e300);
-  EXPECT_EQ(bytes_as<float>(encode(1e300, kF32)), std::numeric_limits<float>::infinity());
-  EXPECT_TRUE(std::isnan(bytes_as<float>(encode("NaN", kF32))));
-  EXPECT_TRUE(std::isnan(bytes_as<double>(encode("NaN", kF64))));
-  EXPECT_EQ(bytes_as<uint32_t>(encode("NaN", kF32)), 0x7fc00000u);
-  EXPECT_EQ(bytes_as<double>(encode("Infinity", kF64)), std::numeric_limits<double>::infinity());
-  EXPECT_EQ(bytes_as<float>(encode("-Infinity", kF32)), -std::numeric_limits<float>::infinity());
-  EXPECT_EQ(bytes_as<uint16_t>(encode(1.5, kF16)), 0x3e00);
-  EXPECT_EQ(bytes_as<uint16_t>(encode("NaN", kF16)), 0x7e00);
-  EXPECT_EQ(bytes_as<uint16_t>(encode("-Infinity", kF16)), 0xfc00);
+  EXPECT_EQ(bytes_as<float>(encode(1.5, kFloat32)), 1.5f);
+  EXPECT_EQ(bytes_as<float>(encode(3, kFloat32)), 3.0f);
+  EXPECT_EQ(bytes_as<double>(encode(-1e300, kFloat64)), -1e300);
+  EXPECT_EQ(bytes_as<float>(encode(1e300, kFloat32)), std::numeric_limits<float>::infinity());
+  EXPECT_TRUE(std::isnan(bytes_as<float>(encode("NaN", kFloat32))));
+  EXPECT_TRUE(std::isnan(bytes_as<double>(encode("NaN", kFloat64))));
+  EXPECT_EQ(bytes_as<uint32_t>(encode("NaN", kFloat32)), 0x7fc00000u);
+  EXPECT_EQ(bytes_as<double>(encode("Infinity", kFloat64)), std::numeric_limits<double>::infinity());
+  EXPECT_EQ(bytes_as<float>(encode("-Infinity", kFloat32)), -std::numeric_limits<float>::infinity());
+  EXPECT_EQ(bytes_as<uint16_t>(encode(1.5, kFloat16)), 0x3e00);
+  EXPECT_EQ(bytes_as<uint16_t>(encode("NaN", kFloat16)), 0x7e00);
+  EXPECT_EQ(bytes_as<uint16_t>(encode("-Infinity", kFloat16)), 0xfc00);
 }
 
 TEST(FillValue, HexBitPatterns) {
-  EXPECT_EQ(bytes_as<uint32_t>(encode("0x7fc00001", kF32)), 0x7fc00001u);
-  EXPECT_EQ(bytes_as<float>(encode("0x3f800000", kF32)), 1.0f);
-  EXPECT_EQ(bytes_as<uint64_t>(encode("0x7ff8000000000000", kF64)), 0x7ff8000000000000u);
-  EXPECT_EQ(bytes_as<uint16_t>(encode("0x7E00", kF16)), 0x7e00);
-  expect_error([] { encode("0x7fc0", kF32); }, ErrorCode::kInvalidMetadata,
+  EXPECT_EQ(bytes_as<uint32_t>(encode("0x7fc00001", kFloat32)), 0x7fc00001u);
+  EXPECT_EQ(bytes_as<float>(encode("0x3f800000", kFloat32)), 1.0f);
+  EXPECT_EQ(bytes_as<uint64_t>(encode("0x7ff8000000000000", kFloat64)), 0x7ff8000000000000u);
+  EXPECT_EQ(bytes_as<uint16_t>(encode("0x7E00", kFloat16)), 0x7e00);
+  expect_error([] { encode("0x7fc0", kFloat32); }, ErrorCode::kInvalidMetadata,
                {"field 'fill_value'", "0x7fc0", "float32"});
-  expect_error([] { encode("0xzzzzzzzz", kF32); }, ErrorCode::kInvalidMetadata, {"hex"});
+  expect_error([] { encode("0xzzzzzzzz", kFloat32); }, ErrorCode::kInvalidMetadata, {"hex"});
 }
 
 TEST(FillValue, NullIsZeros) {
   for (DataType type :
-       {kF32, kF16, DataType{DTypeKind::kComplex, 16}, DataType{DTypeKind::kBool, 1}}) {
+       {kFloat32, kFloat16, DataType{DTypeKind::kComplex, 16}, DataType{DTypeKind::kBool, 1}}) {
     std::vector<std::byte> bytes = encode(nullptr, type);
     EXPECT_EQ(bytes, std::vector<std::byte>(type.size, std::byte{0}));
   }
@@ -155,7 +151,7 @@ TEST(FillValue, Complex) {
 TEST(FillValue, WrongTypesForFloats) {
   for (const json& value : {json("nan"), json(true), json::object(), json("1.5")}) {
     SCOPED_TRACE(value.dump());
-    expect_error([&] { encode(value, kF32); }, ErrorCode::kInvalidMetadata,
+    expect_error([&] { encode(value, kFloat32); }, ErrorCode::kInvalidMetadata,
                  {"array 'a': zarr.json field 'fill_value'"});
   }
 }

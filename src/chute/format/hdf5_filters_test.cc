@@ -11,11 +11,10 @@ namespace {
 
 using testing::pattern;
 
-const DataType kF32{DTypeKind::kFloat, 4};
 
 CodecChainPtr chain_of(const std::vector<Hdf5Filter>& filters, Endian endian = Endian::kLittle,
                        unsigned mask = 0, std::vector<int64_t> shape = {32, 33}) {
-  return CodecChain::create(hdf5_codec_specs(filters, kF32, endian, mask, "f.h5 /x"), kF32, shape);
+  return CodecChain::create(hdf5_codec_specs(filters, kFloat32, endian, mask, "f.h5 /x"), kFloat32, shape);
 }
 
 void expect_round_trip(const CodecChain& chain) {
@@ -30,7 +29,7 @@ void expect_round_trip(const CodecChain& chain) {
 TEST(Hdf5Filters, MapsThePipelineInOrder) {
   auto specs =
       hdf5_codec_specs({{kHdf5Shuffle, "", {}}, {kHdf5Deflate, "", {4}}, {kHdf5Fletcher32, "", {}}},
-                       kF32, Endian::kBig, 0, "f.h5 /x");
+                       kFloat32, Endian::kBig, 0, "f.h5 /x");
   ASSERT_EQ(specs.size(), 4u);
   EXPECT_EQ(specs[0].name, "bytes");
   EXPECT_EQ(specs[0].configuration["endian"], "big");
@@ -40,7 +39,7 @@ TEST(Hdf5Filters, MapsThePipelineInOrder) {
   EXPECT_EQ(specs[2].configuration["level"], 4);
   EXPECT_EQ(specs[3].name, "fletcher32");
   // A filter skipped for a chunk (its mask bit set) is left out of that chunk's chain.
-  auto skipped = hdf5_codec_specs({{kHdf5Shuffle, "", {}}, {kHdf5Deflate, "", {4}}}, kF32,
+  auto skipped = hdf5_codec_specs({{kHdf5Shuffle, "", {}}, {kHdf5Deflate, "", {4}}}, kFloat32,
                                   Endian::kLittle, 0b10, "f.h5 /x");
   ASSERT_EQ(skipped.size(), 2u);
   EXPECT_EQ(skipped[1].name, "shuffle");
@@ -56,11 +55,11 @@ TEST(Hdf5Filters, EveryDecodedPipelineRoundTrips) {
 }
 
 TEST(Hdf5Filters, UnsupportedFiltersNameFileDatasetAndFilter) {
-  EXPECT_CHUTE_ERROR(hdf5_codec_specs({{kHdf5Szip, "", {}}}, kF32, Endian::kLittle, 0,
+  EXPECT_CHUTE_ERROR(hdf5_codec_specs({{kHdf5Szip, "", {}}}, kFloat32, Endian::kLittle, 0,
                                       "HDF5 file 'f.h5', dataset 'x'"),
                      ErrorCode::kUnsupported,
                      "HDF5 file 'f.h5', dataset 'x': unsupported HDF5 filter 4 ('szip')");
-  EXPECT_CHUTE_ERROR(hdf5_codec_specs({{307, "bzip2", {}}}, kF32, Endian::kLittle, 0, "f.h5 /x"),
+  EXPECT_CHUTE_ERROR(hdf5_codec_specs({{307, "bzip2", {}}}, kFloat32, Endian::kLittle, 0, "f.h5 /x"),
                      ErrorCode::kUnsupported, "filter 307 ('bzip2')");
 }
 

@@ -4,13 +4,14 @@
 #include <chrono>
 #include <utility>
 
+#include "chute/pipeline/buffer_pool.h"
 #include "chute/store/caching_store.h"
 #include "chute/util/error.h"
 
 namespace chute {
 
 namespace {
-constexpr size_t kAlignment = 64;
+constexpr size_t kAlignment = BufferPool::kAlignment;
 size_t align_up(size_t n) { return (n + kAlignment - 1) / kAlignment * kAlignment; }
 }  // namespace
 

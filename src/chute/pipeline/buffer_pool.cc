@@ -12,10 +12,6 @@
 
 namespace chute {
 
-namespace {
-constexpr size_t kAlignment = 64;
-}
-
 struct BufferPool::State {
   size_t buffer_bytes = 0;
   size_t max_idle = 0;

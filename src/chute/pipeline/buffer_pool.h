@@ -17,6 +17,9 @@ class ThreadPool;
 
 class BufferPool {
  public:
+  /// Every buffer's start and size are multiples of this (a cache line).
+  static constexpr size_t kAlignment = 64;
+
   /// `buffer_bytes` > 0. `max_idle` caps how many released buffers are kept for reuse (the rest
   /// are freed).
   explicit BufferPool(size_t buffer_bytes, size_t max_idle = 64);

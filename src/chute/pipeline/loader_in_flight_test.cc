@@ -32,7 +32,7 @@ struct SlowPacked {
   }
 };
 
-LoaderOptions options(size_t io_concurrency) {
+LoaderOptions in_flight_options(size_t io_concurrency) {
   LoaderOptions o;
   o.batch_size = 4;
   o.threads = 2;
@@ -58,7 +58,7 @@ TEST(LoaderInFlight, DeepWindowKeepsManyReadsOutstanding) {
   const size_t depths[2] = {1, 16};
   for (int k = 0; k < 2; ++k) {
     slow.slow->reset_counts();
-    Loader loader(slow.dataset, options(depths[k]));
+    Loader loader(slow.dataset, in_flight_options(depths[k]));
     std::vector<std::vector<std::byte>> bytes = epoch_bytes(loader);
     if (k == 0) {
       reference = bytes;
@@ -81,14 +81,14 @@ TEST(LoaderInFlight, DeepWindowKeepsManyReadsOutstanding) {
 
 TEST(LoaderInFlight, DefaultIsTheStorePreference) {
   SlowPacked slow(std::chrono::milliseconds(0));
-  Loader loader(slow.dataset, options(0));
+  Loader loader(slow.dataset, in_flight_options(0));
   for (const Batch& batch : loader) (void)batch;
   EXPECT_EQ(loader.stats().io_concurrency, slow.slow->preferred_concurrency());
 }
 
 TEST(LoaderInFlight, OptionIsValidated) {
   SlowPacked slow(std::chrono::milliseconds(0));
-  LoaderOptions o = options(65537);
+  LoaderOptions o = in_flight_options(65537);
   try {
     Loader loader(slow.dataset, o);
     FAIL() << "expected an error";

@@ -43,12 +43,7 @@ constexpr bool kSanitized = false;
 constexpr bool kSanitized = false;
 #endif
 
-DatasetPtr packed(const PackedFixture& f) {
-  return std::make_shared<PackedDataset>(
-      std::vector<std::pair<std::string, ArrayPtr>>{{"inputs", f.inputs}, {"targets", f.targets}});
-}
-
-LoaderOptions options(int64_t batch_size) {
+LoaderOptions reliability_options(int64_t batch_size) {
   LoaderOptions o;
   o.batch_size = batch_size;
   o.threads = 2;
@@ -65,20 +60,20 @@ void expect_mentions(const std::string& message, std::initializer_list<const cha
 
 TEST(LoaderOptions, BatchLargerThanTheDatasetIsAnErrorUnlessPaddingIsAsked) {
   PackedFixture f(16);
-  LoaderOptions o = options(32);
-  expect_mentions(message_of([&] { Loader(packed(f), o); }, ErrorCode::kInvalidArgument),
+  LoaderOptions o = reliability_options(32);
+  expect_mentions(message_of([&] { Loader(packed_dataset(f), o); }, ErrorCode::kInvalidArgument),
                   {"batch_size=32", "16 samples", "pad_to_batch"});
   o.batch_size = 8;
   o.world_size = 4;
-  expect_mentions(message_of([&] { Loader(packed(f), o); }, ErrorCode::kInvalidArgument),
+  expect_mentions(message_of([&] { Loader(packed_dataset(f), o); }, ErrorCode::kInvalidArgument),
                   {"batch_size=8", "world_size=4", "at most 4"});
-  o = options(32);
+  o = reliability_options(32);
   o.drop_last = true;
-  expect_mentions(message_of([&] { Loader(packed(f), o); }, ErrorCode::kInvalidArgument),
+  expect_mentions(message_of([&] { Loader(packed_dataset(f), o); }, ErrorCode::kInvalidArgument),
                   {"no batch would ever be produced"});
-  o = options(32);
+  o = reliability_options(32);
   o.pad_to_batch = true;  // asked for: one batch, half of it padding
-  Loader loader(packed(f), o);
+  Loader loader(packed_dataset(f), o);
   ASSERT_EQ(loader.batches_per_epoch(), 1);
   loader.begin_epoch();
   auto batch = loader.next();
@@ -88,27 +83,27 @@ TEST(LoaderOptions, BatchLargerThanTheDatasetIsAnErrorUnlessPaddingIsAsked) {
 
 TEST(LoaderOptions, AbsurdCountsNameTheOption) {
   PackedFixture f(16);
-  LoaderOptions o = options(4);
+  LoaderOptions o = reliability_options(4);
   o.threads = max_reader_threads() + 1;
-  expect_mentions(message_of([&] { Loader(packed(f), o); }, ErrorCode::kInvalidArgument),
+  expect_mentions(message_of([&] { Loader(packed_dataset(f), o); }, ErrorCode::kInvalidArgument),
                   {"threads = ", "is outside [0, "});
-  o = options(4);
+  o = reliability_options(4);
   o.prefetch = 5000;
-  expect_mentions(message_of([&] { Loader(packed(f), o); }, ErrorCode::kInvalidArgument),
+  expect_mentions(message_of([&] { Loader(packed_dataset(f), o); }, ErrorCode::kInvalidArgument),
                   {"prefetch = 5000 is outside [1, 4096]"});
-  o = options(int64_t{1} << 50);
+  o = reliability_options(int64_t{1} << 50);
   o.pad_to_batch = true;
-  expect_mentions(message_of([&] { Loader(packed(f), o); }, ErrorCode::kInvalidArgument),
+  expect_mentions(message_of([&] { Loader(packed_dataset(f), o); }, ErrorCode::kInvalidArgument),
                   {"batch_size=1125899906842624", "memory"});
-  o = options(4);
+  o = reliability_options(4);
   o.timeout_s = -1;
-  expect_mentions(message_of([&] { Loader(packed(f), o); }, ErrorCode::kInvalidArgument),
+  expect_mentions(message_of([&] { Loader(packed_dataset(f), o); }, ErrorCode::kInvalidArgument),
                   {"timeout"});
 }
 
 TEST(LoaderState, TakenAtAnEpochsEndResumesAtTheNextEpochsFirstBatch) {
   PackedFixture f(12);
-  Loader loader(packed(f), options(4));
+  Loader loader(packed_dataset(f), reliability_options(4));
   loader.begin_epoch(3);
   int batches = 0;
   while (loader.next()) ++batches;
@@ -117,7 +112,7 @@ TEST(LoaderState, TakenAtAnEpochsEndResumesAtTheNextEpochsFirstBatch) {
   EXPECT_EQ(saved.epoch, 4);
   EXPECT_EQ(saved.next_batch, 0);
 
-  Loader resumed(packed(f), options(4));
+  Loader resumed(packed_dataset(f), reliability_options(4));
   resumed.restore(saved);
   resumed.begin_epoch();
   std::vector<std::vector<int64_t>> got;
@@ -126,7 +121,7 @@ TEST(LoaderState, TakenAtAnEpochsEndResumesAtTheNextEpochsFirstBatch) {
   EXPECT_EQ(got.front(), resumed.sampler().batch(4, 0));
 
   // A state from older code, pointing past the last batch, resumes the same way.
-  Loader old(packed(f), options(4));
+  Loader old(packed_dataset(f), reliability_options(4));
   old.restore(SamplerState{7, 3, 3});
   EXPECT_EQ(old.state().epoch, 4);
   EXPECT_EQ(old.state().next_batch, 0);
@@ -134,23 +129,23 @@ TEST(LoaderState, TakenAtAnEpochsEndResumesAtTheNextEpochsFirstBatch) {
 
 TEST(LoaderState, StateOfAnotherRunIsRefused) {
   PackedFixture f(16), g(20);
-  Loader source(packed(f), options(4));
+  Loader source(packed_dataset(f), reliability_options(4));
   source.begin_epoch(0);
   ASSERT_TRUE(source.next().has_value());
   const SamplerState saved = source.state();
 
-  Loader other_batch(packed(f), options(2));
+  Loader other_batch(packed_dataset(f), reliability_options(2));
   expect_mentions(message_of([&] { other_batch.restore(saved); }, ErrorCode::kInvalidArgument),
                   {"batch_size 4", "batch_size 2"});
-  LoaderOptions o = options(4);
+  LoaderOptions o = reliability_options(4);
   o.world_size = 2;
-  Loader other_world(packed(f), o);
+  Loader other_world(packed_dataset(f), o);
   expect_mentions(message_of([&] { other_world.restore(saved); }, ErrorCode::kInvalidArgument),
                   {"world_size 1", "world_size 2"});
-  Loader other_data(packed(g), options(4));
+  Loader other_data(packed_dataset(g), reliability_options(4));
   expect_mentions(message_of([&] { other_data.restore(saved); }, ErrorCode::kInvalidArgument),
                   {"another dataset"});
-  Loader same(packed(f), options(4));
+  Loader same(packed_dataset(f), reliability_options(4));
   EXPECT_NO_THROW(same.restore(saved));
 }
 
@@ -223,7 +218,7 @@ struct StuckFixture {
 
 TEST(LoaderStuckRead, TimeoutThrowsInsteadOfWaitingForever) {
   StuckFixture f;
-  LoaderOptions o = options(4);
+  LoaderOptions o = reliability_options(4);
   o.timeout_s = 0.2;
   Loader loader(f.dataset, o);
   loader.begin_epoch();
@@ -234,7 +229,7 @@ TEST(LoaderStuckRead, TimeoutThrowsInsteadOfWaitingForever) {
 
 TEST(LoaderStuckRead, StopFromAnotherThreadEndsTheWaitingConsumer) {
   StuckFixture f;
-  Loader loader(f.dataset, options(4));
+  Loader loader(f.dataset, reliability_options(4));
   loader.begin_epoch();
   auto consumer = std::async(std::launch::async, [&] { return loader.next().has_value(); });
   ASSERT_TRUE(f.store->wait_for_stuck_reader());
@@ -248,7 +243,7 @@ TEST(LoaderStuckRead, StopFromAnotherThreadEndsTheWaitingConsumer) {
 
 TEST(LoaderStuckRead, WaitReturnsWhileTheReadIsStuck) {
   StuckFixture f;
-  Loader loader(f.dataset, options(4));
+  Loader loader(f.dataset, reliability_options(4));
   loader.begin_epoch();
   EXPECT_FALSE(loader.wait(50ms));
   f.store->release();
@@ -259,9 +254,9 @@ TEST(LoaderStuckRead, WaitReturnsWhileTheReadIsStuck) {
 
 TEST(LoaderStats, OccupancyStaysBoundedOverLongRuns) {
   PackedFixture f(64);
-  LoaderOptions o = options(1);
+  LoaderOptions o = reliability_options(1);
   o.threads = 1;
-  Loader loader(packed(f), o);
+  Loader loader(packed_dataset(f), o);
   int64_t batches = 0;
   while (batches < 70'000) {
     loader.begin_epoch();
@@ -289,7 +284,7 @@ int in_forked_child(const std::function<int()>& child) {
 TEST(LoaderFork, ChildGetsAClearErrorNotADeadlock) {
   if (kSanitized) GTEST_SKIP() << "sanitizers do not support fork() of a threaded process";
   PackedFixture f(16);
-  auto loader = std::make_unique<Loader>(packed(f), options(4));
+  auto loader = std::make_unique<Loader>(packed_dataset(f), reliability_options(4));
   loader->begin_epoch();
   ASSERT_TRUE(loader->next().has_value());  // threads run, a batch waits in the queue
   const int status = in_forked_child([&] {

@@ -24,12 +24,7 @@ namespace {
 
 using namespace chute::loader_testing;
 
-std::shared_ptr<PackedDataset> packed(const PackedFixture& f) {
-  return std::make_shared<PackedDataset>(
-      std::vector<std::pair<std::string, ArrayPtr>>{{"inputs", f.inputs}, {"targets", f.targets}});
-}
-
-LoaderOptions options(int64_t batch_size, size_t threads, size_t prefetch) {
+LoaderOptions loader_options(int64_t batch_size, size_t threads, size_t prefetch) {
   LoaderOptions o;
   o.batch_size = batch_size;
   o.threads = threads;
@@ -61,8 +56,8 @@ std::vector<Snapshot> run_epoch(Loader& loader) {
 
 TEST(Loader, W1EpochEqualsDirectReads) {
   PackedFixture f(37);
-  LoaderOptions o = options(5, 2, 2);
-  Loader loader(packed(f), o);
+  LoaderOptions o = loader_options(5, 2, 2);
+  Loader loader(packed_dataset(f), o);
   ASSERT_EQ(loader.batches_per_epoch(), 8);
   for (int64_t epoch = 0; epoch < 2; ++epoch) {
     std::multiset<int64_t> seen;
@@ -101,7 +96,7 @@ TEST(Loader, ThreadAndPrefetchCountsDoNotChangeBatches) {
   std::vector<Snapshot> reference;
   for (size_t threads : {1, 2, 4}) {
     for (size_t prefetch : {1, 2, 4}) {
-      Loader loader(packed(f), options(4, threads, prefetch));
+      Loader loader(packed_dataset(f), loader_options(4, threads, prefetch));
       loader.begin_epoch(3);
       std::vector<Snapshot> epoch;
       while (std::optional<Batch> batch = loader.next()) epoch.push_back(snapshot(*batch));
@@ -119,10 +114,10 @@ TEST(Loader, RankShardsAreDisjointAndCoverTheEpoch) {
   PackedFixture f(19);
   std::multiset<int64_t> seen;
   for (int64_t rank = 0; rank < 3; ++rank) {
-    LoaderOptions o = options(2, 1, 1);
+    LoaderOptions o = loader_options(2, 1, 1);
     o.rank = rank;
     o.world_size = 3;
-    Loader loader(packed(f), o);
+    Loader loader(packed_dataset(f), o);
     EXPECT_EQ(loader.batches_per_epoch(), 4);
     for (const Batch& batch : loader) {
       for (int64_t k = 0; k < batch.size() - batch.padding; ++k) seen.insert(batch.indices[k]);
@@ -135,12 +130,12 @@ TEST(Loader, RankShardsAreDisjointAndCoverTheEpoch) {
 
 TEST(Loader, ResumesFromSavedStateIdentically) {
   PackedFixture f(30);
-  Loader full(packed(f), options(4, 2, 2));
+  Loader full(packed_dataset(f), loader_options(4, 2, 2));
   full.begin_epoch(2);
   std::vector<Snapshot> expected;
   while (auto batch = full.next()) expected.push_back(snapshot(*batch));
 
-  Loader first(packed(f), options(4, 2, 2));
+  Loader first(packed_dataset(f), loader_options(4, 2, 2));
   first.begin_epoch(2);
   for (int i = 0; i < 3; ++i) ASSERT_TRUE(first.next().has_value());
   const SamplerState saved = first.state();
@@ -149,9 +144,9 @@ TEST(Loader, ResumesFromSavedStateIdentically) {
   EXPECT_EQ(saved.next_batch, 3);
   EXPECT_EQ(saved.batch_size, 4);
   EXPECT_EQ(saved.world_size, 1);
-  EXPECT_EQ(saved.dataset, dataset_fingerprint(*packed(f)));
+  EXPECT_EQ(saved.dataset, dataset_fingerprint(*packed_dataset(f)));
 
-  Loader resumed(packed(f), options(4, 1, 3));
+  Loader resumed(packed_dataset(f), loader_options(4, 1, 3));
   resumed.restore(saved);
   EXPECT_EQ(resumed.state(), saved);
   std::vector<Snapshot> rest = run_epoch(resumed);  // begin() resumes at the saved batch
@@ -164,7 +159,7 @@ TEST(Loader, ResumesFromSavedStateIdentically) {
 
 TEST(Loader, NewEpochCancelsTheRunningOne) {
   PackedFixture f(40);
-  Loader loader(packed(f), options(2, 2, 2));
+  Loader loader(packed_dataset(f), loader_options(2, 2, 2));
   loader.begin_epoch(0);
   ASSERT_TRUE(loader.next().has_value());
   loader.begin_epoch(1);
@@ -198,7 +193,7 @@ void wait_until_produced(const Loader& loader, int64_t count) {
 TEST(Loader, RunsAheadIntoTheNextEpoch) {
   PackedFixture f(21);
   const size_t prefetch = 2;
-  Loader loader(packed(f), options(4, 2, prefetch));
+  Loader loader(packed_dataset(f), loader_options(4, 2, prefetch));
   ASSERT_EQ(loader.batches_per_epoch(), 6);
   run_epoch(loader);
   // With the epoch over and nobody consuming, the producer fills the queue from epoch 1.
@@ -211,7 +206,7 @@ TEST(Loader, RunsAheadIntoTheNextEpoch) {
   EXPECT_EQ(loader.state().epoch, 2);  // epoch 1 done: epoch 2 from its first batch
   EXPECT_EQ(loader.state().next_batch, 0);
 
-  Loader fresh(packed(f), options(4, 1, 1));
+  Loader fresh(packed_dataset(f), loader_options(4, 1, 1));
   fresh.begin_epoch(1);
   std::vector<Snapshot> expected;
   while (auto batch = fresh.next()) expected.push_back(snapshot(*batch));
@@ -221,7 +216,7 @@ TEST(Loader, RunsAheadIntoTheNextEpoch) {
 
 TEST(Loader, OtherStartsAfterAnEpochRestartTheProducer) {
   PackedFixture f(21);
-  Loader loader(packed(f), options(4, 2, 2));
+  Loader loader(packed_dataset(f), loader_options(4, 2, 2));
   run_epoch(loader);
   wait_until_produced(loader, 7);
   for (auto [epoch, start] : {std::pair<int64_t, int64_t>{5, 0}, {6, 2}, {6, 0}}) {
@@ -246,9 +241,9 @@ TEST(Loader, CorruptChunkRaisesOnTheConsumerNamingIt) {
   PackedFixture f(20);
   // Sample 9's second channel chunk of inputs is truncated.
   f.store->set("inputs/c/9/0/0/1", std::string_view("garbage"));
-  LoaderOptions o = options(4, 2, 2);
+  LoaderOptions o = loader_options(4, 2, 2);
   o.shuffle = false;
-  Loader loader(packed(f), o);
+  Loader loader(packed_dataset(f), o);
   for (int attempt = 0; attempt < 2; ++attempt) {
     loader.begin_epoch(0);
     int64_t good = 0;
@@ -271,7 +266,7 @@ TEST(Loader, CreateIterateBreakDestroyLoops) {
   PackedFixture f(25);
   std::vector<BatchArray> kept;
   for (int round = 0; round < 12; ++round) {
-    Loader loader(packed(f), options(3, 1 + round % 3, 1 + round % 2));
+    Loader loader(packed_dataset(f), loader_options(3, 1 + round % 3, 1 + round % 2));
     int taken = 0;
     for (const Batch& batch : loader) {
       if (round % 4 == 0) kept.push_back(batch.arrays[0]);  // outlives the loader
@@ -291,7 +286,7 @@ TEST(Loader, CreateIterateBreakDestroyLoops) {
 TEST(Loader, BuffersAreRecycled) {
   PackedFixture f(40);
   const size_t prefetch = 2;
-  Loader loader(packed(f), options(2, 2, prefetch));
+  Loader loader(packed_dataset(f), loader_options(2, 2, prefetch));
   for (int epoch = 0; epoch < 3; ++epoch) {
     for (const Batch& batch : loader) ASSERT_EQ(batch.size(), 2);
   }
@@ -305,7 +300,7 @@ TEST(Loader, BuffersAreRecycled) {
 
 TEST(Loader, ReportsStats) {
   PackedFixture f(12);
-  Loader loader(packed(f), options(4, 2, 2));
+  Loader loader(packed_dataset(f), loader_options(4, 2, 2));
   run_epoch(loader);
   LoaderStats stats = loader.stats();
   EXPECT_EQ(stats.batches, 3);
@@ -326,18 +321,18 @@ TEST(Loader, ReportsStats) {
 
 TEST(Loader, EmptyEpochAndBadOptions) {
   PackedFixture f(3);
-  LoaderOptions o = options(4, 1, 1);
+  LoaderOptions o = loader_options(4, 1, 1);
   o.drop_last = true;  // no batch would ever come: refused up front (loader_reliability_test)
-  EXPECT_THROW(Loader(packed(f), o), Error);
-  o = options(3, 1, 1);
+  EXPECT_THROW(Loader(packed_dataset(f), o), Error);
+  o = loader_options(3, 1, 1);
   o.prefetch = 0;
-  EXPECT_THROW(Loader(packed(f), o), Error);
-  o = options(0, 1, 1);
-  EXPECT_THROW(Loader(packed(f), o), Error);
-  o = options(1, 1, 1);
+  EXPECT_THROW(Loader(packed_dataset(f), o), Error);
+  o = loader_options(0, 1, 1);
+  EXPECT_THROW(Loader(packed_dataset(f), o), Error);
+  o = loader_options(1, 1, 1);
   o.rank = 1;
-  EXPECT_THROW(Loader(packed(f), o), Error);
-  EXPECT_THROW(Loader(nullptr, options(1, 1, 1)), Error);
+  EXPECT_THROW(Loader(packed_dataset(f), o), Error);
+  EXPECT_THROW(Loader(nullptr, loader_options(1, 1, 1)), Error);
 }
 
 TEST(Loader, W2WindowsThroughTheLoader) {
@@ -354,7 +349,7 @@ TEST(Loader, W2WindowsThroughTheLoader) {
   auto dataset = std::make_shared<WindowDataset>(group, w);
   std::vector<Snapshot> reference;
   for (size_t threads : {1, 3}) {
-    Loader loader(dataset, options(3, threads, 2));
+    Loader loader(dataset, loader_options(3, threads, 2));
     auto epoch = run_epoch(loader);
     ASSERT_EQ(epoch.size(), 4u);  // 10 windows, padded to 12
     if (reference.empty()) {

@@ -13,8 +13,10 @@
 #include "chute/array/array.h"
 #include "chute/array/metadata.h"
 #include "chute/codec/codec_chain.h"
+#include "chute/dataset/packed_dataset.h"
 #include "chute/format/zarr.h"
 #include "chute/store/memory_store.h"
+#include "chute/util/element_count.h"
 
 namespace chute::loader_testing {
 
@@ -23,12 +25,6 @@ inline float value_at(int id, std::span<const int64_t> index) {
   int64_t h = id + 1;
   for (int64_t i : index) h = h * 1009 + i;
   return static_cast<float>(((h * 7919) % 4194301) * 0.25 - 1000.0);
-}
-
-inline int64_t elements_of(std::span<const int64_t> shape) {
-  int64_t n = 1;
-  for (int64_t extent : shape) n *= extent;
-  return n;
 }
 
 /// Steps `index` through [0, shape) in C order; false after the last.
@@ -84,7 +80,7 @@ inline ArrayPtr make_float_array(const std::shared_ptr<MemoryStore>& store,
 /// Reads the whole box [start, start+shape) of `array` into a vector (the direct reference).
 inline std::vector<float> read_floats(const Array& array, std::vector<int64_t> start,
                                       std::vector<int64_t> shape) {
-  std::vector<float> out(static_cast<size_t>(elements_of(shape)));
+  std::vector<float> out(static_cast<size_t>(element_count(shape)));
   array.read(start, StridedView::contiguous(reinterpret_cast<std::byte*>(out.data()), shape, 4));
   return out;
 }
@@ -100,5 +96,11 @@ struct PackedFixture {
     targets = make_float_array(store, "targets", {n, 3, 4, 2}, {1, 3, 4, 2}, 2);
   }
 };
+
+/// The fixture's two arrays as a packed dataset, "inputs" and "targets".
+inline std::shared_ptr<PackedDataset> packed_dataset(const PackedFixture& f) {
+  return std::make_shared<PackedDataset>(
+      std::vector<std::pair<std::string, ArrayPtr>>{{"inputs", f.inputs}, {"targets", f.targets}});
+}
 
 }  // namespace chute::loader_testing

@@ -32,7 +32,7 @@ struct ChunkedFixture {
   }
 };
 
-LoaderOptions options(int64_t shuffle_block) {
+LoaderOptions block_shuffle_options(int64_t shuffle_block) {
   LoaderOptions o;
   o.batch_size = 16;
   o.threads = 1;
@@ -65,7 +65,7 @@ TEST(StoreReads, ChunkShuffleFetchesFewerChunksThanPlainShuffle) {
   for (int64_t block : {0, 8}) {
     f.counting->reset();
     {
-      Loader loader(f.dataset(f.counting), options(block));
+      Loader loader(f.dataset(f.counting), block_shuffle_options(block));
       for (const auto& batch : epoch(loader, 0)) {
         if (block > 0) seen.insert(seen.end(), batch.begin(), batch.begin() + 16);
       }
@@ -91,7 +91,7 @@ TEST(StoreReads, SecondEpochComesFromTheNodeCache) {
   auto cached = std::make_shared<CachingStore>(f.counting, CacheOptions{dir.string()});
   std::vector<std::vector<int64_t>> first, second, reference;
   {
-    Loader loader(f.dataset(cached), options(0));
+    Loader loader(f.dataset(cached), block_shuffle_options(0));
     first = epoch(loader, 0);
     loader.stop();  // nothing read ahead while the counters are compared
     // The loader reports its cache's counters: every chunk missed and fetched once.
@@ -108,7 +108,7 @@ TEST(StoreReads, SecondEpochComesFromTheNodeCache) {
   {
     // A new loader and a new cache object on the same folder: the next run of the job.
     auto reopened = std::make_shared<CachingStore>(f.counting, CacheOptions{dir.string()});
-    Loader loader(f.dataset(reopened), options(0));
+    Loader loader(f.dataset(reopened), block_shuffle_options(0));
     second = epoch(loader, 1);
     loader.stop();
     EXPECT_EQ(f.counting->reads() + f.counting->range_reads(), 0u);
@@ -124,7 +124,7 @@ TEST(StoreReads, SecondEpochComesFromTheNodeCache) {
     EXPECT_EQ(loader.stats().cache.value().hits, 0u);
   }
   {
-    Loader loader(f.dataset(f.memory), options(0));
+    Loader loader(f.dataset(f.memory), block_shuffle_options(0));
     reference = epoch(loader, 1);
     EXPECT_FALSE(loader.stats().cache.has_value());  // no read went through a cache
   }

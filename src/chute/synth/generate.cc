@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "chute/array/strided_copy.h"
+#include "chute/util/element_count.h"
 #include "chute/util/error.h"
 
 namespace chute::synth {
@@ -19,12 +20,6 @@ struct WorkerState {
   ByteBuffer encoded;
   CodecScratch scratch;
 };
-
-int64_t product(std::span<const int64_t> values) {
-  int64_t n = 1;
-  for (int64_t v : values) n *= v;
-  return n;
-}
 
 /// The .npy (format 1.0) header for a C-order float32 array of `shape`, padded to 64 bytes.
 std::string npy_header(std::span<const int64_t> shape) {
@@ -100,7 +95,7 @@ GenerateResult generate_arrays(std::span<FieldArrayJob> jobs, ThreadPool& pool,
       fail(ErrorCode::kInvalidArgument, "{}: expected a float32 array to generate, got {}",
            jobs[j].writer->path(), spec.data_type.name());
     }
-    result.logical_bytes += product(spec.shape) * 4;
+    result.logical_bytes += element_count(spec.shape) * 4;
     for (int64_t c = 0; c < jobs[j].writer->chunk_count(); ++c) tasks.push_back({j, c});
   }
   std::vector<WorkerState> workers(pool.size());
@@ -136,7 +131,7 @@ GenerateResult write_npy(const std::string& path, const Field& field, ThreadPool
   const size_t split = channels_last ? 1 : 0;
   const int64_t channels = channels_last ? shape[0] : 1;
   // Slabs: whole trailing planes along the split axis, about 4 MB each.
-  const int64_t plane = product(std::span(shape).subspan(split + 1)) * channels;
+  const int64_t plane = element_count(std::span(shape).subspan(split + 1)) * channels;
   const int64_t rows_per_slab = std::max<int64_t>(1, (int64_t{4} << 20) / (plane * 4));
   const int64_t slabs = (shape[split] + rows_per_slab - 1) / rows_per_slab;
 
@@ -173,7 +168,7 @@ GenerateResult write_npy(const std::string& path, const Field& field, ThreadPool
     if (progress) progress->add(static_cast<int64_t>(buffer.size()) * 4);
   });
   GenerateResult result;
-  result.logical_bytes = product(shape) * 4;
+  result.logical_bytes = element_count(shape) * 4;
   result.stored_bytes = static_cast<int64_t>(header.size()) + result.logical_bytes;
   result.chunks = slabs;
   return result;

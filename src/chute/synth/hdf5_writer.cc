@@ -9,6 +9,7 @@
 #include "chute/codec/codec_chain.h"
 #include "chute/format/hdf5_filters.h"
 #include "chute/format/hdf5_library.h"
+#include "chute/util/element_count.h"
 #include "chute/util/error.h"
 
 namespace chute::synth {
@@ -19,12 +20,6 @@ using hdf5::check_status;
 using hdf5::Handle;
 
 constexpr int kIo = static_cast<int>(ErrorCode::kIoError);
-
-int64_t product(std::span<const int64_t> v) {
-  int64_t p = 1;
-  for (int64_t x : v) p *= x;
-  return p;
-}
 
 std::vector<Hdf5Filter> filters_of(const std::string& codec, int64_t chunk_bytes) {
   if (codec == "none") return {};
@@ -71,7 +66,7 @@ void fill_contiguous(const std::string& path, const std::vector<Hdf5DatasetJob>&
   std::vector<int64_t> planes;
   for (size_t j = 0; j < jobs.size(); ++j) {
     const auto& shape = jobs[j].field->spec().shape;
-    const int64_t plane = shape.size() > 1 ? product(std::span(shape).subspan(1)) : 1;
+    const int64_t plane = shape.size() > 1 ? element_count(std::span(shape).subspan(1)) : 1;
     planes.push_back(plane);
     const int64_t rows = std::max<int64_t>(1, (int64_t{4} << 20) / (plane * 4));
     // Split the leading axis; a short one (channels) still gives one slab per row.
@@ -126,7 +121,7 @@ GenerateResult write_hdf5(const std::string& path, const std::vector<Hdf5Dataset
         std::vector<hsize_t> cdims(chunk_shape.begin(), chunk_shape.end());
         check_status(H5Pset_chunk(dcpl.get(), static_cast<int>(cdims.size()), cdims.data()), kIo,
                      path);
-        filters = filters_of(codec, product(chunk_shape) * 4);
+        filters = filters_of(codec, element_count(chunk_shape) * 4);
         for (const Hdf5Filter& f : filters) {
           // Registered or not (blosc, zstd are plugins): chunks are written already filtered.
           check_status(H5Pset_filter(dcpl.get(), static_cast<H5Z_filter_t>(f.id), H5Z_FLAG_OPTIONAL,
@@ -147,7 +142,7 @@ GenerateResult write_hdf5(const std::string& path, const std::vector<Hdf5Dataset
                     : nullptr);
       chunk_shapes.push_back(chunk_shape);
       datasets.push_back(std::move(dset));
-      result.logical_bytes += product(shape) * 4;
+      result.logical_bytes += element_count(shape) * 4;
     }
     if (chunk <= 0) {
       datasets.clear();
@@ -192,7 +187,7 @@ GenerateResult write_hdf5(const std::string& path, const std::vector<Hdf5Dataset
   pool.parallel_for(work.size(), [&](size_t i, size_t worker) {
     const Chunk& c = work[i];
     const auto& chunk_shape = chunk_shapes[c.job];
-    values[worker].resize(static_cast<size_t>(product(chunk_shape)));
+    values[worker].resize(static_cast<size_t>(element_count(chunk_shape)));
     jobs[c.job].field->fill(c.start, chunk_shape, values[worker]);
     chains[c.job]->encode(std::as_bytes(std::span(values[worker])), encoded[worker],
                           scratch[worker]);

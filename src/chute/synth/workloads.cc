@@ -20,8 +20,6 @@ using nlohmann::json;
 
 namespace {
 
-constexpr DataType kFloat32{DTypeKind::kFloat, 4};
-constexpr DataType kInt64{DTypeKind::kInt, 8};
 
 void require(bool ok, const char* flag, int64_t value, const char* expected) {
   if (!ok) fail(ErrorCode::kInvalidArgument, "{}: expected {}, got {}", flag, expected, value);

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <new>
 #include <span>
+#include <utility>
 
 #include "chute/util/page_memory.h"
 
@@ -16,8 +17,18 @@ class ByteBuffer {
  public:
   ByteBuffer() = default;
   explicit ByteBuffer(size_t size) { resize(size); }
-  ByteBuffer(ByteBuffer&&) noexcept = default;
-  ByteBuffer& operator=(ByteBuffer&&) noexcept = default;
+  // A moved-from buffer is empty with no capacity (the defaults would keep the sizes while the
+  // memory moved away, and a later resize within that capacity would write through null).
+  ByteBuffer(ByteBuffer&& other) noexcept
+      : data_(std::move(other.data_)),
+        size_(std::exchange(other.size_, 0)),
+        capacity_(std::exchange(other.capacity_, 0)) {}
+  ByteBuffer& operator=(ByteBuffer&& other) noexcept {
+    data_ = std::move(other.data_);
+    size_ = std::exchange(other.size_, 0);
+    capacity_ = std::exchange(other.capacity_, 0);
+    return *this;
+  }
 
   /// Sets the size; contents up to min(old, new) size are kept, the rest is uninitialised.
   void resize(size_t size) {

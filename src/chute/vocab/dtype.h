@@ -23,6 +23,17 @@ struct DataType {
   bool operator==(const DataType&) const = default;
 };
 
+/// The data types that code and tests name most often.
+inline constexpr DataType kUInt8{DTypeKind::kUInt, 1};
+inline constexpr DataType kInt16{DTypeKind::kInt, 2};
+inline constexpr DataType kInt32{DTypeKind::kInt, 4};
+inline constexpr DataType kInt64{DTypeKind::kInt, 8};
+inline constexpr DataType kFloat16{DTypeKind::kFloat, 2};
+inline constexpr DataType kBFloat16{DTypeKind::kBFloat, 2};
+inline constexpr DataType kFloat32{DTypeKind::kFloat, 4};
+inline constexpr DataType kFloat64{DTypeKind::kFloat, 8};
+inline constexpr DataType kComplex128{DTypeKind::kComplex, 16};
+
 enum class Endian : uint8_t { kLittle, kBig, kNotApplicable };
 
 /// Parses a v3 data type name; throws kUnsupported naming it when unknown.
