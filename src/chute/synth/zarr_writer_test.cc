@@ -34,7 +34,7 @@ std::vector<float> iota(size_t n) {
   return v;
 }
 
-std::vector<float> floats_in(const std::string& path) {
+std::vector<float> written_floats(const std::string& path) {
   std::string bytes = read_text(path);
   std::vector<float> v(bytes.size() / 4);
   std::memcpy(v.data(), bytes.data(), v.size() * 4);
@@ -81,9 +81,9 @@ TEST(SynthZarrWriter, WriteAllSplitsIntoPaddedChunksV2) {
   auto data = iota(15);
   writer.write_all(std::as_bytes(std::span(data)));
   // Chunk (1, 1) holds row 2, columns 4..7 of a 3x5 array: value 14 then padding.
-  EXPECT_EQ(floats_in(dir / "a/1.1"), (std::vector<float>{14, 0, 0, 0, 0, 0, 0, 0}));
-  EXPECT_EQ(floats_in(dir / "a/0.0"), (std::vector<float>{0, 1, 2, 3, 5, 6, 7, 8}));
-  EXPECT_EQ(floats_in(dir / "a/1.0"), (std::vector<float>{10, 11, 12, 13, 0, 0, 0, 0}));
+  EXPECT_EQ(written_floats(dir / "a/1.1"), (std::vector<float>{14, 0, 0, 0, 0, 0, 0, 0}));
+  EXPECT_EQ(written_floats(dir / "a/0.0"), (std::vector<float>{0, 1, 2, 3, 5, 6, 7, 8}));
+  EXPECT_EQ(written_floats(dir / "a/1.0"), (std::vector<float>{10, 11, 12, 13, 0, 0, 0, 0}));
 }
 
 TEST(SynthZarrWriter, V3ChunkKeysUseFolders) {
@@ -91,7 +91,7 @@ TEST(SynthZarrWriter, V3ChunkKeysUseFolders) {
   ArrayWriter writer(dir / "a", small_spec(3));
   auto data = iota(15);
   writer.write_all(std::as_bytes(std::span(data)));
-  EXPECT_EQ(floats_in(dir / "a/c/0/1"), (std::vector<float>{4, 0, 0, 0, 9, 0, 0, 0}));
+  EXPECT_EQ(written_floats(dir / "a/c/0/1"), (std::vector<float>{4, 0, 0, 0, 9, 0, 0, 0}));
 }
 
 TEST(SynthZarrWriter, ZeroDimensionalArray) {
@@ -103,7 +103,7 @@ TEST(SynthZarrWriter, ZeroDimensionalArray) {
   ArrayWriter writer(dir / "s", spec);
   float value = 3.5f;
   writer.write_all(std::as_bytes(std::span(&value, 1)));
-  EXPECT_EQ(floats_in(dir / "s/0"), (std::vector<float>{3.5f}));
+  EXPECT_EQ(written_floats(dir / "s/0"), (std::vector<float>{3.5f}));
 }
 
 TEST(SynthZarrWriter, RejectsBadSpecsAndExistingArrays) {
