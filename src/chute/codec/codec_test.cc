@@ -14,7 +14,6 @@ using testing::from_hex;
 using testing::pattern;
 using testing::to_hex;
 
-
 std::vector<std::byte> decode(const CodecChain& c, std::span<const std::byte> encoded) {
   CodecScratch scratch;
   std::vector<std::byte> out(static_cast<size_t>(c.decoded_nbytes()));
@@ -205,8 +204,8 @@ TEST(CodecBytes, BigEndianSwapsEachElementAndEachComplexPart) {
 
 TEST(CodecTranspose, EncodesThePermutedArray) {
   // A 2x3 uint8 array [[0,1,2],[3,4,5]] transposed is [[0,3],[1,4],[2,5]].
-  auto t = chain(R"([{"name":"transpose","configuration":{"order":[1,0]}},{"name":"bytes"}])", kUInt8,
-                 {2, 3});
+  auto t = chain(R"([{"name":"transpose","configuration":{"order":[1,0]}},{"name":"bytes"}])",
+                 kUInt8, {2, 3});
   EXPECT_EQ(to_hex(encode(*t, from_hex("000102030405"))), "000301040205");
   EXPECT_EQ(decode(*t, from_hex("000301040205")), from_hex("000102030405"));
   auto f = chain(R"([{"name":"transpose","configuration":{"order":"F"}},{"name":"bytes"}])", kUInt8,
@@ -247,8 +246,9 @@ TEST(CodecChain, RejectsUnknownCodecsAndBadConfigurations) {
   EXPECT_CHUTE_ERROR(
       chain(R"([{"name":"bytes"},{"name":"blosc","configuration":{"cname":"nope"}}])", kUInt8, {4}),
       ErrorCode::kUnsupported, "nope");
-  EXPECT_CHUTE_ERROR(chain(R"([{"name":"bytes","configuration":{"endian":"middle"}}])", kInt32, {4}),
-                     ErrorCode::kInvalidMetadata, "middle");
+  EXPECT_CHUTE_ERROR(
+      chain(R"([{"name":"bytes","configuration":{"endian":"middle"}}])", kInt32, {4}),
+      ErrorCode::kInvalidMetadata, "middle");
   EXPECT_CHUTE_ERROR(chain(R"([{"name":"transpose","configuration":{"order":[0,0]}},
                                {"name":"bytes"}])",
                            kUInt8, {2, 2}),

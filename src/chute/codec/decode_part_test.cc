@@ -31,7 +31,8 @@ struct Part {
 
 TEST(DecodePart, BloscDecodesOnlyTheBlocksThatHoldTheRange) {
   for (const char* shuffle : {"noshuffle", "shuffle", "bitshuffle"}) {
-    for (const auto& [dtype, elements] : {std::pair{kFloat32, int64_t{4096}}, {kFloat64, int64_t{2048}}}) {
+    for (const auto& [dtype, elements] :
+         {std::pair{kFloat32, int64_t{4096}}, {kFloat64, int64_t{2048}}}) {
       auto c = chain(blosc_chain(shuffle, dtype.size, 256), dtype, {elements});
       const auto data = pattern(static_cast<size_t>(c->decoded_nbytes()), 7);
       const auto encoded = encode(*c, data);

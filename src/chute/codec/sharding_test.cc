@@ -13,7 +13,6 @@ namespace {
 using testing::chain;
 using testing::from_hex;
 
-
 // zarr-python 3.1: shape (4, 4) uint8, one shard of (4, 4) with inner chunks (2, 2), codecs
 // [bytes], fill_value 7; data arange(16) with the block [2:4, 0:2] set to 7 (so that inner
 // chunk is not written).

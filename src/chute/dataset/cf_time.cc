@@ -147,8 +147,8 @@ bool parse_reference(std::string_view text, CfTimeUnits* out) {
   }
   c.skip_spaces();
   if (!c.done()) return false;
-  out->reference_seconds =
-      detail::days_from_civil(year, month, day) * 86400 + hour * 3600 + minute * 60 + second - zone_seconds;
+  out->reference_seconds = detail::days_from_civil(year, month, day) * 86400 + hour * 3600 +
+                           minute * 60 + second - zone_seconds;
   out->reference_ns = nanos;
   return true;
 }

@@ -16,7 +16,6 @@
 namespace chute {
 namespace {
 
-
 std::string shape_text(const std::vector<int64_t>& shape) {
   return fmt::format("({})", fmt::join(shape, ", "));
 }

@@ -112,19 +112,21 @@ Group make_xarray_group() {
   Group group;
   group.name = "memory/era5";
   const json packed = {{"scale_factor", 0.25}, {"add_offset", 200.0}, {"_FillValue", kFill}};
-  group.arrays["t"] =
-      make_array(store, "t", DataType{DTypeKind::kInt, 2}, {kLevelCount, kTimeSteps, kColCount, kRowCount}, {1, 1, 4, 3},
-                 {"pressure_level", "time", "longitude", "latitude"}, packed, t_raw);
-  group.arrays["sp"] = make_array(store, "sp", DataType{DTypeKind::kFloat, 8}, {kTimeSteps, kRowCount, kColCount},
-                                  {2, kRowCount, kColCount}, {"valid_time", "lat", "lon"}, json::object(),
-                                  [](std::span<const int64_t> i) { return raw_value(2, i) * 1.5; });
-  group.arrays["orog"] = make_array(store, "orog", DataType{DTypeKind::kFloat, 2}, {kRowCount, kColCount},
-                                    {kRowCount, kColCount}, {"latitude", "longitude"}, json::object(),
-                                    [](std::span<const int64_t> i) { return raw_value(3, i); });
+  group.arrays["t"] = make_array(
+      store, "t", DataType{DTypeKind::kInt, 2}, {kLevelCount, kTimeSteps, kColCount, kRowCount},
+      {1, 1, 4, 3}, {"pressure_level", "time", "longitude", "latitude"}, packed, t_raw);
+  group.arrays["sp"] =
+      make_array(store, "sp", DataType{DTypeKind::kFloat, 8}, {kTimeSteps, kRowCount, kColCount},
+                 {2, kRowCount, kColCount}, {"valid_time", "lat", "lon"}, json::object(),
+                 [](std::span<const int64_t> i) { return raw_value(2, i) * 1.5; });
+  group.arrays["orog"] =
+      make_array(store, "orog", DataType{DTypeKind::kFloat, 2}, {kRowCount, kColCount},
+                 {kRowCount, kColCount}, {"latitude", "longitude"}, json::object(),
+                 [](std::span<const int64_t> i) { return raw_value(3, i); });
   const std::vector<double> levels = {500, 700, 850};
   group.arrays["pressure_level"] =
-      make_array(store, "pressure_level", DataType{DTypeKind::kFloat, 8}, {kLevelCount}, {kLevelCount},
-                 {"pressure_level"}, json::object(),
+      make_array(store, "pressure_level", DataType{DTypeKind::kFloat, 8}, {kLevelCount},
+                 {kLevelCount}, {"pressure_level"}, json::object(),
                  [&](std::span<const int64_t> i) { return levels[static_cast<size_t>(i[0])]; });
   return group;
 }
@@ -256,15 +258,15 @@ Group with_coordinates(const std::string& calendar) {
   auto store = std::make_shared<MemoryStore>();
   json time_attrs = {{"units", "hours since 2020-01-01 06:00:00"}};
   if (!calendar.empty()) time_attrs["calendar"] = calendar;
-  group.arrays["time"] =
-      make_array(store, "time", DataType{DTypeKind::kFloat, 8}, {kTimeSteps}, {4}, {"time"}, time_attrs,
-                 [](std::span<const int64_t> i) { return 6.0 * static_cast<double>(i[0]); });
-  group.arrays["latitude"] =
-      make_array(store, "latitude", DataType{DTypeKind::kFloat, 8}, {kRowCount}, {kRowCount}, {"latitude"},
-                 json::object(), [](std::span<const int64_t> i) { return 60.0 - 30.0 * i[0]; });
-  group.arrays["longitude"] =
-      make_array(store, "longitude", DataType{DTypeKind::kFloat, 8}, {kColCount}, {kColCount}, {"longitude"},
-                 json::object(), [](std::span<const int64_t> i) { return 45.0 * i[0]; });
+  group.arrays["time"] = make_array(
+      store, "time", DataType{DTypeKind::kFloat, 8}, {kTimeSteps}, {4}, {"time"}, time_attrs,
+      [](std::span<const int64_t> i) { return 6.0 * static_cast<double>(i[0]); });
+  group.arrays["latitude"] = make_array(
+      store, "latitude", DataType{DTypeKind::kFloat, 8}, {kRowCount}, {kRowCount}, {"latitude"},
+      json::object(), [](std::span<const int64_t> i) { return 60.0 - 30.0 * i[0]; });
+  group.arrays["longitude"] = make_array(store, "longitude", DataType{DTypeKind::kFloat, 8},
+                                         {kColCount}, {kColCount}, {"longitude"}, json::object(),
+                                         [](std::span<const int64_t> i) { return 45.0 * i[0]; });
   return group;
 }
 
@@ -293,7 +295,10 @@ TEST(WindowDecoding, ComputedForcingsFindTheirDatesAndGridInTheStore) {
         for (int64_t x = 0; x < kColCount; ++x) {
           float actual;
           const int64_t c = 1 + static_cast<int64_t>(k);
-          std::memcpy(&actual, buffer.data() + (s * nc * kRowCount * kColCount + (y * kColCount + x) * nc + c) * 4, 4);
+          std::memcpy(
+              &actual,
+              buffer.data() + (s * nc * kRowCount * kColCount + (y * kColCount + x) * nc + c) * 4,
+              4);
           const double expected = computed_forcing(parse_computed_forcing(names[k]), seconds,
                                                    60.0 - 30.0 * y, 45.0 * x);
           ASSERT_EQ(actual, static_cast<float>(expected)) << names[k] << " s " << s;
@@ -303,7 +308,8 @@ TEST(WindowDecoding, ComputedForcingsFindTheirDatesAndGridInTheStore) {
   }
   // The same batch as with the dates and grid given explicitly (what chute.windows() passes).
   WindowOptions given = o;
-  for (int64_t t = 0; t < kTimeSteps; ++t) given.time_seconds.push_back(k20200101 + 6 * 3600 * (t + 1));
+  for (int64_t t = 0; t < kTimeSteps; ++t)
+    given.time_seconds.push_back(k20200101 + 6 * 3600 * (t + 1));
   for (int64_t y = 0; y < kRowCount; ++y) given.lat_values.push_back(60.0 - 30.0 * y);
   for (int64_t x = 0; x < kColCount; ++x) given.lon_values.push_back(45.0 * x);
   auto explicit_dataset = std::make_shared<WindowDataset>(make_xarray_group(), given);
@@ -342,19 +348,20 @@ Group with_point_statistics(Group group, double bad_t_std_at_y = -1) {
   const std::vector<std::string> level_dims = {"pressure_level", "latitude", "longitude"};
   const std::vector<std::string> grid_dims = {"latitude", "longitude"};
   group.arrays["t_mean"] =
-      make_array(store, "t_mean", f64, {kLevelCount, kRowCount, kColCount}, {kLevelCount, kRowCount, kColCount}, level_dims, json::object(),
+      make_array(store, "t_mean", f64, {kLevelCount, kRowCount, kColCount},
+                 {kLevelCount, kRowCount, kColCount}, level_dims, json::object(),
                  [](std::span<const int64_t> i) { return t_mean(i[0], i[1], i[2]); });
-  group.arrays["t_std"] =
-      make_array(store, "t_std", f64, {kLevelCount, kRowCount, kColCount}, {kLevelCount, kRowCount, kColCount}, level_dims, json::object(),
-                 [&](std::span<const int64_t> i) {
-                   return i[1] == bad_t_std_at_y && i[2] == 0 ? 0.0 : t_std(i[0], i[1], i[2]);
-                 });
+  group.arrays["t_std"] = make_array(
+      store, "t_std", f64, {kLevelCount, kRowCount, kColCount}, {kLevelCount, kRowCount, kColCount},
+      level_dims, json::object(), [&](std::span<const int64_t> i) {
+        return i[1] == bad_t_std_at_y && i[2] == 0 ? 0.0 : t_std(i[0], i[1], i[2]);
+      });
   group.arrays["sp_mean"] =
-      make_array(store, "sp_mean", f64, {kRowCount, kColCount}, {kRowCount, kColCount}, grid_dims, json::object(),
-                 [](std::span<const int64_t> i) { return sp_mean(i[0], i[1]); });
+      make_array(store, "sp_mean", f64, {kRowCount, kColCount}, {kRowCount, kColCount}, grid_dims,
+                 json::object(), [](std::span<const int64_t> i) { return sp_mean(i[0], i[1]); });
   group.arrays["sp_std"] =
-      make_array(store, "sp_std", f64, {kRowCount, kColCount}, {kRowCount, kColCount}, grid_dims, json::object(),
-                 [](std::span<const int64_t> i) { return sp_std(i[0], i[1]); });
+      make_array(store, "sp_std", f64, {kRowCount, kColCount}, {kRowCount, kColCount}, grid_dims,
+                 json::object(), [](std::span<const int64_t> i) { return sp_std(i[0], i[1]); });
   group.arrays["orog_mean"] = make_array(store, "orog_mean", f64, {1}, {1}, {"one"}, json::object(),
                                          [](auto) { return kOrogMean; });
   group.arrays["orog_std"] = make_array(store, "orog_std", f64, {1}, {1}, {"one"}, json::object(),
@@ -437,9 +444,10 @@ TEST(WindowDecoding, DecodeOffReadsStoredValues) {
 TEST(WindowDecoding, ClearErrorsForUnknownDimensionsAndStatics) {
   auto store = std::make_shared<MemoryStore>();
   Group group = make_xarray_group();
-  group.arrays["ens"] = make_array(store, "ens", DataType{DTypeKind::kFloat, 4}, {kTimeSteps, 2, kRowCount, kColCount},
-                                   {1, 2, kRowCount, kColCount}, {"time", "member", "lat", "lon"}, json::object(),
-                                   [](std::span<const int64_t>) { return 1.0; });
+  group.arrays["ens"] = make_array(store, "ens", DataType{DTypeKind::kFloat, 4},
+                                   {kTimeSteps, 2, kRowCount, kColCount},
+                                   {1, 2, kRowCount, kColCount}, {"time", "member", "lat", "lon"},
+                                   json::object(), [](std::span<const int64_t>) { return 1.0; });
   WindowOptions o;
   o.variables = {"ens"};
   try {

@@ -16,7 +16,6 @@ using chute::testing::bytes_as;
 using chute::testing::expect_error;
 using nlohmann::json;
 
-
 std::vector<std::byte> encode(const json& value, DataType type) {
   return encode_fill_value(value, type, "array 'a': zarr.json field 'fill_value'");
 }
@@ -65,8 +64,10 @@ TEST(FillValue, FloatsFromNumbersAndSpecialStrings) {
   EXPECT_TRUE(std::isnan(bytes_as<float>(encode("NaN", kFloat32))));
   EXPECT_TRUE(std::isnan(bytes_as<double>(encode("NaN", kFloat64))));
   EXPECT_EQ(bytes_as<uint32_t>(encode("NaN", kFloat32)), 0x7fc00000u);
-  EXPECT_EQ(bytes_as<double>(encode("Infinity", kFloat64)), std::numeric_limits<double>::infinity());
-  EXPECT_EQ(bytes_as<float>(encode("-Infinity", kFloat32)), -std::numeric_limits<float>::infinity());
+  EXPECT_EQ(bytes_as<double>(encode("Infinity", kFloat64)),
+            std::numeric_limits<double>::infinity());
+  EXPECT_EQ(bytes_as<float>(encode("-Infinity", kFloat32)),
+            -std::numeric_limits<float>::infinity());
   EXPECT_EQ(bytes_as<uint16_t>(encode(1.5, kFloat16)), 0x3e00);
   EXPECT_EQ(bytes_as<uint16_t>(encode("NaN", kFloat16)), 0x7e00);
   EXPECT_EQ(bytes_as<uint16_t>(encode("-Infinity", kFloat16)), 0xfc00);

@@ -11,10 +11,10 @@ namespace {
 
 using testing::pattern;
 
-
 CodecChainPtr chain_of(const std::vector<Hdf5Filter>& filters, Endian endian = Endian::kLittle,
                        unsigned mask = 0, std::vector<int64_t> shape = {32, 33}) {
-  return CodecChain::create(hdf5_codec_specs(filters, kFloat32, endian, mask, "f.h5 /x"), kFloat32, shape);
+  return CodecChain::create(hdf5_codec_specs(filters, kFloat32, endian, mask, "f.h5 /x"), kFloat32,
+                            shape);
 }
 
 void expect_round_trip(const CodecChain& chain) {
@@ -59,8 +59,9 @@ TEST(Hdf5Filters, UnsupportedFiltersNameFileDatasetAndFilter) {
                                       "HDF5 file 'f.h5', dataset 'x'"),
                      ErrorCode::kUnsupported,
                      "HDF5 file 'f.h5', dataset 'x': unsupported HDF5 filter 4 ('szip')");
-  EXPECT_CHUTE_ERROR(hdf5_codec_specs({{307, "bzip2", {}}}, kFloat32, Endian::kLittle, 0, "f.h5 /x"),
-                     ErrorCode::kUnsupported, "filter 307 ('bzip2')");
+  EXPECT_CHUTE_ERROR(
+      hdf5_codec_specs({{307, "bzip2", {}}}, kFloat32, Endian::kLittle, 0, "f.h5 /x"),
+      ErrorCode::kUnsupported, "filter 307 ('bzip2')");
 }
 
 TEST(Fletcher32, MatchesHdf5AndCatchesCorruption) {

@@ -16,8 +16,8 @@
 
 #include "chute/store/cache_entry.h"
 #include "chute/store/io_executor.h"
-#include "chute/store/unstarted_reads.h"
 #include "chute/store/open_file_cache.h"
+#include "chute/store/unstarted_reads.h"
 #include "chute/util/error.h"
 
 namespace chute {

@@ -20,7 +20,6 @@ using nlohmann::json;
 
 namespace {
 
-
 void require(bool ok, const char* flag, int64_t value, const char* expected) {
   if (!ok) fail(ErrorCode::kInvalidArgument, "{}: expected {}, got {}", flag, expected, value);
 }
