@@ -199,11 +199,13 @@ std::string render_peers(const json& peers, const json& modes) {
 }
 
 std::string render_sweep(const json& sweep) {
-  Table table({"threads", "prefetch", "batch", "samples/s", "GB/s", "s/batch", "speedup",
-               "efficiency", "% roofline"});
+  Table table({"threads", "prefetch", "batch", "reads in flight", "samples/s", "GB/s", "s/batch",
+               "speedup", "efficiency", "% roofline"});
   for (const json& p : sweep["points"]) {
     const double roofline = number(p, "percent_of_roofline");
+    const int io_concurrency = static_cast<int>(number(p, "io_concurrency", 0));
     table.add_row({integer(p, "threads"), integer(p, "prefetch"), integer(p, "batch_size"),
+                   io_concurrency > 0 ? std::to_string(io_concurrency) : "store's",
                    format_mean_std(number(p, "samples_per_s"), number(p, "samples_per_s_std")),
                    format_number(number(p, "gb_per_s")), format_seconds(number(p, "s_per_batch")),
                    fmt::format("{:.2f}×", number(p, "speedup")),
@@ -224,11 +226,13 @@ std::string render_sweep(const json& sweep) {
     out += "Amdahl fit: needs at least two thread counts\n";
   }
   const json& best = sweep["recommended"];
+  const int best_io = static_cast<int>(number(best, "io_concurrency", 0));
   out += fmt::format(
-      "Recommended: --threads {} --prefetch {} --batch-size {} ({} samples/s; the cheapest "
+      "Recommended: --threads {} --prefetch {} --batch-size {}{} ({} samples/s; the cheapest "
       "setting within 5% of the best)\n",
       static_cast<int>(number(best, "threads", 0)), static_cast<int>(number(best, "prefetch", 0)),
       static_cast<int>(number(best, "batch_size", 0)),
+      best_io > 0 ? fmt::format(" --io-concurrency {}", best_io) : "",
       format_number(number(best, "samples_per_s")));
   return out;
 }
@@ -288,12 +292,14 @@ void add_mode(json& report, const ModeResult& result) {
 
 json sweep_to_json(const SweepSpec& spec, const std::vector<SweepPoint>& points,
                    const std::vector<double>& roofline_gbps) {
-  json sweep = {
-      {"axes",
-       {{"threads", spec.threads}, {"prefetch", spec.prefetch}, {"batch_size", spec.batch_size}}},
-      {"points", json::array()},
-      {"amdahl", nullptr},
-      {"recommended", nullptr}};
+  json sweep = {{"axes",
+                 {{"threads", spec.threads},
+                  {"prefetch", spec.prefetch},
+                  {"batch_size", spec.batch_size},
+                  {"io_concurrency", spec.io_concurrency}}},
+                {"points", json::array()},
+                {"amdahl", nullptr},
+                {"recommended", nullptr}};
   const std::vector<ScalingRow> rows = scaling_table(points);
   for (size_t i = 0; i < points.size(); ++i) {
     const SweepPoint& p = points[i];

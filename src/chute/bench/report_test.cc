@@ -161,6 +161,18 @@ TEST(BenchReport, RendersEverySection) {
   }
 }
 
+TEST(BenchReport, AnIoConcurrencySweepShowsItsReadsInFlight) {
+  SweepSpec spec;
+  spec.io_concurrency = {4, 64};
+  auto report = sample_report();
+  report["sweeps"].push_back(sweep_to_json(
+      spec, {{{2, 2, 16, 4}, 50, 1, 0.05, 0.3}, {{2, 2, 16, 64}, 200, 1, 0.2, 0.08}}, {}));
+  EXPECT_EQ(report["sweeps"][0]["axes"]["io_concurrency"], (std::vector<int>{4, 64}));
+  const std::string text = render_report(report);
+  EXPECT_NE(text.find("reads in flight"), std::string::npos) << text;
+  EXPECT_NE(text.find("--io-concurrency 64"), std::string::npos) << text;
+}
+
 TEST(BenchReport, TableAlignsColumns) {
   Table table({"name", "value"});
   table.add_row({"a", "1.5"});
