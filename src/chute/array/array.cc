@@ -184,7 +184,7 @@ bool Array::read_located(const ChunkLocation& where, ReadScratch& scratch, ReadS
   const auto start = Clock::now();
   bool found = false;
   if (where.nbytes) {
-    scratch.encoded.resize(static_cast<size_t>(*where.nbytes));
+    scratch.encoded.resize_for_overwrite(static_cast<size_t>(*where.nbytes));
     found = where.store->read_range(scratch.key, where.offset, scratch.encoded.span());
   } else {
     found = where.store->read(scratch.key, scratch.encoded);
@@ -216,7 +216,7 @@ void Array::execute_with(const ChunkTask& task, ReadScratch& scratch, ReadStats*
     size_t begin = 0;
     size_t end = nbytes;
     if (!direct) {
-      scratch.staging.resize(nbytes);
+      scratch.staging.resize_for_overwrite(nbytes);
       decoded = scratch.staging.data();
       std::tie(begin, end) = bytes_read_by(task);
     }

@@ -70,7 +70,7 @@ void Array::copy_mapped(const ChunkTask& task, ReadScratch& scratch, ReadStats* 
       if (target.convert == nullptr) {
         copy_box(mapped, metadata_.shape, {box_start, n}, target.dst, item_size);
       } else {  // byte order and Fortran order handled by copy_box, then one converting pass
-        scratch.staging.resize(static_cast<size_t>(elements * item_size));
+        scratch.staging.resize_for_overwrite(static_cast<size_t>(elements * item_size));
         StridedView raw =
             StridedView::contiguous(scratch.staging.data(), target.dst.shape, item_size);
         copy_box(mapped, metadata_.shape, {box_start, n}, raw, item_size);

@@ -176,7 +176,7 @@ void ReadPlan::execute_gathered(const WorkItem& item, ReadScratch& scratch, Read
   const auto chunk_nbytes = static_cast<size_t>(array.read_chunk_nbytes());
   const int64_t item_size = array.metadata().data_type.size;
   const auto& chunk_shape = array.read_chunk_shape();
-  scratch.gather.resize(item.count * chunk_nbytes);
+  scratch.gather.resize_for_overwrite(item.count * chunk_nbytes);
   for (size_t j = 0; j < item.count; ++j) {
     array.load(tasks_[item.first + j], scratch, scratch.gather.data() + j * chunk_nbytes, stats,
                fetched ? fetched_of(item.first + j) : nullptr);

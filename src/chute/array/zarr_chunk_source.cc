@@ -106,7 +106,7 @@ ShardIndexPtr ShardedZarrChunkSource::shard_index(std::span<const int64_t> shard
          index_nbytes, *shard_nbytes);
   }
   const uint64_t offset = sharding_->index_offset(*shard_nbytes);
-  scratch.encoded.resize(index_nbytes);
+  scratch.encoded.resize_for_overwrite(index_nbytes);
   if (!store_->read_range(scratch.key, offset, scratch.encoded.span())) {
     return shard_indexes_->insert(shard, std::make_shared<const ShardIndex>());
   }

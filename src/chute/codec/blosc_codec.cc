@@ -139,7 +139,7 @@ class BloscCodec final : public BytesToBytesCodec {
       fail(ErrorCode::kCorruptData,
            "blosc: header claims {} decoded bytes, more than the {} allowed", claimed, limit);
     }
-    out.resize(claimed);
+    out.resize_for_overwrite(claimed);
     decode_exact(in, out.span(), scratch);
   }
 

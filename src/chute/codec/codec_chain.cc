@@ -90,7 +90,7 @@ class ChainImpl final : public CodecChain {
       }
       ByteBuffer& buf = take_buffer();
       if (b2b_decoded_nbytes[i]) {
-        buf.resize(static_cast<size_t>(*b2b_decoded_nbytes[i]));
+        buf.resize_for_overwrite(static_cast<size_t>(*b2b_decoded_nbytes[i]));
         b2b[i]->decode_exact(cur, buf.span(), scratch);
       } else {
         b2b[i]->decode_any(cur, buf, decode_limit, scratch);
@@ -102,7 +102,7 @@ class ChainImpl final : public CodecChain {
       return;
     }
     ByteBuffer& arr = take_buffer();
-    arr.resize(static_cast<size_t>(layouts.back().nbytes()));
+    arr.resize_for_overwrite(static_cast<size_t>(layouts.back().nbytes()));
     a2b->decode(cur, arr.span(), scratch);
     cur = arr.span();
     for (size_t j = a2a.size(); j-- > 0;) {
@@ -111,7 +111,7 @@ class ChainImpl final : public CodecChain {
         return;
       }
       ByteBuffer& buf = take_buffer();
-      buf.resize(static_cast<size_t>(layouts[j].nbytes()));
+      buf.resize_for_overwrite(static_cast<size_t>(layouts[j].nbytes()));
       a2a[j]->decode(cur, buf.span());
       cur = buf.span();
     }
@@ -160,7 +160,7 @@ class ChainImpl final : public CodecChain {
       return true;
     }
     // The whole stored chunk, decoded whole: that also reports what is wrong with it.
-    stream.resize(stored_nbytes);
+    stream.resize_for_overwrite(stored_nbytes);
     read(0, stream.span());
     decode(stream.span(), out, scratch);
     return false;

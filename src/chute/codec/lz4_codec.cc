@@ -34,7 +34,7 @@ class Lz4Codec final : public BytesToBytesCodec {
       fail(ErrorCode::kCorruptData, "lz4: header claims {} decoded bytes, more than the {} allowed",
            claimed, limit);
     }
-    out.resize(claimed);
+    out.resize_for_overwrite(claimed);
     decode_exact(in, out.span(), scratch);
   }
 

@@ -83,7 +83,7 @@ class Hdf5Lz4Codec final : public BytesToBytesCodec {
            "allowed",
            total, limit);
     }
-    out.resize(total);
+    out.resize_for_overwrite(total);
     decode_exact(in, out.span(), scratch);
   }
 

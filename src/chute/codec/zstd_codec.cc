@@ -37,7 +37,7 @@ class ZstdCodec final : public BytesToBytesCodec {
         fail(ErrorCode::kCorruptData,
              "zstd: frame claims {} decoded bytes, more than the {} allowed", claimed, limit);
       }
-      out.resize(static_cast<size_t>(claimed));
+      out.resize_for_overwrite(static_cast<size_t>(claimed));
       decode_exact(in, out.span(), scratch);
       return;
     }

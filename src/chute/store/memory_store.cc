@@ -35,7 +35,7 @@ bool MemoryStore::read(std::string_view key, ByteBuffer& out) const {
   std::lock_guard lock(mutex_);
   auto it = values_.find(key);
   if (it == values_.end()) return false;
-  out.resize(it->second.size());
+  out.resize_for_overwrite(it->second.size());
   if (!it->second.empty()) std::memcpy(out.data(), it->second.data(), it->second.size());
   return true;
 }

@@ -46,7 +46,7 @@ SingleFileStore::~SingleFileStore() {
 }
 
 bool SingleFileStore::read(std::string_view key, ByteBuffer& out) const {
-  out.resize(size_);
+  out.resize_for_overwrite(size_);
   return read_range(key, 0, out.span());
 }
 

@@ -70,8 +70,7 @@ ReadOutcome read_blocking(const Store& store, const ReadRequest& request) {
       }
       std::span<std::byte> into = request.into;
       if (into.empty()) {
-        request.buffer->clear();  // nothing to keep: growing copies only the bytes up to size()
-        request.buffer->resize(static_cast<size_t>(length));
+        request.buffer->resize_for_overwrite(static_cast<size_t>(length));
         into = request.buffer->span();
       }
       if (!store.read_range(request.key, range.offset, into)) {

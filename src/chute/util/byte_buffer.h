@@ -31,18 +31,10 @@ class ByteBuffer {
   }
 
   /// Sets the size; contents up to min(old, new) size are kept, the rest is uninitialised.
-  void resize(size_t size) {
-    if (size > capacity_) {
-      size_t capacity = capacity_ ? capacity_ : 4096;
-      while (capacity < size) capacity *= 2;
-      detail::PageMemory grown(detail::allocate_pages(capacity, /*huge_pages=*/true));
-      if (!grown) throw std::bad_alloc();
-      if (size_) std::memcpy(grown.get(), data_.get(), size_);
-      data_ = std::move(grown);
-      capacity_ = capacity;
-    }
-    size_ = size;
-  }
+  void resize(size_t size) { grow_to(size, /*keep=*/true); }
+  /// Sets the size for a caller that overwrites every byte next: when it must grow, the old
+  /// bytes are not copied, so the contents are unspecified (within the capacity they stay).
+  void resize_for_overwrite(size_t size) { grow_to(size, /*keep=*/false); }
   void clear() { size_ = 0; }
 
   std::byte* data() { return data_.get(); }
@@ -54,6 +46,19 @@ class ByteBuffer {
   std::span<const std::byte> span() const { return {data_.get(), size_}; }
 
  private:
+  void grow_to(size_t size, bool keep) {
+    if (size > capacity_) {
+      size_t capacity = capacity_ ? capacity_ : 4096;
+      while (capacity < size) capacity *= 2;
+      detail::PageMemory grown(detail::allocate_pages(capacity, /*huge_pages=*/true));
+      if (!grown) throw std::bad_alloc();
+      if (keep && size_) std::memcpy(grown.get(), data_.get(), size_);
+      data_ = std::move(grown);
+      capacity_ = capacity;
+    }
+    size_ = size;
+  }
+
   detail::PageMemory data_;
   size_t size_ = 0;
   size_t capacity_ = 0;
