@@ -113,38 +113,100 @@ std::vector<std::string> HttpStore::list(std::string_view prefix) const {
        key_url(prefix));
 }
 
+// One transfer to start: its completion is shared so that submit() can still run it (with the
+// error) when start() throws without starting it.
+struct HttpStore::Launch {
+  http::HttpRequest request;
+  BodySink sink;
+  std::shared_ptr<http::Completion> done;
+};
+
+namespace {
+
+ReadOutcome failed_with(std::exception_ptr error) {
+  return {ReadStatus::kFailed, 0, std::move(error)};
+}
+
+}  // namespace
+
+void HttpStore::start_transfer(http::HttpRequest request, BodySink sink,
+                               http::Completion done) const {
+  HttpClient::instance().start(std::move(request), sink, std::move(done));
+}
+
 void HttpStore::submit(std::span<const ReadRequest> requests, const ReadCallback& done) const {
+  if (requests.empty()) return;
+  // Phase 1 prepares every transfer and starts none, so a failure there (out of memory, a
+  // key the URL maker refuses) fails the requests not completed yet and nothing runs. Phase 2
+  // only starts: a start() that throws has started nothing, and the transfers not started are
+  // completed through their own completion with the error, which completes each of their
+  // requests once, after every transfer of it that did start has ended (a split range's parts).
+  std::vector<char> completed(requests.size(), 0);  // by phase 1, synchronously
+  std::vector<Launch> launches;
+  try {
+    prepare_launches(requests, done, completed, launches);
+  } catch (...) {
+    for (size_t i = 0; i < requests.size(); ++i) {
+      if (!completed[i]) done(i, failed_with(std::current_exception()));
+    }
+    return;
+  }
+  size_t next = 0;
+  while (next < launches.size()) {
+    Launch& launch = launches[next];
+    try {
+      std::shared_ptr<http::Completion> completion = launch.done;
+      start_transfer(std::move(launch.request), launch.sink,
+                     [completion](HttpResult result) { (*completion)(std::move(result)); });
+      ++next;
+    } catch (...) {
+      HttpResult result;
+      result.error = std::current_exception();
+      (*launch.done)(std::move(result));
+      ++next;
+    }
+  }
+}
+
+void HttpStore::prepare_launches(std::span<const ReadRequest> requests, const ReadCallback& done,
+                                 std::vector<char>& completed,
+                                 std::vector<Launch>& launches) const {
   const http::HttpOptions opts = http::options();
-  HttpClient& client = HttpClient::instance();
   // The caller's callback need not outlive submit(); the completions share a copy.
   auto shared_done = std::make_shared<ReadCallback>(done);
+  auto complete_now = [&](size_t i, ReadOutcome outcome) {
+    completed[i] = 1;
+    done(i, std::move(outcome));
+  };
+  auto internal = [&](const ReadRequest& r, const char* why) {
+    return failed_with(
+        std::make_exception_ptr(Error(ErrorCode::kInternal, "'" + r.key + "': " + why)));
+  };
+  auto add = [&](http::HttpRequest request, BodySink sink, http::Completion completion) {
+    launches.push_back(Launch{std::move(request), sink,
+                              std::make_shared<http::Completion>(std::move(completion))});
+  };
   // Known-offset, known-length requests per key: candidates for coalescing.
   std::map<std::string_view, std::vector<size_t>> by_key;
   for (size_t i = 0; i < requests.size(); ++i) {
     const ReadRequest& r = requests[i];
     if (r.into.empty() && r.buffer == nullptr) {
-      done(i, {ReadStatus::kFailed, 0,
-               std::make_exception_ptr(
-                   Error(ErrorCode::kInternal, "'" + r.key + "': a read with nowhere to put it"))});
+      complete_now(i, internal(r, "a read with nowhere to put it"));
       continue;
     }
     if (r.range.suffix && !r.range.length) {
-      done(i, {ReadStatus::kFailed, 0,
-               std::make_exception_ptr(
-                   Error(ErrorCode::kInternal, "'" + r.key + "': a suffix range needs a length"))});
+      complete_now(i, internal(r, "a suffix range needs a length"));
       continue;
     }
     std::optional<uint64_t> length = r.range.length;
     if (!length && !r.range.suffix && !r.into.empty()) length = r.into.size();
     if (!r.range.suffix && length && !r.into.empty() && *length != r.into.size()) {
-      done(i, {ReadStatus::kFailed, 0,
-               std::make_exception_ptr(Error(ErrorCode::kInternal,
-                                             "'" + r.key + "': a range longer than its buffer"))});
+      complete_now(i, internal(r, "a range longer than its buffer"));
       continue;
     }
     if (!r.range.suffix && length && *length == 0) {
       if (r.buffer) r.buffer->resize(0);
-      done(i, {ReadStatus::kOk, 0, nullptr});
+      complete_now(i, {ReadStatus::kOk, 0, nullptr});
       continue;
     }
     if (!r.range.suffix && length) {
@@ -152,10 +214,10 @@ void HttpStore::submit(std::span<const ReadRequest> requests, const ReadCallback
       continue;
     }
     // Whole, open-ended or suffix: one GET straight into the request's sink.
-    client.start(make_request(r.key, r.range), BodySink{r.into, r.buffer},
-                 [i, shared_done](HttpResult result) {
-                   (*shared_done)(i, outcome_of(result, result.nbytes));
-                 });
+    add(make_request(r.key, r.range), BodySink{r.into, r.buffer},
+        [i, shared_done](HttpResult result) {
+          (*shared_done)(i, outcome_of(result, result.nbytes));
+        });
   }
   for (auto& [key, indices] : by_key) {
     std::vector<std::pair<uint64_t, uint64_t>> ranges;
@@ -172,23 +234,22 @@ void HttpStore::submit(std::span<const ReadRequest> requests, const ReadCallback
         const uint64_t length = read.end - read.begin;
         std::span<std::byte> into = r.into;
         if (into.empty()) {
-          r.buffer->resize(size_t(length));
+          r.buffer->resize_for_overwrite(size_t(length));
           into = r.buffer->span();
         }
         const auto parts = http::split_range(read.begin, read.end, opts.split_size);
         if (parts.size() == 1) {
-          client.start(make_request(r.key, ByteRange::at(read.begin, length)),
-                       BodySink{into, nullptr}, [i, length, shared_done](HttpResult result) {
-                         (*shared_done)(i, outcome_of(result, length));
-                       });
+          add(make_request(r.key, ByteRange::at(read.begin, length)), BodySink{into, nullptr},
+              [i, length, shared_done](HttpResult result) {
+                (*shared_done)(i, outcome_of(result, length));
+              });
           continue;
         }
         // A long range: its parts go out in parallel, into their slices of the destination.
         auto group = std::make_shared<Group>();
         group->remaining = parts.size();
         for (const auto& [begin, end] : parts) {
-          client.start(
-              make_request(r.key, ByteRange::at(begin, end - begin)),
+          add(make_request(r.key, ByteRange::at(begin, end - begin)),
               BodySink{into.subspan(size_t(begin - read.begin), size_t(end - begin)), nullptr},
               [i, length, group, shared_done](HttpResult result) {
                 const ReadCallback& done = *shared_done;
@@ -214,8 +275,7 @@ void HttpStore::submit(std::span<const ReadRequest> requests, const ReadCallback
       std::vector<size_t> members;
       for (size_t m : read.members) members.push_back(indices[m]);
       const uint64_t base = read.begin;
-      client.start(
-          make_request(key, ByteRange::at(read.begin, read.end - read.begin)),
+      add(make_request(key, ByteRange::at(read.begin, read.end - read.begin)),
           BodySink{scratch->span(), nullptr},
           [scratch, members = std::move(members), base, requests, shared_done](HttpResult result) {
             const ReadCallback& done = *shared_done;
@@ -228,7 +288,13 @@ void HttpStore::submit(std::span<const ReadRequest> requests, const ReadCallback
               }
               std::span<std::byte> into = r.into;
               if (into.empty()) {
-                r.buffer->resize(size_t(length));
+                // Allocation is the only failure left here, and a callback must not throw.
+                try {
+                  r.buffer->resize_for_overwrite(size_t(length));
+                } catch (...) {
+                  done(i, failed_with(std::current_exception()));
+                  continue;
+                }
                 into = r.buffer->span();
               }
               std::memcpy(into.data(), scratch->data() + (r.range.offset - base), size_t(length));

@@ -5,10 +5,13 @@
 //
 // submit() sends a batch as concurrent requests: ranges of one object that lie close together
 // are coalesced into one GET (HttpOptions::coalesce_gap / coalesce_max) and sliced, and long
-// ranges are split into parallel parts (split_size).
+// ranges are split into parallel parts (split_size). It keeps Store::submit's contract: it never
+// throws, and a failure before or while starting the transfers (out of memory) completes each
+// request not yet completed with the error, once, after the transfers of it that started end.
 
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "chute/store/http/http_client.h"
 #include "chute/store/store.h"
@@ -36,8 +39,17 @@ class HttpStore : public Store {
 
  protected:
   http::HttpRequest make_request(std::string_view key, const ByteRange& range) const;
+  /// Starts one transfer (HttpClient::instance().start()); a test seam for a start that fails.
+  virtual void start_transfer(http::HttpRequest request, http::BodySink sink,
+                              http::Completion done) const;
 
  private:
+  struct Launch;
+  /// submit()'s first phase: completes the requests that need no transfer (marking them in
+  /// `completed`) and prepares a transfer for each of the others; starts nothing.
+  void prepare_launches(std::span<const ReadRequest> requests, const ReadCallback& done,
+                        std::vector<char>& completed, std::vector<Launch>& launches) const;
+
   std::string url_;
   std::function<void(http::HttpRequest&)> sign_;
   std::function<std::string(std::string_view)> make_url_;
