@@ -13,6 +13,7 @@
 #include <utility>
 
 #include "chute/store/io_executor.h"
+#include "chute/store/open_file_cache.h"
 #include "chute/store/unstarted_reads.h"
 #include "chute/util/error.h"
 #include "chute/util/unique_fd.h"
@@ -84,6 +85,43 @@ void pread_exact(int fd, std::span<std::byte> out, uint64_t offset, const std::s
   }
 }
 
+// An fd open for reading on the regular file at `key` under `root` (`st`: its fstat), or -1
+// when it does not exist.
+int open_regular(const std::string& root, bool follow_symlinks, std::string_view key,
+                 const std::string& path, struct stat& st) {
+  // O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer forever.
+  constexpr int kFlags = O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY;
+  int fd = -1;
+  if (follow_symlinks) {
+    fd = ::open(path.c_str(), kFlags);
+  } else {
+    Fd root_fd(::open(root.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+    if (root_fd.get() < 0) {
+      if (errno == ENOENT || errno == ENOTDIR) return -1;
+      fail_errno(errno, "open", root);
+    }
+    open_how how{};
+    how.flags = kFlags;
+    how.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_BENEATH;
+    const std::string relative = key.empty() ? std::string(".") : std::string(key);
+    fd =
+        static_cast<int>(::syscall(SYS_openat2, root_fd.get(), relative.c_str(), &how, sizeof how));
+    if (fd < 0 && errno == ENOSYS) {  // kernels before 5.6: refuse a link at the last step only
+      fd = ::open(path.c_str(), kFlags | O_NOFOLLOW);
+    }
+    if (fd < 0 && (errno == ELOOP || errno == EXDEV)) fail_symlink(path);
+  }
+  if (fd < 0) {
+    if (errno == ENOENT || errno == ENOTDIR) return -1;
+    fail_errno(errno, "open", path);
+  }
+  Fd owned(fd);
+  if (::fstat(fd, &st) != 0) fail_errno(errno, "stat", path);
+  if (!S_ISREG(st.st_mode)) fail_not_regular(st.st_mode, path);
+  // O_NONBLOCK has no effect on reads of regular files (open(2)): nothing to undo.
+  return owned.release();
+}
+
 }  // namespace
 
 FileStoreOptions default_file_store_options() {
@@ -107,7 +145,10 @@ FileStore::FileStore(std::string root, FileStoreOptions options)
 
 FileStore::FileStore(std::string root, FileStoreOptions options,
                      std::shared_ptr<IoExecutor> executor)
-    : root_(std::move(root)), options_(options), executor_(std::move(executor)) {
+    : root_(std::move(root)),
+      options_(options),
+      executor_(std::move(executor)),
+      open_files_(std::make_shared<detail::OpenFileCache>(detail::default_open_file_capacity())) {
   while (root_.size() > 1 && root_.back() == '/') root_.pop_back();
   if (root_.find('\0') != std::string::npos) {
     fail(ErrorCode::kInvalidArgument, "path '{}' holds a NUL byte", printable(root_));
@@ -122,39 +163,23 @@ std::string FileStore::path_of(std::string_view key) const {
   return join_key(root_, key);
 }
 
-int FileStore::open_regular(std::string_view key, const std::string& path) const {
-  // O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer forever.
-  constexpr int kFlags = O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY;
-  int fd = -1;
-  if (options_.follow_symlinks) {
-    fd = ::open(path.c_str(), kFlags);
-  } else {
-    Fd root(::open(root_.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
-    if (root.get() < 0) {
-      if (errno == ENOENT || errno == ENOTDIR) return -1;
-      fail_errno(errno, "open", root_);
-    }
-    open_how how{};
-    how.flags = kFlags;
-    how.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_BENEATH;
-    const std::string relative = key.empty() ? std::string(".") : std::string(key);
-    fd = static_cast<int>(::syscall(SYS_openat2, root.get(), relative.c_str(), &how, sizeof how));
-    if (fd < 0 && errno == ENOSYS) {  // kernels before 5.6: refuse a link at the last step only
-      fd = ::open(path.c_str(), kFlags | O_NOFOLLOW);
-    }
-    if (fd < 0 && (errno == ELOOP || errno == EXDEV)) fail_symlink(path);
-  }
-  if (fd < 0) {
-    if (errno == ENOENT || errno == ENOTDIR) return -1;
-    fail_errno(errno, "open", path);
-  }
-  Fd owned(fd);
+std::shared_ptr<const detail::OpenFile> FileStore::open_file(std::string_view key,
+                                                             const std::string& path,
+                                                             uint64_t* size) const {
   struct stat st;
-  if (::fstat(fd, &st) != 0) fail_errno(errno, "stat", path);
-  if (!S_ISREG(st.st_mode)) fail_not_regular(st.st_mode, path);
-  // O_NONBLOCK has no effect on reads of regular files (open(2)): nothing to undo.
-  return owned.release();
+  std::shared_ptr<const detail::OpenFile> file =
+      open_files_->find(path, options_.follow_symlinks, st);
+  if (!file) {
+    const int fd = open_regular(root_, options_.follow_symlinks, key, path, st);
+    if (fd < 0) return nullptr;
+    file = open_files_->adopt(path, fd, st);
+  }
+  if (size) *size = static_cast<uint64_t>(st.st_size);
+  return file;
 }
+
+size_t FileStore::kept_open_files() const { return open_files_->kept(); }
+uint64_t FileStore::files_opened() const { return open_files_->opens(); }
 
 std::optional<uint64_t> FileStore::size(std::string_view key) const {
   const std::string path = path_of(key);
@@ -167,31 +192,27 @@ std::optional<uint64_t> FileStore::size(std::string_view key) const {
     if (!S_ISREG(st.st_mode)) fail_not_regular(st.st_mode, path);
     return static_cast<uint64_t>(st.st_size);
   }
-  Fd fd(open_regular(key, path));
-  if (fd.get() < 0) return std::nullopt;
-  struct stat st;
-  if (::fstat(fd.get(), &st) != 0) fail_errno(errno, "stat", path);
-  return static_cast<uint64_t>(st.st_size);
+  uint64_t size = 0;
+  if (!open_file(key, path, &size)) return std::nullopt;
+  return size;
 }
 
 bool FileStore::read(std::string_view key, ByteBuffer& out) const {
   const std::string path = path_of(key);
-  Fd fd(open_regular(key, path));
-  if (fd.get() < 0) return false;
-  struct stat st;
-  if (::fstat(fd.get(), &st) != 0) fail_errno(errno, "stat", path);
-  out.clear();  // nothing to keep: growing copies only the bytes up to size()
-  out.resize(static_cast<size_t>(st.st_size));
-  size_t got = pread_full(fd.get(), out.span(), 0, path);
+  uint64_t size = 0;
+  const auto file = open_file(key, path, &size);
+  if (!file) return false;
+  out.resize_for_overwrite(static_cast<size_t>(size));
+  const size_t got = pread_full(file->fd(), out.span(), 0, path);
   out.resize(got);
   return true;
 }
 
 bool FileStore::read_range(std::string_view key, uint64_t offset, std::span<std::byte> out) const {
   const std::string path = path_of(key);
-  Fd fd(open_regular(key, path));
-  if (fd.get() < 0) return false;
-  pread_exact(fd.get(), out, offset, path);
+  const auto file = open_file(key, path, nullptr);
+  if (!file) return false;
+  pread_exact(file->fd(), out, offset, path);
   return true;
 }
 
@@ -227,16 +248,16 @@ void FileStore::read_ranges(std::span<const ReadRequest> requests, size_t first,
   size_t next = 0;  // requests before it have had their callback
   try {
     const std::string path = path_of(requests[0].key);
-    Fd fd(open_regular(requests[0].key, path));
+    const auto file = open_file(requests[0].key, path, nullptr);
     for (; next < requests.size(); ++next) {
       const ReadRequest& request = requests[next];
-      if (fd.get() < 0) {
+      if (!file) {
         done(first + next, {ReadStatus::kMissing, 0, nullptr});
         continue;
       }
       ReadOutcome outcome{ReadStatus::kOk, request.into.size(), nullptr};
       try {
-        pread_exact(fd.get(), request.into, request.range.offset, path);
+        pread_exact(file->fd(), request.into, request.range.offset, path);
       } catch (...) {
         outcome = {ReadStatus::kFailed, 0, std::current_exception()};
       }

@@ -7,6 +7,11 @@
 // Symbolic links are followed by default, as zarr-python does; with follow_symlinks = false a
 // key whose path inside the root passes through a symlink is refused (openat2 with
 // RESOLVE_NO_SYMLINKS | RESOLVE_BENEATH), so a store cannot read outside its folder.
+//
+// Files stay open between reads in an OpenFileCache (bounded by the process's descriptor
+// limit): reading a file read before costs one stat() (lstat() with follow_symlinks = false)
+// instead of open() + fstat() + close(), and that check notices a file replaced by a rename or
+// removed. The cache only checks identity; what may be opened stays this store's rule above.
 
 #include <memory>
 #include <optional>
@@ -17,6 +22,10 @@
 namespace chute {
 
 class IoExecutor;  // chute/store/io_executor.h (internal)
+namespace detail {
+class OpenFile;  // chute/store/open_file_cache.h (internal)
+class OpenFileCache;
+}  // namespace detail
 
 struct FileStoreOptions {
   bool follow_symlinks = true;
@@ -45,11 +54,17 @@ class FileStore final : public Store {
 
   const std::string& root() const { return root_; }
   const FileStoreOptions& options() const { return options_; }
+  /// Descriptors this store keeps open now, and files it has opened (reads of kept ones not
+  /// counted): for tests and measurements.
+  size_t kept_open_files() const;
+  uint64_t files_opened() const;
 
  private:
   std::string path_of(std::string_view key) const;
-  /// An fd open for reading on the regular file at `key`, or -1 when it does not exist.
-  int open_regular(std::string_view key, const std::string& path) const;
+  /// The regular file at `key` open for reading (kept, or opened under this store's rules),
+  /// with its size in `*size` when given; null when it does not exist.
+  std::shared_ptr<const detail::OpenFile> open_file(std::string_view key, const std::string& path,
+                                                    uint64_t* size) const;
   /// Serves ranges of one file (requests[i].key, each with `into`) with one open; calls
   /// done(first + i, outcome) for each.
   void read_ranges(std::span<const ReadRequest> requests, size_t first,
@@ -61,6 +76,7 @@ class FileStore final : public Store {
   std::string root_;
   FileStoreOptions options_;
   std::shared_ptr<IoExecutor> executor_;
+  std::shared_ptr<detail::OpenFileCache> open_files_;
 };
 
 /// Serves each request of `requests` on `executor` with the store's blocking calls; what

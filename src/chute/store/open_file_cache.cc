@@ -78,6 +78,48 @@ OpenFileCache::Found OpenFileCache::open(const std::string& path,
   return Found::kRegular;
 }
 
+std::shared_ptr<const OpenFile> OpenFileCache::find(const std::string& path, bool follow,
+                                                    struct stat& st) {
+  if (capacity_ == 0) return nullptr;
+  bool sweep = false;
+  {
+    std::lock_guard lock(mutex_);
+    // Nothing kept for the path: no stat() (a first read costs what it cost without the cache).
+    if (entries_.find(path) == entries_.end()) return nullptr;
+    sweep = ++calls_ % kSweepEvery == 0;
+  }
+  if (sweep) drop_unlinked();
+  const int found = follow ? ::stat(path.c_str(), &st) : ::lstat(path.c_str(), &st);
+  std::shared_ptr<const OpenFile> closing;  // closed outside the lock
+  std::lock_guard lock(mutex_);
+  auto it = entries_.find(path);
+  if (it == entries_.end()) return nullptr;
+  if (found == 0 && it->second.dev == st.st_dev && it->second.ino == st.st_ino &&
+      S_ISREG(st.st_mode)) {
+    lru_.splice(lru_.begin(), lru_, it->second.lru);
+    return it->second.file;
+  }
+  erase_locked(it, closing);
+  return nullptr;
+}
+
+std::shared_ptr<const OpenFile> OpenFileCache::adopt(const std::string& path, int fd,
+                                                     const struct stat& st) {
+  std::shared_ptr<const OpenFile> file;
+  try {
+    file = std::make_shared<const OpenFile>(fd);
+  } catch (...) {
+    ::close(fd);
+    throw;
+  }
+  {
+    std::lock_guard lock(mutex_);
+    ++opens_;
+  }
+  if (S_ISREG(st.st_mode)) keep(path, file, st);
+  return file;
+}
+
 void OpenFileCache::erase_locked(std::unordered_map<std::string, Entry>::iterator it,
                                  std::shared_ptr<const OpenFile>& closing) {
   closing = std::move(it->second.file);

@@ -5,8 +5,11 @@
 // checked to still name the same file (device and inode): a file replaced by an atomic
 // rename (another process rewriting it) or removed (evicted by another process) is never read
 // through a descriptor of its old inode; the old descriptor is closed and the path opened
-// again. Files are opened without following a symlink and without blocking (O_NOFOLLOW |
-// O_NONBLOCK); only regular files are kept. Thread-safe; a descriptor in use by a reader stays
+// again. open() opens without following a symlink and without blocking (O_NOFOLLOW |
+// O_NONBLOCK): the node-local cache's rule, whose entries chute writes itself, so a symlink
+// there is foreign. An owner with other rules (FileStore: a dataset's symlinks are normal)
+// opens files itself and uses find()/adopt(): the cache then only checks identity. Only
+// regular files are kept. Thread-safe; a descriptor in use by a reader stays
 // open until that reader lets go, even when the cache drops it.
 //
 // A kept descriptor holds its file's space on disk after another process unlinks it (a node
@@ -59,6 +62,16 @@ class OpenFileCache {
   Found open(const std::string& path, std::shared_ptr<const OpenFile>& file, struct stat& st);
   /// Forgets the descriptor of `path` (its file was found damaged or was removed).
   void drop(const std::string& path);
+
+  /// For an owner that opens files under its own rules (FileStore: symlinks followed, or none
+  /// anywhere under its root): the kept descriptor of `path` when the path still names its
+  /// file, checked with stat() (`follow`: through a symlink at the end) or lstat(), with `st`
+  /// set from that check; else null (nothing kept, or the file replaced, removed or now a
+  /// symlink: then forgotten), and the owner opens the path itself and calls adopt().
+  std::shared_ptr<const OpenFile> find(const std::string& path, bool follow, struct stat& st);
+  /// Takes `fd` (open for reading on the regular file `path` names, `st` its fstat), keeps it
+  /// if there is room and returns it.
+  std::shared_ptr<const OpenFile> adopt(const std::string& path, int fd, const struct stat& st);
 
   size_t capacity() const { return capacity_; }
   /// Drops the kept descriptors of files that no longer have a name (unlinked by anyone).
