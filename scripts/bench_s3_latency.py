@@ -24,6 +24,7 @@ build/release/src/chute/cli/chute). Servers listen on 127.0.0.1 only and are sto
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import re
 import shutil
@@ -96,6 +97,22 @@ http {{
         accepts, _handled, requests = map(int, re.search(r"\n\s*(\d+) (\d+) (\d+)", text).groups())
         return {"connections": accepts, "requests": requests - 1}  # less this status request
 
+    def cpu_s(self) -> float:
+        """User + system CPU seconds of nginx's master and workers so far."""
+        ticks = os.sysconf("SC_CLK_TCK")
+        pids = [self._process.pid]
+        children = Path(f"/proc/{self._process.pid}/task/{self._process.pid}/children")
+        if children.exists():
+            pids += [int(pid) for pid in children.read_text().split()]
+        total = 0.0
+        for pid in pids:
+            try:
+                fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            total += (int(fields[11]) + int(fields[12])) / ticks  # utime, stime
+        return total
+
     def stop(self) -> None:
         self._process.terminate()
         try:
@@ -151,6 +168,37 @@ class MotoBehindProxy:
         self._moto.wait()
 
 
+def print_cpu_table(json_path: Path) -> None:
+    """CPU seconds per sample (user + system of each reader's process over its timed batches)
+    beside its rate, and chute's decode-only CPU per sample from the roofline."""
+    try:
+        report = json.loads(json_path.read_text())
+    except (OSError, ValueError):
+        return
+    rows = []
+    for mode, result in report.get("modes", {}).items():
+        rows.append(
+            (f"chute ({mode})", result["samples_per_s"]["mean"], result["cpu_s_per_sample"])
+        )
+    for peer in report.get("peers", []):
+        if peer.get("status") == "ok":
+            rows.append((peer["name"], peer["samples_per_s"]["mean"], peer.get("cpu_s_per_sample")))
+    print("\nCPU per sample (user + system of the reader's process over its timed batches):")
+    print(f"  {'reader':<14} {'samples/s':>10} {'CPU ms/sample':>14} {'cores busy':>11}")
+    for name, rate, cpu in rows:
+        cpu_ms = f"{cpu * 1e3:.1f}" if cpu else "-"
+        busy = f"{cpu * rate:.2f}" if cpu else "-"
+        print(f"  {name:<14} {rate:>10.2f} {cpu_ms:>14} {busy:>11}")
+    roofline = report.get("roofline") or {}
+    sample_bytes = (report.get("dataset") or {}).get("sample_bytes")
+    single = roofline.get("decode_single_gbps")
+    if sample_bytes and single:
+        print(
+            f"  chute decode only (roofline, 1 thread): {sample_bytes / (single * 1e9) * 1e3:.1f} "
+            f"CPU ms/sample ({single:.3f} GB/s of decoded bytes per core)"
+        )
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--server", choices=("nginx", "moto"), default="nginx")
@@ -174,8 +222,18 @@ def main() -> int:
             f"server: {args.server} on {server.url}, {args.delay_ms:g} ms per request", flush=True
         )
         print(" ".join(command), flush=True)
+        json_path = None
+        if "--json" not in bench_options:
+            json_path = Path(tempfile.mkstemp(prefix="chute-s3-bench-", suffix=".json")[1])
+            command += ["--json", str(json_path)]
+        else:
+            json_path = Path(bench_options[bench_options.index("--json") + 1])
+        cpu_before = server.cpu_s() if hasattr(server, "cpu_s") else None
         code = subprocess.run(command, env=env, check=False).returncode
         print(f"server counters: {server.counters()}", flush=True)
+        if cpu_before is not None:
+            print(f"server CPU over the whole run: {server.cpu_s() - cpu_before:.2f} s", flush=True)
+        print_cpu_table(json_path)
         return code
     finally:
         server.stop()

@@ -11,7 +11,8 @@ For every requested peer one JSON object is printed on its own line::
 
     {"name": "zarr", "status": "ok" | "skipped" | "failed", "note": "...",
      "method": "...", "samples_per_s": {"mean": .., "std": ..}, "gb_per_s": {...},
-     "s_per_batch": {...}, "time_to_first_batch_s": .., "batches": .., "trials": ..}
+     "s_per_batch": {...}, "time_to_first_batch_s": .., "batches": .., "trials": ..,
+     "cpu_s": .., "cpu_s_per_sample": ..}   # user + system CPU over the timed batches
 
 Array paths may be http(s) URLs (``chute bench --array name=URL``): zarr-python and dask read
 them through fsspec (aiohttp), tensorstore through its http key-value store. ``s3://bucket/prefix``
@@ -737,12 +738,15 @@ def measure(peer: str, spec: dict) -> dict:
     sizes: list[int] = []  # samples per timed batch
     first_batch_s = 0.0
     stopped_early = False
+    cpu_at_first_timed = 0.0  # user + system CPU of this process (every thread)
     try:
         previous = started
         for number, batch in enumerate(iterator):
             now = time.perf_counter()
             if number == 0:
                 first_batch_s = now - started
+            if number == warmup - 1:
+                cpu_at_first_timed = _process_cpu_s()
             if number >= warmup:
                 times.append(now - previous)
                 sizes.append(int(batch[0].shape[0]))
@@ -750,6 +754,7 @@ def measure(peer: str, spec: dict) -> dict:
                     stopped_early = True
                     break
             previous = now
+        cpu_s = _process_cpu_s() - cpu_at_first_timed
     finally:
         del iterator
 
@@ -776,7 +781,15 @@ def measure(peer: str, spec: dict) -> dict:
         "batches": len(times),
         "trials": len(samples_per_s),
         "sample_bytes": sample_nbytes,
+        "cpu_s": cpu_s,
+        "cpu_s_per_sample": cpu_s / sum(sizes) if sizes else None,
     }
+
+
+def _process_cpu_s() -> float:
+    """User + system CPU seconds of this process so far, every thread (as chute's bench)."""
+    times = os.times()
+    return times.user + times.system
 
 
 def _evict_page_cache(paths: Sequence[str]) -> None:

@@ -1,5 +1,7 @@
 #include "chute/bench/bench_run.h"
 
+#include <sys/resource.h>
+
 #include <algorithm>
 #include <chrono>
 #include <fstream>
@@ -30,6 +32,7 @@ void finish(ModeResult& result, const TrialTotals& totals) {
   result.s_per_batch = summarize(totals.s_per_batch);
   result.batch_interval_s = summarize(totals.intervals);
   result.wall_s = totals.wall;
+  result.samples = totals.samples;
   result.batch_bytes = totals.batches > 0 ? totals.bytes / totals.batches : 0;
   const double batches = std::max<int64_t>(1, totals.batches);
   result.breakdown.wait = totals.wait / batches;
@@ -42,6 +45,14 @@ void finish(ModeResult& result, const TrialTotals& totals) {
     result.mean_queue_occupancy = sum / static_cast<double>(result.queue.size());
     result.queue_empty_fraction = static_cast<double>(empty) / result.queue.size();
   }
+}
+
+/// User + system CPU seconds of the process so far (every thread).
+double process_cpu_s() {
+  rusage usage{};
+  if (::getrusage(RUSAGE_SELF, &usage) != 0) return 0;
+  auto seconds = [](const timeval& t) { return t.tv_sec + t.tv_usec / 1e6; };
+  return seconds(usage.ru_utime) + seconds(usage.ru_stime);
 }
 
 void record_trial(TrialTotals& totals, double wall, int64_t samples, int64_t bytes, int batches) {
@@ -76,6 +87,7 @@ ModeResult run_with_loader(Mode mode, const SourceFactory& factory, const Loader
   for (int i = 1; i < options.warmup; ++i) keep(source->next());
 
   const WorkerTimes before = source->worker_times();
+  const double cpu_before = process_cpu_s();
   TrialTotals totals;
   const auto first_trial = Clock::now();
   for (int trial = 0; trial < options.trials; ++trial) {
@@ -107,6 +119,7 @@ ModeResult run_with_loader(Mode mode, const SourceFactory& factory, const Loader
     record_trial(totals, seconds_between(start, Clock::now()), samples, bytes, options.batches);
   }
   const WorkerTimes after = source->worker_times();
+  result.cpu_s = process_cpu_s() - cpu_before;
   source.reset();  // stop the loader before reading the memory figures
 
   finish(result, totals);
@@ -248,6 +261,10 @@ nlohmann::json to_json(const ModeResult& r, bool include_queue) {
                         {"batch_interval_s", to_json(r.batch_interval_s)},
                         {"time_to_first_batch_s", r.time_to_first_batch_s},
                         {"wall_s", r.wall_s},
+                        {"cpu_s", r.cpu_s},
+                        {"cpu_s_per_sample",
+                         r.samples > 0 && r.cpu_s > 0 ? nlohmann::json(r.cpu_s / r.samples)
+                                                      : nlohmann::json(nullptr)},
                         {"breakdown_s_per_batch",
                          {{"read", r.breakdown.read},
                           {"decode", r.breakdown.decode},

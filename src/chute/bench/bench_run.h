@@ -64,6 +64,8 @@ struct ModeResult {
   Summary batch_interval_s;          // over every timed batch (time between consecutive batches)
   double time_to_first_batch_s = 0;  // loader creation to first batch (0 in compute mode)
   double wall_s = 0;                 // all trials
+  double cpu_s = 0;                  // user + system CPU of the whole process over the trials
+  int64_t samples = 0;               // all trials
   TimeBreakdown breakdown;
   double accelerator_utilisation = 0;  // compute / wall over the trials (0 in io mode)
   int queue_capacity = 0;
