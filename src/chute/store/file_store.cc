@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <cstdlib>
 #include <utility>
 
 #include "chute/store/io_executor.h"
@@ -122,6 +123,21 @@ int open_regular(const std::string& root, bool follow_symlinks, std::string_view
   return owned.release();
 }
 
+// How many files a FileStore keeps open: CHUTE_OPEN_FILES (0: none, every read opens its
+// file) up to the process's own bound, else that bound.
+size_t open_files_capacity() {
+  const size_t bound = detail::default_open_file_capacity();
+  const char* env = std::getenv("CHUTE_OPEN_FILES");
+  if (env == nullptr || *env == '\0') return bound;
+  char* end = nullptr;
+  errno = 0;
+  const unsigned long long value = std::strtoull(env, &end, 10);
+  if (errno != 0 || *end != '\0' || env[0] == '-') {
+    fail(ErrorCode::kInvalidArgument, "CHUTE_OPEN_FILES='{}' is not a count of files", env);
+  }
+  return static_cast<size_t>(std::min<unsigned long long>(value, bound));
+}
+
 }  // namespace
 
 FileStoreOptions default_file_store_options() {
@@ -148,7 +164,7 @@ FileStore::FileStore(std::string root, FileStoreOptions options,
     : root_(std::move(root)),
       options_(options),
       executor_(std::move(executor)),
-      open_files_(std::make_shared<detail::OpenFileCache>(detail::default_open_file_capacity())) {
+      open_files_(std::make_shared<detail::OpenFileCache>(open_files_capacity())) {
   while (root_.size() > 1 && root_.back() == '/') root_.pop_back();
   if (root_.find('\0') != std::string::npos) {
     fail(ErrorCode::kInvalidArgument, "path '{}' holds a NUL byte", printable(root_));

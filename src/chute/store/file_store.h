@@ -12,6 +12,7 @@
 // limit): reading a file read before costs one stat() (lstat() with follow_symlinks = false)
 // instead of open() + fstat() + close(), and that check notices a file replaced by a rename or
 // removed. The cache only checks identity; what may be opened stays this store's rule above.
+// CHUTE_OPEN_FILES=N keeps at most N per store (0: none; read when the store is made).
 
 #include <memory>
 #include <optional>
