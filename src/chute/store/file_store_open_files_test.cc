@@ -7,6 +7,7 @@
 #include <sys/resource.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -171,6 +172,35 @@ TEST(FileStoreOpenFiles, KeepsNoMoreDescriptorsThanTheLimitAllows) {
   }
   EXPECT_EQ(open_descriptors(), before);  // the store closed what it kept
   ASSERT_EQ(::setrlimit(RLIMIT_NOFILE, &saved), 0);
+  fs::remove_all(root);
+}
+
+TEST(FileStoreOpenFiles, ChuteOpenFilesBoundsWhatAStoreKeeps) {
+  const fs::path root = fresh_folder("env");
+  for (int i = 0; i < 4; ++i) write_file(root / std::to_string(i), content_of(i));
+  ::setenv("CHUTE_OPEN_FILES", "0", 1);
+  {
+    FileStore store(root.string());  // nothing kept: every read opens its file
+    for (int pass = 0; pass < 2; ++pass) {
+      for (int i = 0; i < 4; ++i) EXPECT_EQ(read_text(store, std::to_string(i)), content_of(i));
+    }
+    EXPECT_EQ(store.kept_open_files(), 0u);
+  }
+  ::setenv("CHUTE_OPEN_FILES", "2", 1);
+  {
+    FileStore store(root.string());
+    for (int i = 0; i < 4; ++i) EXPECT_EQ(read_text(store, std::to_string(i)), content_of(i));
+    EXPECT_EQ(store.kept_open_files(), 2u);
+  }
+  ::setenv("CHUTE_OPEN_FILES", "many", 1);
+  try {
+    FileStore store(root.string());
+    FAIL() << "a bad CHUTE_OPEN_FILES was accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument);
+    EXPECT_NE(std::string(e.what()).find("CHUTE_OPEN_FILES='many'"), std::string::npos);
+  }
+  ::unsetenv("CHUTE_OPEN_FILES");
   fs::remove_all(root);
 }
 
