@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <ctime>
 #include <memory>
 #include <string>
 #include <vector>
@@ -16,7 +17,7 @@ namespace {
 
 /// A scripted source: batches of `setting.batch_size` samples numbered in order, a fixed queue
 /// length, and 1 ms of read / 2 ms decode / 3 ms assemble worker time per batch.
-class FakeSource final : public BatchSource {
+class FakeSource : public BatchSource {
  public:
   explicit FakeSource(const LoaderSetting& setting, bool cache = false)
       : setting_(setting), cache_(cache) {
@@ -107,6 +108,45 @@ TEST(BenchRun, IoModeCountsBatchesTrialsAndBreakdown) {
   ASSERT_EQ(r.batch_indices.size(), 14u);
   EXPECT_EQ(r.batch_indices[0].front(), 0);
   EXPECT_EQ(r.batch_indices[13].back(), 14 * 8 - 1);
+}
+
+// Spends `cpu_ms` of this thread's CPU time in every next() (thread CPU, not wall time, so a
+// loaded machine makes it slower, never cheaper).
+class CpuBurningSource final : public FakeSource {
+ public:
+  CpuBurningSource(const LoaderSetting& setting, double cpu_ms)
+      : FakeSource(setting), cpu_ms_(cpu_ms) {}
+  BatchView next() override {
+    const double start = thread_cpu_ms();
+    volatile uint64_t sink = 0;
+    while (thread_cpu_ms() - start < cpu_ms_) sink = sink + 1;
+    return FakeSource::next();
+  }
+
+ private:
+  static double thread_cpu_ms() {
+    timespec t{};
+    ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+    return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
+  }
+  double cpu_ms_;
+};
+
+TEST(BenchRun, CpuPerSampleCoversTheTimedBatches) {
+  const SourceFactory factory = [](const LoaderSetting& setting) {
+    return std::make_unique<CpuBurningSource>(setting, 2.0);
+  };
+  const ModeResult r = run_mode(Mode::kIo, factory, {2, 3, 8}, small_run());
+  // 12 timed batches of 2 ms of CPU each (the 2 warm-up batches are not counted in samples).
+  EXPECT_EQ(r.samples, 12 * 8);
+  EXPECT_GE(r.cpu_s, 12 * 2e-3);
+  const nlohmann::json json = to_json(r, false);
+  EXPECT_DOUBLE_EQ(json["cpu_s"].get<double>(), r.cpu_s);
+  EXPECT_DOUBLE_EQ(json["cpu_s_per_sample"].get<double>(), r.cpu_s / 96);
+  // Compute mode measures no CPU: null, not zero.
+  EXPECT_TRUE(to_json(run_mode(Mode::kCompute, fake_factory(), {1, 2, 4}, small_run()),
+                      false)["cpu_s_per_sample"]
+                  .is_null());
 }
 
 TEST(BenchRun, CacheCountersCoverTheTimedTrialsOnly) {
