@@ -392,6 +392,84 @@ TEST(WindowDecoding, StatisticsPerGridPointNormaliseEachPointInBothLayouts) {
   }
 }
 
+/// The batch of `samples` placed by the assembler (sample by sample, as each sample's planes
+/// are read) and the same batch placed by finish() after the whole plan ran (the pass before
+/// per-sample placement), on `threads` workers each.
+std::pair<std::vector<std::byte>, std::vector<std::byte>> per_sample_and_whole_batch(
+    const std::shared_ptr<WindowDataset>& dataset, const std::vector<int64_t>& samples,
+    size_t threads) {
+  const auto n = static_cast<int64_t>(samples.size());
+  BatchAssembler assembler(dataset, n, threads);
+  std::vector<std::byte> per_sample(assembler.layout().total_bytes, std::byte{0x5a});
+  assembler.assemble(samples, per_sample.data());
+
+  const BatchLayout& layout = assembler.layout();
+  std::vector<std::byte> whole(layout.total_bytes, std::byte{0x5a});
+  std::vector<std::vector<std::byte>> staging;
+  BatchMemory memory;
+  memory.batch_size = n;
+  for (size_t k = 0; k < dataset->outputs().size(); ++k) {
+    memory.outputs.push_back(whole.data() + layout.offsets[k]);
+  }
+  for (const OutputSpec& spec : dataset->staging()) {
+    staging.emplace_back(static_cast<size_t>(n * spec.sample_nbytes()));
+    memory.staging.push_back(staging.back().data());
+  }
+  ReadPlan plan;
+  for (int64_t i = 0; i < n; ++i) dataset->plan(samples[static_cast<size_t>(i)], i, memory, plan);
+  ThreadPool pool(threads);
+  std::vector<ReadScratch> scratch(pool.size());
+  plan.execute(&pool, scratch);
+  dataset->finish(memory, &pool);
+  return {std::move(per_sample), std::move(whole)};
+}
+
+TEST(WindowDecoding, PlacedPerSampleIsTheWholeBatchPassBitForBit) {
+  const std::vector<int64_t> samples = {3, 0, 2, 0, 1};  // repeated and shared time steps
+  int compared = 0;
+  for (bool channels_last : {true, false}) {
+    for (DataType out : {kFloat32, DataType{DTypeKind::kBFloat, 2}}) {
+      for (bool per_point : {false, true}) {
+        for (bool masks : {false, true}) {
+          WindowOptions o = xarray_options();
+          o.channels_last = channels_last;
+          o.output_dtype = out;
+          o.nan_mask = masks;
+          o.mean_suffix = "_mean", o.std_suffix = "_std";
+          Group group =
+              per_point ? with_point_statistics(make_xarray_group()) : make_xarray_group();
+          if (!per_point) {  // per-channel statistics arrays under the same names
+            auto store = std::make_shared<MemoryStore>();
+            const DataType f64{DTypeKind::kFloat, 8};
+            group.arrays["t_mean"] =
+                make_array(store, "t_mean", f64, {kLevelCount}, {kLevelCount}, {"pressure_level"},
+                           json::object(), [](auto i) { return 250.0 + 10.0 * i[0]; });
+            group.arrays["t_std"] =
+                make_array(store, "t_std", f64, {kLevelCount}, {kLevelCount}, {"pressure_level"},
+                           json::object(), [](auto i) { return 4.0 + i[0]; });
+            for (const char* name : {"sp_mean", "sp_std", "orog_mean", "orog_std"}) {
+              const double value = std::string(name).ends_with("mean") ? 900.0 : 25.0;
+              group.arrays[name] = make_array(store, name, f64, {1}, {1}, {"one"}, json::object(),
+                                              [value](auto) { return value; });
+            }
+          }
+          auto dataset = std::make_shared<WindowDataset>(group, o);
+          ASSERT_TRUE(dataset->finishes_per_sample());
+          for (size_t threads : {1, 3}) {
+            auto [per_sample, whole] = per_sample_and_whole_batch(dataset, samples, threads);
+            ASSERT_EQ(per_sample, whole)
+                << (channels_last ? "channels-last " : "channels-first ") << out.name()
+                << (per_point ? " per-point" : " per-channel") << (masks ? " masks" : "")
+                << " threads " << threads;
+            ++compared;
+          }
+        }
+      }
+    }
+  }
+  EXPECT_EQ(compared, 32);
+}
+
 TEST(WindowDecoding, StatisticsPerGridPointRefuseABadPointOnlyWhenItIsRead) {
   WindowOptions o = xarray_options();
   o.mean_suffix = "_mean", o.std_suffix = "_std";
