@@ -58,6 +58,7 @@ void ReadPlan::add(const Array& array, std::span<const int64_t> start, const Str
       target.dst.byte_strides = dst.byte_strides;
       target.dst.data = dst.data;
       target.convert = convert;
+      target.tag = target_tag_;
       for (size_t d = 0; d < rank; ++d) {
         const int64_t origin = coords[d] * chunk[d];
         const int64_t lo = std::max(start[d], origin);
@@ -115,6 +116,7 @@ void ReadPlan::add_mapped(const Array& array, std::span<const int64_t> start,
     target.chunk_start.assign(start.begin(), start.end());
     target.dst = dst;
     target.convert = convert;
+    target.tag = target_tag_;
     if (rank > 0) {
       target.chunk_start[axis] += lo;
       target.dst.shape[axis] = std::min(step, extent - lo);
@@ -167,6 +169,9 @@ void ReadPlan::execute_item(const WorkItem& item, ReadScratch& scratch, ReadStat
                                       fetched ? fetched_of(item.first) : nullptr);
   } else {
     execute_gathered(item, scratch, stats, fetched);
+  }
+  if (task_done_) {
+    for (size_t t = item.first; t < item.first + item.count; ++t) task_done_(tasks_[t]);
   }
 }
 
@@ -261,6 +266,7 @@ void ReadPlan::finish(ThreadPool* pool, std::vector<ReadScratch>& scratch, ReadS
     case Mode::kSplit: {
       const ChunkTask& task = tasks_[items_[0].first];
       task.array->execute_parallel(task, *pool, scratch, stats);
+      if (task_done_) task_done_(task);
       return;
     }
     case Mode::kInFlight:
@@ -290,6 +296,7 @@ void ReadPlan::clear() {
   tasks_.clear();
   items_.clear();
   index_.clear();
+  target_tag_ = -1;
 }
 
 }  // namespace chute

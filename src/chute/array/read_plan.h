@@ -4,6 +4,7 @@
 // boxes of many arrays, remove duplicate chunks, and run it all at once on a pool.
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <span>
@@ -33,6 +34,7 @@ struct ChunkTarget {
   std::vector<int64_t> chunk_start;
   StridedView dst;
   const ElementConvert* convert = nullptr;
+  int64_t tag = -1;  // the plan's target tag when it was added (e.g. the batch slot)
 };
 
 /// Copies the target's region of a decoded chunk (C order, `chunk_shape` elements of
@@ -117,6 +119,13 @@ class ReadPlan {
   /// elements, converted while they are placed.
   void add(const Array& array, std::span<const int64_t> start, const StridedView& dst,
            std::string context = {}, const ElementConvert* convert = nullptr);
+  /// Targets added from now on carry `tag` (ChunkTarget::tag; -1 after clear()).
+  void set_target_tag(int64_t tag) { target_tag_ = tag; }
+  /// Called on the worker that ran it once every target of a task has its values (decoded,
+  /// copied or filled), before execute()/finish() returns; concurrently for different tasks.
+  /// An exception it throws fails the plan like a read error. Kept across clear().
+  using TaskDone = std::function<void(const ChunkTask&)>;
+  void set_task_done(TaskDone done) { task_done_ = std::move(done); }
   /// Runs every task on `pool` (inline when pool is null); scratch must have pool->size()
   /// entries (or 1 without a pool). The first error is rethrown naming array and chunk key.
   void execute(ThreadPool* pool, std::vector<ReadScratch>& scratch, ReadStats* stats = nullptr);
@@ -209,6 +218,8 @@ class ReadPlan {
   enum class Mode { kIdle, kWorkers, kSplit, kInFlight };
   Mode mode_ = Mode::kIdle;
   std::shared_ptr<InFlight> running_;
+  int64_t target_tag_ = -1;
+  TaskDone task_done_;
 };
 
 }  // namespace chute

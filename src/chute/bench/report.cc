@@ -156,8 +156,9 @@ std::string render_modes(const json& modes, int threads) {
   std::string out = summary.render("Modes (mean ± std over trials)");
   out += "\n" + split.render(fmt::format(
                     "Time per batch: read/decode/assemble are worker time summed over {} "
-                    "threads; finish is the wall time of the dataset's placement pass after the "
-                    "reads (its own parallel pass); wait and compute are the consumer's",
+                    "threads; finish is the dataset's placement: wall time of its pass after the "
+                    "reads, or worker time summed where it places each sample as its reads "
+                    "complete (windows); wait and compute are the consumer's",
                     threads));
   if (queue.rows() > 0) {
     out += "\n" + queue.render("Prefetch queue (batches ready when the consumer asked)");

@@ -17,4 +17,6 @@ const std::vector<OutputSpec>& Dataset::staging() const {
 
 void Dataset::finish(const BatchMemory&, ThreadPool*) const {}
 
+void Dataset::finish_sample(const BatchMemory&, int64_t) const {}
+
 }  // namespace chute

@@ -65,6 +65,14 @@ class Dataset {
   /// batch in place (or staging -> outputs). May use `pool` (null means inline). Default: nothing.
   /// The result must not depend on the pool's size.
   virtual void finish(const BatchMemory& memory, ThreadPool* pool) const;
+  /// True when finish() is the same work done slot by slot: the assembler then calls
+  /// finish_sample(memory, slot) for each slot once every chunk read into it has been placed
+  /// (on the worker that placed its last chunk, while the sample's values are still in the
+  /// caches) instead of finish() after the whole batch. The result must be the bytes finish()
+  /// would make. Default: false.
+  virtual bool finishes_per_sample() const { return false; }
+  /// finish() for slot `slot` alone (only called when finishes_per_sample()). Default: nothing.
+  virtual void finish_sample(const BatchMemory& memory, int64_t slot) const;
 
   /// One line for messages and benchmark reports.
   virtual std::string describe() const = 0;

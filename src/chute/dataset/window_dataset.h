@@ -25,7 +25,9 @@
 // then makes the outputs in one front-to-back pass: CF decoding (cf_decoding.h: fill values to
 // NaN, scale_factor/add_offset), normalisation x = (x - mean) × (1 / std) in float32 with
 // statistics per channel or per grid point, the cast,
-// and for channels-last the interleave of the planes, in tiles of pixels that stay in cache. When
+// and for channels-last the interleave of the planes, in tiles of pixels that stay in cache. It
+// runs per sample (finishes_per_sample()): the worker that places a sample's last plane places
+// the sample, while its planes are still in the caches, not after the whole batch. When
 // every channel is plain float32, the output is float32 and channels-first, the planes are read
 // straight into the output and only normalisation runs after.
 
@@ -144,6 +146,9 @@ class WindowDataset final : public Dataset {
   const std::vector<OutputSpec>& staging() const override { return staging_; }
   void plan(int64_t sample, int64_t slot, const BatchMemory& memory, ReadPlan& plan) const override;
   void finish(const BatchMemory& memory, ThreadPool* pool) const override;
+  /// Staged windows are placed sample by sample, as soon as a sample's planes are read.
+  bool finishes_per_sample() const override { return staged(); }
+  void finish_sample(const BatchMemory& memory, int64_t slot) const override;
   std::string describe() const override;
 
   const WindowOptions& options() const { return options_; }
@@ -225,6 +230,12 @@ class WindowDataset final : public Dataset {
   /// per grid point), cast. `scratch` holds at least n floats.
   void make_row(const Channel& c, const std::byte* slot_in, int64_t p0, int64_t n, std::byte* dst,
                 DataType out_type, float* scratch) const;
+  /// The placement of finish(): channel `ci` of slot `slot` of output `k` (channels-first), or
+  /// tiles [first_tile, end_tile) of tile_pixels(k) pixels of it (channels-last, staged).
+  void place_plane(const BatchMemory& memory, size_t k, int64_t slot, int64_t ci) const;
+  void place_tiles(const BatchMemory& memory, size_t k, int64_t slot, int64_t first_tile,
+                   int64_t end_tile) const;
+  int64_t tile_pixels(size_t k) const;
   void add_channels(Output& output, const std::vector<std::string>& names,
                     const std::vector<int64_t>& offsets);
   void plan_output(const Output& output, int64_t time, std::byte* base, int64_t slot,

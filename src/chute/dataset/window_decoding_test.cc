@@ -5,9 +5,11 @@
 
 #include <gtest/gtest.h>
 
+#include <bit>
 #include <cmath>
 #include <cstring>
 #include <functional>
+#include <limits>
 
 #include "chute/dataset/cf_decoding.h"
 #include "chute/dataset/computed_forcings.h"
@@ -390,6 +392,84 @@ TEST(WindowDecoding, StatisticsPerGridPointNormaliseEachPointInBothLayouts) {
   }
 }
 
+/// The batch of `samples` placed by the assembler (sample by sample, as each sample's planes
+/// are read) and the same batch placed by finish() after the whole plan ran (the pass before
+/// per-sample placement), on `threads` workers each.
+std::pair<std::vector<std::byte>, std::vector<std::byte>> per_sample_and_whole_batch(
+    const std::shared_ptr<WindowDataset>& dataset, const std::vector<int64_t>& samples,
+    size_t threads) {
+  const auto n = static_cast<int64_t>(samples.size());
+  BatchAssembler assembler(dataset, n, threads);
+  std::vector<std::byte> per_sample(assembler.layout().total_bytes, std::byte{0x5a});
+  assembler.assemble(samples, per_sample.data());
+
+  const BatchLayout& layout = assembler.layout();
+  std::vector<std::byte> whole(layout.total_bytes, std::byte{0x5a});
+  std::vector<std::vector<std::byte>> staging;
+  BatchMemory memory;
+  memory.batch_size = n;
+  for (size_t k = 0; k < dataset->outputs().size(); ++k) {
+    memory.outputs.push_back(whole.data() + layout.offsets[k]);
+  }
+  for (const OutputSpec& spec : dataset->staging()) {
+    staging.emplace_back(static_cast<size_t>(n * spec.sample_nbytes()));
+    memory.staging.push_back(staging.back().data());
+  }
+  ReadPlan plan;
+  for (int64_t i = 0; i < n; ++i) dataset->plan(samples[static_cast<size_t>(i)], i, memory, plan);
+  ThreadPool pool(threads);
+  std::vector<ReadScratch> scratch(pool.size());
+  plan.execute(&pool, scratch);
+  dataset->finish(memory, &pool);
+  return {std::move(per_sample), std::move(whole)};
+}
+
+TEST(WindowDecoding, PlacedPerSampleIsTheWholeBatchPassBitForBit) {
+  const std::vector<int64_t> samples = {3, 0, 2, 0, 1};  // repeated and shared time steps
+  int compared = 0;
+  for (bool channels_last : {true, false}) {
+    for (DataType out : {kFloat32, DataType{DTypeKind::kBFloat, 2}}) {
+      for (bool per_point : {false, true}) {
+        for (bool masks : {false, true}) {
+          WindowOptions o = xarray_options();
+          o.channels_last = channels_last;
+          o.output_dtype = out;
+          o.nan_mask = masks;
+          o.mean_suffix = "_mean", o.std_suffix = "_std";
+          Group group =
+              per_point ? with_point_statistics(make_xarray_group()) : make_xarray_group();
+          if (!per_point) {  // per-channel statistics arrays under the same names
+            auto store = std::make_shared<MemoryStore>();
+            const DataType f64{DTypeKind::kFloat, 8};
+            group.arrays["t_mean"] =
+                make_array(store, "t_mean", f64, {kLevelCount}, {kLevelCount}, {"pressure_level"},
+                           json::object(), [](auto i) { return 250.0 + 10.0 * i[0]; });
+            group.arrays["t_std"] =
+                make_array(store, "t_std", f64, {kLevelCount}, {kLevelCount}, {"pressure_level"},
+                           json::object(), [](auto i) { return 4.0 + i[0]; });
+            for (const char* name : {"sp_mean", "sp_std", "orog_mean", "orog_std"}) {
+              const double value = std::string(name).ends_with("mean") ? 900.0 : 25.0;
+              group.arrays[name] = make_array(store, name, f64, {1}, {1}, {"one"}, json::object(),
+                                              [value](auto) { return value; });
+            }
+          }
+          auto dataset = std::make_shared<WindowDataset>(group, o);
+          ASSERT_TRUE(dataset->finishes_per_sample());
+          for (size_t threads : {1, 3}) {
+            auto [per_sample, whole] = per_sample_and_whole_batch(dataset, samples, threads);
+            ASSERT_EQ(per_sample, whole)
+                << (channels_last ? "channels-last " : "channels-first ") << out.name()
+                << (per_point ? " per-point" : " per-channel") << (masks ? " masks" : "")
+                << " threads " << threads;
+            ++compared;
+          }
+        }
+      }
+    }
+  }
+  EXPECT_EQ(compared, 32);
+}
+
 TEST(WindowDecoding, StatisticsPerGridPointRefuseABadPointOnlyWhenItIsRead) {
   WindowOptions o = xarray_options();
   o.mean_suffix = "_mean", o.std_suffix = "_std";
@@ -518,6 +598,94 @@ TEST(CfEncoding, DecodeRunMasksScalesNormalisesAndCasts) {
                      reinterpret_cast<std::byte*>(half), 1, DataType{DTypeKind::kBFloat, 2});
   EXPECT_EQ(half[0], float_to_bfloat16(out[0]));
   EXPECT_TRUE(std::isnan(bfloat16_to_float(half[1])));
+}
+
+// decode_run takes an AVX2 build of its loops where the CPU has it: the outputs must be the same
+// bits as the documented scalar arithmetic, written out here, for every stored type the windows
+// meet, every output dtype, runs that do not fill a vector or a block, and the values where a
+// different rounding or a fused multiply-add would show (-0, NaN, infinities, subnormals, the
+// fill value, halfway bfloat16 cases).
+TEST(CfEncoding, DecodeRunIsTheScalarArithmeticBitForBit) {
+  const int64_t n = 1037;  // not a multiple of 8, 16 or the 256-value blocks
+  std::vector<int16_t> i16(n);
+  std::vector<float> f32(n);
+  std::vector<double> f64(n);
+  for (int64_t i = 0; i < n; ++i) {
+    i16[i] = static_cast<int16_t>(i * 7919 - 30000);
+    const uint32_t bits = static_cast<uint32_t>(i) * 2654435761u;
+    f32[i] = std::bit_cast<float>(bits);  // every class of float, NaNs and subnormals included
+    f64[i] = static_cast<double>(f32[i]) * 1.0000001;
+  }
+  i16[3] = kFill, i16[500] = kFill;
+  f32[0] = -0.0f, f32[1] = 0x1.0101p0f, f32[2] = std::numeric_limits<float>::infinity();
+  f32[4] = -9999.0f;
+  const std::vector<DataType> outs = {DataType{DTypeKind::kFloat, 4},
+                                      DataType{DTypeKind::kFloat, 2},
+                                      DataType{DTypeKind::kBFloat, 2}};
+  auto cast_bits = [](float v, DataType out) -> uint32_t {
+    if (out.kind == DTypeKind::kBFloat) return float_to_bfloat16(v);
+    if (out.size == 2) return float_to_half(v);
+    return std::bit_cast<uint32_t>(v);
+  };
+  struct Case {
+    DataType stored;
+    const void* values;
+    double scale, offset;
+    std::vector<double> missing;
+    float mean, inv_std;
+  };
+  const std::vector<Case> cases = {
+      {DataType{DTypeKind::kInt, 2},
+       i16.data(),
+       0.004831495666503907,
+       266.05109786987305,
+       {kFill},
+       270.5f,
+       0.0625f},
+      {DataType{DTypeKind::kInt, 2}, i16.data(), 1, 0, {}, 0, 1},
+      {DataType{DTypeKind::kFloat, 4}, f32.data(), 1, 0, {}, 0, 1},
+      {DataType{DTypeKind::kFloat, 4}, f32.data(), 1, 0, {}, 3.25f, 0.1f},
+      {DataType{DTypeKind::kFloat, 4}, f32.data(), 1, 0, {-9999.0}, 3.25f, 0.1f},
+      {DataType{DTypeKind::kFloat, 4}, f32.data(), 0.1, -3, {-9999.0}, 0, 1},
+      {DataType{DTypeKind::kFloat, 8}, f64.data(), 2, 0.5, {}, 1, 3},
+  };
+  for (const Case& c : cases) {
+    detail::ChannelDecode d;
+    d.stored = c.stored;
+    d.cf.scale = c.scale, d.cf.offset = c.offset, d.cf.missing = c.missing;
+    d.cf.scaled = c.scale != 1 || c.offset != 0;
+    d.mean = c.mean, d.inv_std = c.inv_std;
+    for (DataType out : outs) {
+      for (int64_t stride : {1, 3}) {
+        std::vector<std::byte> got(static_cast<size_t>(n * stride * out.size));
+        detail::decode_run(static_cast<const std::byte*>(c.values), n, d, got.data(), stride, out);
+        for (int64_t i = 0; i < n; ++i) {
+          double raw = 0;
+          if (c.stored.kind == DTypeKind::kInt) raw = static_cast<const int16_t*>(c.values)[i];
+          if (c.stored == kFloat32) raw = static_cast<const float*>(c.values)[i];
+          if (c.stored == DataType{DTypeKind::kFloat, 8}) {
+            raw = static_cast<const double*>(c.values)[i];
+          }
+          bool missing = false;
+          for (double m : c.missing) missing = missing || raw == m;
+          const bool plain_float = c.stored == kFloat32 && !d.cf.any();
+          const float value = missing       ? std::numeric_limits<float>::quiet_NaN()
+                              : plain_float ? static_cast<const float*>(c.values)[i]
+                                            : static_cast<float>(raw * c.scale + c.offset);
+          const uint32_t want = cast_bits((value - c.mean) * c.inv_std, out);
+          uint32_t have = 0;
+          std::memcpy(&have, got.data() + i * stride * out.size, out.size);
+          const bool both_nan = out == kFloat32 && std::isnan(std::bit_cast<float>(want)) &&
+                                std::isnan(std::bit_cast<float>(have));
+          if (have != want && !both_nan) {
+            ADD_FAILURE() << c.stored.name() << " -> " << out.name() << " stride " << stride
+                          << " value " << i << " (" << raw << "): " << have << " != " << want;
+            break;
+          }
+        }
+      }
+    }
+  }
 }
 
 }  // namespace

@@ -118,11 +118,79 @@ void WindowDataset::make_row(const Channel& c, const std::byte* slot_in, int64_t
   }
 }
 
+void WindowDataset::place_plane(const BatchMemory& memory, size_t k, int64_t slot,
+                                int64_t ci) const {
+  const Output& output = layout_[k];
+  const int64_t plane = height_ * width_;
+  const DataType out_type = options_.output_dtype;
+  const auto channels = static_cast<int64_t>(output.channels.size());
+  const std::byte* in = staged() ? memory.staging[k] : memory.outputs[k];
+  thread_local std::vector<float> scratch;
+  scratch.resize(static_cast<size_t>(plane));
+  make_row(output.channels[static_cast<size_t>(ci)], in + slot * output.slot_bytes, 0, plane,
+           memory.outputs[k] + (slot * channels + ci) * plane * static_cast<int64_t>(out_type.size),
+           out_type, scratch.data());
+}
+
+int64_t WindowDataset::tile_pixels(size_t k) const {
+  // Each group of 8 channels of a tile is decoded, normalised and cast into a small tile of
+  // rows of the output type (SIMD-friendly), then transposed into a cache-resident bounce
+  // buffer holding the tile's pixels × channels, which is then streamed out (non-temporal
+  // stores): the batch is written once, front to back, without reading its lines first.
+  constexpr int64_t kBounceBytes = 128 << 10;
+  const auto channels = static_cast<int64_t>(layout_[k].channels.size());
+  const auto osize = static_cast<int64_t>(options_.output_dtype.size);
+  return std::clamp<int64_t>(kBounceBytes / (channels * osize), 16, 4096);
+}
+
+void WindowDataset::place_tiles(const BatchMemory& memory, size_t k, int64_t slot,
+                                int64_t first_tile, int64_t end_tile) const {
+  const Output& output = layout_[k];
+  const int64_t plane = height_ * width_;
+  const DataType out_type = options_.output_dtype;
+  const auto osize = static_cast<int64_t>(out_type.size);
+  const auto channels = static_cast<int64_t>(output.channels.size());
+  const int64_t pixels = tile_pixels(k);
+  const std::byte* slot_in = memory.staging[k] + slot * output.slot_bytes;
+  std::byte* slot_out = memory.outputs[k] + slot * plane * channels * osize;
+  thread_local std::vector<std::byte> tile, bounce;
+  thread_local std::vector<float> values;
+  tile.resize(static_cast<size_t>(detail::kInterleaveGroup * pixels * osize));
+  bounce.resize(static_cast<size_t>(pixels * channels * osize));
+  values.resize(static_cast<size_t>(pixels));
+  for (int64_t tl = first_tile; tl < end_tile; ++tl) {
+    const int64_t p0 = tl * pixels, n = std::min(pixels, plane - p0);
+    for (int64_t c0 = 0; c0 < channels; c0 += detail::kInterleaveGroup) {
+      const int64_t group = std::min(detail::kInterleaveGroup, channels - c0);
+      for (int64_t j = 0; j < group; ++j) {
+        make_row(output.channels[static_cast<size_t>(c0 + j)], slot_in, p0, n,
+                 tile.data() + j * pixels * osize, out_type, values.data());
+      }
+      detail::interleave_rows(tile.data(), pixels, group, n, bounce.data() + c0 * osize, channels,
+                              osize);
+    }
+    detail::stream_out(slot_out + p0 * channels * osize, bounce.data(),
+                       static_cast<size_t>(n * channels * osize));
+  }
+}
+
+void WindowDataset::finish_sample(const BatchMemory& memory, int64_t slot) const {
+  if (!staged()) return;  // finishes_per_sample() is false: finish() does the batch
+  for (size_t k = 0; k < layout_.size(); ++k) {
+    if (options_.channels_last) {
+      const int64_t pixels = tile_pixels(k);
+      place_tiles(memory, k, slot, 0, (height_ * width_ + pixels - 1) / pixels);
+    } else {
+      const auto channels = static_cast<int64_t>(layout_[k].channels.size());
+      for (int64_t ci = 0; ci < channels; ++ci) place_plane(memory, k, slot, ci);
+    }
+  }
+}
+
 void WindowDataset::finish(const BatchMemory& memory, ThreadPool* pool) const {
   if (!staged() && !normalise_) return;
   const int64_t plane = height_ * width_;
   const DataType out_type = options_.output_dtype;
-  const auto osize = static_cast<int64_t>(out_type.size);
   const int64_t batch = memory.batch_size;
   auto run = [&](size_t n, const std::function<void(size_t)>& item) {
     if (pool) {
@@ -134,7 +202,6 @@ void WindowDataset::finish(const BatchMemory& memory, ThreadPool* pool) const {
   for (size_t k = 0; k < layout_.size(); ++k) {
     const Output& output = layout_[k];
     const auto channels = static_cast<int64_t>(output.channels.size());
-    const std::byte* in = staged() ? memory.staging[k] : memory.outputs[k];
     std::byte* out = memory.outputs[k];
     if (!staged() && options_.channels_last) {  // direct: normalise in place, as placed
       std::vector<float> mean, inv_std;
@@ -152,49 +219,20 @@ void WindowDataset::finish(const BatchMemory& memory, ThreadPool* pool) const {
     if (!options_.channels_last) {
       // One plane per item: decode, normalise and cast it into its place (in place when direct).
       run(static_cast<size_t>(batch * channels), [&](size_t i) {
-        const int64_t slot = static_cast<int64_t>(i) / channels;
-        const int64_t ci = static_cast<int64_t>(i) % channels;
-        thread_local std::vector<float> scratch;
-        scratch.resize(static_cast<size_t>(plane));
-        make_row(output.channels[static_cast<size_t>(ci)], in + slot * output.slot_bytes, 0, plane,
-                 out + (slot * channels + ci) * plane * osize, out_type, scratch.data());
+        place_plane(memory, k, static_cast<int64_t>(i) / channels,
+                    static_cast<int64_t>(i) % channels);
       });
       continue;
     }
-    // Channels-last: tiles of pixels. Each group of 8 channels is decoded, normalised and cast
-    // into a small tile of rows of the output type (SIMD-friendly), then transposed into a
-    // cache-resident bounce buffer holding the tile's pixels × channels, which is then streamed
-    // out (non-temporal stores): the batch is written once, front to back, without reading its
-    // lines first.
-    constexpr int64_t kBounceBytes = 128 << 10;
-    const int64_t pixels = std::clamp<int64_t>(kBounceBytes / (channels * osize), 16, 4096);
+    // Channels-last: tiles of pixels, a few per item.
     constexpr int64_t kTilesPerItem = 4;
+    const int64_t pixels = tile_pixels(k);
     const int64_t tiles = (plane + pixels - 1) / pixels;
     const int64_t items_per_slot = (tiles + kTilesPerItem - 1) / kTilesPerItem;
     run(static_cast<size_t>(batch * items_per_slot), [&](size_t i) {
-      const int64_t slot = static_cast<int64_t>(i) / items_per_slot;
       const int64_t first_tile = (static_cast<int64_t>(i) % items_per_slot) * kTilesPerItem;
-      const std::byte* slot_in = in + slot * output.slot_bytes;
-      std::byte* slot_out = out + slot * plane * channels * osize;
-      thread_local std::vector<std::byte> tile, bounce;
-      thread_local std::vector<float> values;
-      tile.resize(static_cast<size_t>(detail::kInterleaveGroup * pixels * osize));
-      bounce.resize(static_cast<size_t>(pixels * channels * osize));
-      values.resize(static_cast<size_t>(pixels));
-      for (int64_t tl = first_tile; tl < std::min(tiles, first_tile + kTilesPerItem); ++tl) {
-        const int64_t p0 = tl * pixels, n = std::min(pixels, plane - p0);
-        for (int64_t c0 = 0; c0 < channels; c0 += detail::kInterleaveGroup) {
-          const int64_t group = std::min(detail::kInterleaveGroup, channels - c0);
-          for (int64_t j = 0; j < group; ++j) {
-            make_row(output.channels[static_cast<size_t>(c0 + j)], slot_in, p0, n,
-                     tile.data() + j * pixels * osize, out_type, values.data());
-          }
-          detail::interleave_rows(tile.data(), pixels, group, n, bounce.data() + c0 * osize,
-                                  channels, osize);
-        }
-        detail::stream_out(slot_out + p0 * channels * osize, bounce.data(),
-                           static_cast<size_t>(n * channels * osize));
-      }
+      place_tiles(memory, k, static_cast<int64_t>(i) / items_per_slot, first_tile,
+                  std::min(tiles, first_tile + kTilesPerItem));
     });
   }
 }

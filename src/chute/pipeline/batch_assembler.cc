@@ -35,7 +35,28 @@ BatchAssembler::BatchAssembler(DatasetPtr dataset, int64_t batch_size, size_t th
       scratch_(pool_.size()) {
   if (batch_size < 1)
     fail(ErrorCode::kInvalidArgument, "batch_size must be >= 1, got {}", batch_size);
-  for (Slot& slot : slots_) slot.memory.outputs.resize(layout_.offsets.size());
+  for (Slot& slot : slots_) {
+    slot.memory.outputs.resize(layout_.offsets.size());
+    if (dataset_->finishes_per_sample()) {
+      slot.unplaced = std::make_unique<std::atomic<int64_t>[]>(static_cast<size_t>(batch_size));
+      slot.finished = std::make_unique<std::atomic<bool>[]>(static_cast<size_t>(batch_size));
+      slot.plan.set_task_done([this, &slot](const ChunkTask& task) { task_done(slot, task); });
+    }
+  }
+}
+
+void BatchAssembler::task_done(Slot& slot, const ChunkTask& task) {
+  for (const ChunkTarget& target : task.targets) {
+    if (target.tag < 0 || slot.unplaced[static_cast<size_t>(target.tag)].fetch_sub(1) != 1) {
+      continue;
+    }
+    const auto start = std::chrono::steady_clock::now();
+    dataset_->finish_sample(slot.memory, target.tag);
+    slot.finished[static_cast<size_t>(target.tag)] = true;
+    slot.sample_finish_ns += std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                 std::chrono::steady_clock::now() - start)
+                                 .count();
+  }
 }
 
 BatchAssembler::~BatchAssembler() { cancel(); }
@@ -74,7 +95,21 @@ void BatchAssembler::plan_into(Slot& slot, std::span<const int64_t> samples, std
     if (sample < 0 || sample >= dataset_->num_samples()) {
       fail(ErrorCode::kOutOfRange, "sample {} outside [0, {})", sample, dataset_->num_samples());
     }
+    slot.plan.set_target_tag(static_cast<int64_t>(index));
     dataset_->plan(sample, static_cast<int64_t>(index), memory, slot.plan);
+  }
+  slot.plan.set_target_tag(-1);
+  if (slot.unplaced) {  // each slot is finished when its last target is placed
+    for (size_t index = 0; index < samples.size(); ++index) {
+      slot.unplaced[index] = 0;
+      slot.finished[index] = false;
+    }
+    for (const ChunkTask& task : slot.plan.tasks()) {
+      for (const ChunkTarget& target : task.targets) {
+        if (target.tag >= 0) ++slot.unplaced[static_cast<size_t>(target.tag)];
+      }
+    }
+    slot.sample_finish_ns = 0;
   }
 }
 
@@ -104,10 +139,18 @@ void BatchAssembler::finish() {
   if (slot.error) std::rethrow_exception(std::exchange(slot.error, nullptr));
   slot.plan.finish(&pool_, scratch_, slot.stats);
   const auto finish_start = std::chrono::steady_clock::now();
-  dataset_->finish(slot.memory, &pool_);
+  if (slot.unplaced) {
+    // Slots finished while the plan ran (worker time, summed), then those that read nothing.
+    for (int64_t index = 0; index < slot.memory.batch_size; ++index) {
+      if (!slot.finished[static_cast<size_t>(index)]) dataset_->finish_sample(slot.memory, index);
+    }
+  } else {
+    dataset_->finish(slot.memory, &pool_);
+  }
   slot.finish_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
                        std::chrono::steady_clock::now() - finish_start)
-                       .count();
+                       .count() +
+                   (slot.unplaced ? slot.sample_finish_ns.load() : 0);
 }
 
 void BatchAssembler::cancel() {

@@ -10,6 +10,7 @@
 // flight while the first decodes; both plans share one window of `io_concurrency` reads (the
 // batch started first gets freed places first). Each of the two has its own plan and staging.
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <exception>
@@ -85,7 +86,15 @@ class BatchAssembler {
     ReadStats* stats = nullptr;
     std::exception_ptr error;  // of planning or starting, rethrown by finish()
     int64_t finish_ns = 0;
+    // Datasets that finish per sample: targets of each slot not placed yet, and whether the
+    // slot was finished (by the worker that placed its last target).
+    std::unique_ptr<std::atomic<int64_t>[]> unplaced;
+    std::unique_ptr<std::atomic<bool>[]> finished;
+    std::atomic<int64_t> sample_finish_ns{0};
   };
+  /// The plan's task-done hook of a per-sample dataset: finishes the slots whose last target
+  /// `task` placed.
+  void task_done(Slot& slot, const ChunkTask& task);
   const Slot& last() const { return slots_[(first_ + kMaxStarted - 1) % kMaxStarted]; }
   void plan_into(Slot& slot, std::span<const int64_t> samples, std::byte* buffer, uint64_t seed,
                  int64_t epoch);
