@@ -21,6 +21,7 @@
 #include "chute/bench/python_tools.h"
 #include "chute/bench/report.h"
 #include "chute/bench/roofline.h"
+#include "chute/bench/window_roofline.h"
 #include "chute/dataset/packed_dataset.h"
 #include "chute/dataset/window_dataset.h"
 #include "chute/store/single_file_store.h"
@@ -79,6 +80,26 @@ void make_plots(json& report, const std::string& json_path, const std::string& o
   } else {
     log(fmt::format("plots: {} PNG files in {}", plots.size(), out_dir));
   }
+}
+
+/// The roofline's options for `dataset`: staged windows place with their own placement (CF
+/// decoding, normalisation, cast, interleave; window_roofline.h) on the first batch the loader
+/// read; other datasets keep the plain copy.
+RooflineOptions window_placement_probe(const Dataset& dataset,
+                                       const std::vector<std::vector<int64_t>>& batches) {
+  RooflineOptions probe;
+  const auto* windows = dynamic_cast<const WindowDataset*>(&dataset);
+  const auto batch = std::find_if(batches.begin(), batches.end(),
+                                  [](const std::vector<int64_t>& b) { return !b.empty(); });
+  if (windows == nullptr || !windows->staged() || batch == batches.end()) return probe;
+  probe.place_step = windows->options().channels_last
+                         ? "window placement: CF decode, normalise, cast, interleave, from warm "
+                           "staged planes"
+                         : "window placement: CF decode, normalise, cast, from warm staged planes";
+  probe.place = [windows, samples = *batch](ThreadPool& pool, int repeats) {
+    return measure_window_placement(*windows, samples, pool, repeats).gbps;
+  };
+  return probe;
 }
 
 }  // namespace
@@ -322,7 +343,7 @@ json run_bench(const BenchOptions& o, const std::function<void(const std::string
         100 * entry["loader_fraction"].get<double>()));
   } else if (o.roofline) {
     chunks = chunks_of_batches(*data.dataset, io.batch_indices);
-    RooflineOptions probe;
+    RooflineOptions probe = window_placement_probe(*data.dataset, io.batch_indices);
     probe.threads = threads;
     probe.usable_cores = machine.usable_cores;
     probe.cold = cold;
@@ -337,6 +358,10 @@ json run_bench(const BenchOptions& o, const std::function<void(const std::string
                     roofline.read_gbps, roofline.read_source, roofline.reads_in_flight,
                     roofline.decode_single_gbps, roofline.decode_parallelism, roofline.place_gbps,
                     roofline.combined_gbps, roofline.bounding_step));
+    if (roofline.place_step != "copy") {
+      log(fmt::format("roofline: place = {}; the plain copy of the chunks is {:.2f} GB/s",
+                      roofline.place_step, roofline.place_copy_gbps));
+    }
   }
 
   if (cold) {
@@ -405,7 +430,7 @@ json run_bench(const BenchOptions& o, const std::function<void(const std::string
       const std::pair<int, int> key{s.threads,
                                     reads_in_flight(chunks, s.threads, s.io_concurrency)};
       if (o.roofline && !chunks.empty() && !limit_by_setting.contains(key)) {
-        RooflineOptions probe;
+        RooflineOptions probe = window_placement_probe(*data.dataset, io.batch_indices);
         probe.threads = s.threads;
         probe.usable_cores = machine.usable_cores;
         probe.known_decode_single_gbps = decode_single_gbps;

@@ -87,8 +87,17 @@ std::string render_roofline(const json& r) {
                  "codec chain into a warm buffer"});
   table.add_row({fmt::format("decode × {}", parallel), format_number(number(r, "decode_gbps")),
                  fmt::format("× min(threads, usable cores) = {}", parallel)});
-  table.add_row({"place", format_number(number(r, "place_gbps")),
-                 fmt::format("copy into a batch-sized buffer in memory, {} threads", threads)});
+  const std::string copy_how =
+      fmt::format("copy into a batch-sized buffer in memory, {} threads", threads);
+  const std::string step = text(r, "place_step");
+  if (step.empty() || step == "-" || step == "copy") {
+    table.add_row({"place", format_number(number(r, "place_gbps")), copy_how});
+  } else {
+    table.add_row({"place", format_number(number(r, "place_gbps")),
+                   fmt::format("{}, {} threads (counts in the limit)", step, threads)});
+    table.add_row({"place: copy only", format_number(number(r, "place_copy_gbps")),
+                   copy_how + " (not in the limit)"});
+  }
   table.add_row({"read + decode", format_number(number(r, "decode_limit_gbps")),
                  "1 / (1/read + 1/decode): placement left out"});
   table.add_row({"limit", format_number(number(r, "combined_gbps")),

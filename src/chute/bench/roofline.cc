@@ -56,7 +56,8 @@ int64_t decode_object(const Array& array, std::span<const std::byte> stored, Byt
   return decoded;
 }
 
-RooflineResult finish(RooflineResult result, double read_s, double decode_s, double place_gbps) {
+RooflineResult finish(RooflineResult result, double read_s, double decode_s, double place_gbps,
+                      double place_copy_gbps) {
   const auto gbps = [](int64_t bytes, double seconds) {
     return seconds > 0 ? static_cast<double>(bytes) / seconds / 1e9 : 0.0;
   };
@@ -65,6 +66,7 @@ RooflineResult finish(RooflineResult result, double read_s, double decode_s, dou
   result.decode_single_gbps = gbps(result.decoded_bytes, decode_s);
   result.decode_gbps = result.decode_single_gbps * result.decode_parallelism;
   result.place_gbps = place_gbps;
+  result.place_copy_gbps = place_copy_gbps;
   result.decode_limit_gbps = combined_limit({result.read_gbps, result.decode_gbps});
   result.combined_gbps = combined_limit({result.read_gbps, result.decode_gbps, result.place_gbps});
   result.bounding_step = bounding_step(result);
@@ -347,14 +349,16 @@ RooflineResult measure_roofline(std::span<const ChunkRef> all_chunks,
     result.read_source = cached ? "page cache (memory bandwidth)" : "storage";
   }
 
-  const double place_gbps = measure_place_gbps(chunks, pool, options.repeats);
+  const double place_copy_gbps = measure_place_gbps(chunks, pool, options.repeats);
+  const double place_gbps = options.place ? options.place(pool, options.repeats) : place_copy_gbps;
+  if (options.place) result.place_step = options.place_step;
 
   if (options.known_decode_single_gbps > 0) {
     int64_t decoded = 0;
     for (const ChunkRef& ref : chunks) decoded += ref.array->metadata().chunk_nbytes();
     result.decoded_bytes = decoded;
     const double seconds = static_cast<double>(decoded) / (options.known_decode_single_gbps * 1e9);
-    return finish(result, best_read_s, seconds, place_gbps);
+    return finish(result, best_read_s, seconds, place_gbps, place_copy_gbps);
   }
 
   // Decode probe: the stored objects held in memory, decoded one after another on one thread.
@@ -383,7 +387,7 @@ RooflineResult measure_roofline(std::span<const ChunkRef> all_chunks,
 
   result.loop_decode_gbps = measure_loop_gbps(chunks, pool, options.repeats, max_stored, false);
   result.loop_gbps = measure_loop_gbps(chunks, pool, options.repeats, max_stored, true);
-  return finish(result, best_read_s, best_decode_s, place_gbps);
+  return finish(result, best_read_s, best_decode_s, place_gbps, place_copy_gbps);
 }
 
 nlohmann::json to_json(const RooflineResult& r) {
@@ -402,6 +406,8 @@ nlohmann::json to_json(const RooflineResult& r) {
           {"decode_single_gbps", r.decode_single_gbps},
           {"decode_gbps", r.decode_gbps},
           {"place_gbps", r.place_gbps},
+          {"place_copy_gbps", r.place_copy_gbps},
+          {"place_step", r.place_step},
           {"decode_limit_gbps", r.decode_limit_gbps},
           {"combined_gbps", r.combined_gbps},
           {"loop_decode_gbps",

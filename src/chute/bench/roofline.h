@@ -6,7 +6,11 @@
 //   place    = copying each chunk's decoded bytes from a cache-resident buffer into its own slot
 //              of a batch-sized buffer in memory, on `threads` workers: the least any layout
 //              costs to land decoded data in a batch (for chunks decoded straight into the batch
-//              it is the price of the decoder writing to memory instead of to cache);
+//              it is the price of the decoder writing to memory instead of to cache). Where the
+//              workload's placement must also transform (windows: CF decoding, normalisation,
+//              the cast, the interleave), the caller passes that placement (RooflineOptions::
+//              place, window_roofline.h), as the crop roofline places with its transforms; the
+//              copy is then still measured and reported as place_copy_gbps;
 //   combined = what workers that each read, decode and place a chunk can reach:
 //              1/(1/read + 1/decode + 1/place). decode_limit leaves placement out.
 // Each step above runs alone, with its buffers hot in cache, so their combination is an upper
@@ -19,6 +23,7 @@
 // storage one: the result says which it is.
 
 #include <cstdint>
+#include <functional>
 #include <initializer_list>
 #include <nlohmann/json.hpp>
 #include <span>
@@ -27,6 +32,7 @@
 
 #include "chute/array/array.h"
 #include "chute/array/read_plan.h"
+#include "chute/util/thread_pool.h"
 
 namespace chute::bench {
 
@@ -62,6 +68,11 @@ struct RooflineOptions {
   /// Parallel preads of the read pass: the reads the loader keeps in flight
   /// (reads_in_flight()); 0: `threads`.
   int reads_in_flight = 0;
+  /// When set, the place step: the workload's own placement timed on the roofline's `threads`
+  /// workers (the pool it is given), best of `repeats` passes, in GB/s of decoded bytes; the
+  /// plain copy still runs, as place_copy_gbps. `place_step` says what it times.
+  std::function<double(ThreadPool& pool, int repeats)> place;
+  std::string place_step;
 };
 
 struct RooflineResult {
@@ -77,7 +88,9 @@ struct RooflineResult {
   double read_stored_gbps = 0;            // stored (compressed) bytes per second
   double decode_single_gbps = 0;          // one thread
   double decode_gbps = 0;                 // × decode_parallelism
-  double place_gbps = 0;                  // copy into a batch-sized buffer, `threads` workers
+  double place_gbps = 0;                  // the place step (`place_step`), `threads` workers
+  double place_copy_gbps = 0;             // copy into a batch-sized buffer, `threads` workers
+  std::string place_step = "copy";        // what place_gbps times: "copy" or options.place_step
   double decode_limit_gbps = 0;           // 1/(1/read + 1/decode)
   double combined_gbps = 0;               // the limit the loader is compared with (with placement)
   double loop_decode_gbps = 0;            // measured loop: pread + decode; 0 when not measured

@@ -32,6 +32,7 @@
 // straight into the output and only normalisation runs after.
 
 #include <memory>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -149,6 +150,12 @@ class WindowDataset final : public Dataset {
   /// Staged windows are placed sample by sample, as soon as a sample's planes are read.
   bool finishes_per_sample() const override { return staged(); }
   void finish_sample(const BatchMemory& memory, int64_t slot) const override;
+  /// The placement of one staged sample (what finish_sample() runs): `staged[k]` holds the
+  /// sample's slot of staging()[k] (its header and planes as plan() read them) and `out[k]`
+  /// its place in output k (outputs()[k].sample_nbytes() bytes). The roofline times it on
+  /// cache-resident planes (bench/window_roofline.h). Precondition: staged().
+  void place_sample(std::span<const std::byte* const> staged,
+                    std::span<std::byte* const> out) const;
   std::string describe() const override;
 
   const WindowOptions& options() const { return options_; }
@@ -232,8 +239,9 @@ class WindowDataset final : public Dataset {
                 DataType out_type, float* scratch) const;
   /// The placement of finish(): channel `ci` of slot `slot` of output `k` (channels-first), or
   /// tiles [first_tile, end_tile) of tile_pixels(k) pixels of it (channels-last, staged).
-  void place_plane(const BatchMemory& memory, size_t k, int64_t slot, int64_t ci) const;
-  void place_tiles(const BatchMemory& memory, size_t k, int64_t slot, int64_t first_tile,
+  /// `slot_in` is the sample's staged slot (or, direct, its output) and `slot_out` its output.
+  void place_plane(size_t k, const std::byte* slot_in, std::byte* slot_out, int64_t ci) const;
+  void place_tiles(size_t k, const std::byte* slot_in, std::byte* slot_out, int64_t first_tile,
                    int64_t end_tile) const;
   int64_t tile_pixels(size_t k) const;
   void add_channels(Output& output, const std::vector<std::string>& names,

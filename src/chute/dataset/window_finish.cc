@@ -118,18 +118,15 @@ void WindowDataset::make_row(const Channel& c, const std::byte* slot_in, int64_t
   }
 }
 
-void WindowDataset::place_plane(const BatchMemory& memory, size_t k, int64_t slot,
+void WindowDataset::place_plane(size_t k, const std::byte* slot_in, std::byte* slot_out,
                                 int64_t ci) const {
   const Output& output = layout_[k];
   const int64_t plane = height_ * width_;
   const DataType out_type = options_.output_dtype;
-  const auto channels = static_cast<int64_t>(output.channels.size());
-  const std::byte* in = staged() ? memory.staging[k] : memory.outputs[k];
   thread_local std::vector<float> scratch;
   scratch.resize(static_cast<size_t>(plane));
-  make_row(output.channels[static_cast<size_t>(ci)], in + slot * output.slot_bytes, 0, plane,
-           memory.outputs[k] + (slot * channels + ci) * plane * static_cast<int64_t>(out_type.size),
-           out_type, scratch.data());
+  make_row(output.channels[static_cast<size_t>(ci)], slot_in, 0, plane,
+           slot_out + ci * plane * static_cast<int64_t>(out_type.size), out_type, scratch.data());
 }
 
 int64_t WindowDataset::tile_pixels(size_t k) const {
@@ -143,7 +140,7 @@ int64_t WindowDataset::tile_pixels(size_t k) const {
   return std::clamp<int64_t>(kBounceBytes / (channels * osize), 16, 4096);
 }
 
-void WindowDataset::place_tiles(const BatchMemory& memory, size_t k, int64_t slot,
+void WindowDataset::place_tiles(size_t k, const std::byte* slot_in, std::byte* slot_out,
                                 int64_t first_tile, int64_t end_tile) const {
   const Output& output = layout_[k];
   const int64_t plane = height_ * width_;
@@ -151,8 +148,6 @@ void WindowDataset::place_tiles(const BatchMemory& memory, size_t k, int64_t slo
   const auto osize = static_cast<int64_t>(out_type.size);
   const auto channels = static_cast<int64_t>(output.channels.size());
   const int64_t pixels = tile_pixels(k);
-  const std::byte* slot_in = memory.staging[k] + slot * output.slot_bytes;
-  std::byte* slot_out = memory.outputs[k] + slot * plane * channels * osize;
   thread_local std::vector<std::byte> tile, bounce;
   thread_local std::vector<float> values;
   tile.resize(static_cast<size_t>(detail::kInterleaveGroup * pixels * osize));
@@ -176,13 +171,24 @@ void WindowDataset::place_tiles(const BatchMemory& memory, size_t k, int64_t slo
 
 void WindowDataset::finish_sample(const BatchMemory& memory, int64_t slot) const {
   if (!staged()) return;  // finishes_per_sample() is false: finish() does the batch
+  std::vector<const std::byte*> in;
+  std::vector<std::byte*> out;
+  for (size_t k = 0; k < layout_.size(); ++k) {
+    in.push_back(memory.staging[k] + slot * layout_[k].slot_bytes);
+    out.push_back(memory.outputs[k] + slot * outputs_[k].sample_nbytes());
+  }
+  place_sample(in, out);
+}
+
+void WindowDataset::place_sample(std::span<const std::byte* const> staged,
+                                 std::span<std::byte* const> out) const {
   for (size_t k = 0; k < layout_.size(); ++k) {
     if (options_.channels_last) {
       const int64_t pixels = tile_pixels(k);
-      place_tiles(memory, k, slot, 0, (height_ * width_ + pixels - 1) / pixels);
+      place_tiles(k, staged[k], out[k], 0, (height_ * width_ + pixels - 1) / pixels);
     } else {
       const auto channels = static_cast<int64_t>(layout_[k].channels.size());
-      for (int64_t ci = 0; ci < channels; ++ci) place_plane(memory, k, slot, ci);
+      for (int64_t ci = 0; ci < channels; ++ci) place_plane(k, staged[k], out[k], ci);
     }
   }
 }
@@ -218,8 +224,11 @@ void WindowDataset::finish(const BatchMemory& memory, ThreadPool* pool) const {
     }
     if (!options_.channels_last) {
       // One plane per item: decode, normalise and cast it into its place (in place when direct).
+      const std::byte* in = staged() ? memory.staging[k] : memory.outputs[k];
+      const int64_t out_bytes = outputs_[k].sample_nbytes();
       run(static_cast<size_t>(batch * channels), [&](size_t i) {
-        place_plane(memory, k, static_cast<int64_t>(i) / channels,
+        const int64_t slot = static_cast<int64_t>(i) / channels;
+        place_plane(k, in + slot * output.slot_bytes, out + slot * out_bytes,
                     static_cast<int64_t>(i) % channels);
       });
       continue;
@@ -231,7 +240,9 @@ void WindowDataset::finish(const BatchMemory& memory, ThreadPool* pool) const {
     const int64_t items_per_slot = (tiles + kTilesPerItem - 1) / kTilesPerItem;
     run(static_cast<size_t>(batch * items_per_slot), [&](size_t i) {
       const int64_t first_tile = (static_cast<int64_t>(i) % items_per_slot) * kTilesPerItem;
-      place_tiles(memory, k, static_cast<int64_t>(i) / items_per_slot, first_tile,
+      const int64_t slot = static_cast<int64_t>(i) / items_per_slot;
+      place_tiles(k, memory.staging[k] + slot * output.slot_bytes,
+                  out + slot * outputs_[k].sample_nbytes(), first_tile,
                   std::min(tiles, first_tile + kTilesPerItem));
     });
   }
