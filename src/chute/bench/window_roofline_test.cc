@@ -17,25 +17,6 @@ namespace {
 
 using namespace chute::loader_testing;
 
-const std::vector<float> kRoofLevels = {500, 700, 850};
-const std::vector<float> kRoofZMean = {1.5f, -2.0f, 3.0f}, kRoofZStd = {2.0f, 0.5f, 4.0f};
-const std::vector<float> kRoofT2mMean = {-7.0f}, kRoofT2mStd = {3.0f};
-
-Group window_roofline_group() {
-  constexpr int64_t kT = 8, kL = 3, kH = 4, kW = 5;
-  auto store = std::make_shared<MemoryStore>();
-  Group group;
-  group.name = "memory/w2";
-  group.arrays["z"] = make_float_array(store, "z", {kT, kL, kH, kW}, {1, kL, kH, kW}, 1);
-  group.arrays["t2m"] = make_float_array(store, "t2m", {kT, kH, kW}, {1, 2, kW}, 2);
-  group.arrays["level"] = make_float_array(store, "level", {kL}, {kL}, 0, &kRoofLevels);
-  group.arrays["z_mean"] = make_float_array(store, "z_mean", {kL}, {kL}, 0, &kRoofZMean);
-  group.arrays["z_std"] = make_float_array(store, "z_std", {kL}, {kL}, 0, &kRoofZStd);
-  group.arrays["t2m_mean"] = make_float_array(store, "t2m_mean", {1}, {1}, 0, &kRoofT2mMean);
-  group.arrays["t2m_std"] = make_float_array(store, "t2m_std", {1}, {1}, 0, &kRoofT2mStd);
-  return group;
-}
-
 std::shared_ptr<WindowDataset> roofline_windows(bool channels_last, DataType dtype) {
   WindowOptions o;
   o.variables = {"z", "t2m"};
@@ -45,7 +26,7 @@ std::shared_ptr<WindowDataset> roofline_windows(bool channels_last, DataType dty
   o.std_suffix = "_std";
   o.channels_last = channels_last;
   o.output_dtype = dtype;
-  return std::make_shared<WindowDataset>(window_roofline_group(), o);
+  return std::make_shared<WindowDataset>(small_weather::make_group(), o);
 }
 
 TEST(WindowRoofline, PlaceStepIsTheWindowPlacementOfABatch) {
@@ -135,7 +116,9 @@ TEST(WindowRoofline, RooflineCountsThePlacementAndReportsTheCopy) {
   EXPECT_DOUBLE_EQ(j["place_gbps"].get<double>(), r.place_gbps);
 
   // Without a placement the place step is the copy, and both figures are the same one.
-  const RooflineResult copy = measure_roofline(chunks, RooflineOptions{.threads = 2});
+  RooflineOptions copy_only;
+  copy_only.threads = 2;
+  const RooflineResult copy = measure_roofline(chunks, copy_only);
   EXPECT_EQ(copy.place_step, "copy");
   EXPECT_DOUBLE_EQ(copy.place_gbps, copy.place_copy_gbps);
 }
@@ -144,7 +127,7 @@ TEST(WindowRoofline, RefusesWindowsWithoutAPlacementStep) {
   WindowOptions o;
   o.variables = {"z", "t2m"};
   o.channels_last = false;  // float32 channels-first: read straight into the output
-  auto direct = std::make_shared<WindowDataset>(window_roofline_group(), o);
+  auto direct = std::make_shared<WindowDataset>(small_weather::make_group(), o);
   ASSERT_FALSE(direct->staged());
   ThreadPool pool(1);
   const std::vector<int64_t> batch = {0};

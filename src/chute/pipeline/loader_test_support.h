@@ -103,4 +103,27 @@ inline std::shared_ptr<PackedDataset> packed_dataset(const PackedFixture& f) {
       std::vector<std::pair<std::string, ArrayPtr>>{{"inputs", f.inputs}, {"targets", f.targets}});
 }
 
+/// A small W2 group ("memory/w2"): z (time, level, lat, lon) and t2m (time, lat, lon) float32
+/// holding value_at(), the level coordinate and per-level statistics arrays.
+namespace small_weather {
+inline constexpr int64_t kT = 8, kL = 3, kH = 4, kW = 5;
+inline const std::vector<float> kLevels = {500, 700, 850};
+inline const std::vector<float> kZMean = {1.5f, -2.0f, 3.0f}, kZStd = {2.0f, 0.5f, 4.0f};
+inline const std::vector<float> kT2mMean = {-7.0f}, kT2mStd = {3.0f};
+
+inline Group make_group() {
+  auto store = std::make_shared<MemoryStore>();
+  Group group;
+  group.name = "memory/w2";
+  group.arrays["z"] = make_float_array(store, "z", {kT, kL, kH, kW}, {1, kL, kH, kW}, 1);
+  group.arrays["t2m"] = make_float_array(store, "t2m", {kT, kH, kW}, {1, 2, kW}, 2);
+  group.arrays["level"] = make_float_array(store, "level", {kL}, {kL}, 0, &kLevels);
+  group.arrays["z_mean"] = make_float_array(store, "z_mean", {kL}, {kL}, 0, &kZMean);
+  group.arrays["z_std"] = make_float_array(store, "z_std", {kL}, {kL}, 0, &kZStd);
+  group.arrays["t2m_mean"] = make_float_array(store, "t2m_mean", {1}, {1}, 0, &kT2mMean);
+  group.arrays["t2m_std"] = make_float_array(store, "t2m_std", {1}, {1}, 0, &kT2mStd);
+  return group;
+}
+}  // namespace small_weather
+
 }  // namespace chute::loader_testing
