@@ -58,6 +58,9 @@ struct VolumeOptions : CommonOptions {
   int64_t input_channels = 4;
   int64_t target_channels = 5;
   int64_t chunk = 64;      // chunks (1, chunk, chunk, chunk)
+  /// blosc block size in bytes for the Zarr arrays (blosc codecs); -1: one z-plane of a chunk
+  /// (chunk² × 4 bytes), 0: blosc's own choice. README, W3 "Zarr layout".
+  int64_t blosc_block = -1;
   bool npy = false;        // also write input.npy and target.npy (channels last)
   bool hdf5 = true;        // also write volume.h5 with Nbody and Hydro
   int64_t hdf5_chunk = 0;  // 0: contiguous datasets; else chunks (1, c, c, c) with `codec`
