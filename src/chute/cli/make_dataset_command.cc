@@ -209,8 +209,7 @@ void register_make_dataset(CLI::App& app) {
                      "Chunk edge, chunks (1, c, c, c) [64]; given, volume.h5 is chunked too "
                      "(with --codec), else contiguous");
   volume->add_option("--blosc-block", o->blosc_block,
-                     "blosc block size in bytes of the Zarr arrays; 0 = blosc's choice "
-                     "[one z-plane of a chunk: c² × 4]");
+                     "blosc block size in bytes of the Zarr arrays [0: blosc's choice]");
   volume->add_flag("--npy", o->npy,
                    "Also write channels-last input.npy (N, N, N, 4) and target.npy (N, N, N, 5)");
   variables->add_flag("--xarray", o->xarray,
