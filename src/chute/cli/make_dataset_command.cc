@@ -44,18 +44,10 @@ void take(const std::optional<int64_t>& given, int64_t& field) {
 /// Refuses flags that belong to another workload (a usage error, exit code 2).
 void reject_foreign(const CLI::App& command, const std::string& kind,
                     std::initializer_list<const char*> allowed) {
-  static const char* const kSpecific[] = {"--samples",
-                                          "--lat",
-                                          "--lon",
-                                          "--input-channels",
-                                          "--target-channels",
-                                          "--chunk-channels",
-                                          "--times",
-                                          "--levels",
-                                          "--size",
-                                          "--chunk",
-                                          "--blosc-block",
-                                          "--npy"};
+  static const char* const kSpecific[] = {
+      "--samples",        "--lat",   "--lon",    "--input-channels", "--target-channels",
+      "--chunk-channels", "--times", "--levels", "--size",           "--chunk",
+      "--blosc-block",    "--npy"};
   for (const char* flag : kSpecific) {
     if (command.count(flag) == 0) continue;
     if (std::find_if(allowed.begin(), allowed.end(),
@@ -131,9 +123,9 @@ void run(const CLI::App& command, MakeOptions& o) {
     prepare_output(o);
     summary = synth::make_variables(o.out, v);
   } else {
-    reject_foreign(command, o.kind,
-                   {"--size", "--chunk", "--blosc-block", "--input-channels",
-                    "--target-channels", "--npy"});
+    reject_foreign(
+        command, o.kind,
+        {"--size", "--chunk", "--blosc-block", "--input-channels", "--target-channels", "--npy"});
     synth::VolumeOptions v;
     static_cast<synth::CommonOptions&>(v) = o.common;
     take(o.size, v.size);

@@ -94,8 +94,8 @@ void check_every_id_in_box(const std::array<int64_t, 3>& shape, const std::array
   for (int64_t i = 0; i < box[0]; ++i) {
     for (int64_t j = 0; j < box[1]; ++j) {
       for (int64_t k = 0; k < box[2]; ++k) {
-        cut.push_back(x[static_cast<size_t>(
-            ((start[0] + i) * shape[1] + start[1] + j) * shape[2] + start[2] + k)]);
+        cut.push_back(x[static_cast<size_t>(((start[0] + i) * shape[1] + start[1] + j) * shape[2] +
+                                            start[2] + k)]);
       }
     }
   }
@@ -131,11 +131,11 @@ void with_both_kernels(Check check) {
 // sizes with register tiles (4 and 2 bytes), whole 8 x 8 blocks and partial ones.
 TEST(CubeSymmetry, EveryIdPlacesLikeNumpyWithRegisterAndPortableKernels) {
   with_both_kernels([] {
-    check_every_id<float>({16, 24, 40});     // whole 8 x 8 blocks only
-    check_every_id<float>({17, 18, 35});     // partial blocks on every side
-    check_every_id<uint16_t>({16, 8, 24});   // 2-byte, whole blocks
-    check_every_id<uint16_t>({9, 17, 31});   // 2-byte, partial blocks
-    check_every_id<uint16_t>({1, 19, 23});   // a unit axis: a 2-D transpose
+    check_every_id<float>({16, 24, 40});    // whole 8 x 8 blocks only
+    check_every_id<float>({17, 18, 35});    // partial blocks on every side
+    check_every_id<uint16_t>({16, 8, 24});  // 2-byte, whole blocks
+    check_every_id<uint16_t>({9, 17, 31});  // 2-byte, partial blocks
+    check_every_id<uint16_t>({1, 19, 23});  // a unit axis: a 2-D transpose
     check_every_id_in_box<float>({20, 30, 300}, {3, 5, 101}, {17, 18, 19});
     check_every_id_in_box<float>({12, 20, 512}, {1, 2, 64}, {8, 16, 8});
     check_every_id_in_box<uint16_t>({20, 30, 600}, {2, 7, 333}, {13, 19, 21});
