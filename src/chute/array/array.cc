@@ -344,7 +344,8 @@ void Array::decode_timed(const CodecChain& chain, ReadScratch& scratch, std::byt
   }
   if (stats) {
     stats->decode_ns += elapsed_ns(start);
-    stats->bytes_decoded += static_cast<int64_t>(part ? end - begin : nbytes);
+    stats->bytes_decoded += static_cast<int64_t>(
+        part ? chain.part_decoded_nbytes(scratch.encoded.span(), begin, end) : nbytes);
   }
 }
 

@@ -139,7 +139,8 @@ bool Array::read_part(const ChunkLocation& where, ReadScratch& scratch, std::byt
     stats->bytes_read += bytes_read;
     if (stored_nbytes) {
       stats->decode_ns += elapsed_ns(start) - read_ns;
-      stats->bytes_decoded += static_cast<int64_t>(part ? end - begin : nbytes);
+      stats->bytes_decoded += static_cast<int64_t>(
+          part ? chain.part_decoded_nbytes(scratch.encoded.span(), begin, end) : nbytes);
     }
   }
   return stored_nbytes.has_value();

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <utility>
@@ -19,6 +20,10 @@
 
 namespace chute {
 namespace {
+
+/// set_copy_kernels: kPortable keeps to the scalar kernels for transposes (tests and
+/// cube_symmetry_bench compare the two in one process).
+std::atomic<bool> portable_kernels{false};
 
 /// The loop nest of a copy after dropping unit dimensions and merging contiguous neighbours,
 /// outermost first. Strides are in bytes.
@@ -266,6 +271,63 @@ void copy_tiled_float(std::byte* dst, const std::byte* src, const Tile& t) {
 }
 #endif
 
+#if defined(__SSE2__)
+/// copy_tiled_fixed<2> with 8 x 8 blocks of 2-byte elements (float16, bfloat16, int16)
+/// transposed in SSE2 registers: eight 16-byte loads along the source's rows, three rounds of
+/// unpacks (16-, 32-, 64-bit), eight stores along the destination's (reversed in the register
+/// when the destination runs backwards). SSE2 is part of every x86-64 CPU, so no dispatch.
+void copy_tiled_half(std::byte* dst, const std::byte* src, const Tile& t) {
+  const bool backwards = t.dst_a < 0;
+  auto scalar = [&](int64_t a, int64_t b) {
+    std::memcpy(dst + b * t.dst_b + a * t.dst_a, src + a * t.src_a + b * 2, 2);
+  };
+  int64_t b = 0;
+  for (; b + 8 <= t.nb; b += 8) {
+    int64_t a = 0;
+    for (; a + 8 <= t.na; a += 8) {
+      const std::byte* s = src + a * t.src_a + b * 2;
+      __m128i r[8];
+      for (int k = 0; k < 8; ++k) {
+        r[k] = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + k * t.src_a));
+      }
+      const __m128i t0 = _mm_unpacklo_epi16(r[0], r[1]), t1 = _mm_unpackhi_epi16(r[0], r[1]);
+      const __m128i t2 = _mm_unpacklo_epi16(r[2], r[3]), t3 = _mm_unpackhi_epi16(r[2], r[3]);
+      const __m128i t4 = _mm_unpacklo_epi16(r[4], r[5]), t5 = _mm_unpackhi_epi16(r[4], r[5]);
+      const __m128i t6 = _mm_unpacklo_epi16(r[6], r[7]), t7 = _mm_unpackhi_epi16(r[6], r[7]);
+      const __m128i u0 = _mm_unpacklo_epi32(t0, t2), u1 = _mm_unpackhi_epi32(t0, t2);
+      const __m128i u2 = _mm_unpacklo_epi32(t1, t3), u3 = _mm_unpackhi_epi32(t1, t3);
+      const __m128i u4 = _mm_unpacklo_epi32(t4, t6), u5 = _mm_unpackhi_epi32(t4, t6);
+      const __m128i u6 = _mm_unpacklo_epi32(t5, t7), u7 = _mm_unpackhi_epi32(t5, t7);
+      r[0] = _mm_unpacklo_epi64(u0, u4);  // r[j] = elements a..a+7 at b + j
+      r[1] = _mm_unpackhi_epi64(u0, u4);
+      r[2] = _mm_unpacklo_epi64(u1, u5);
+      r[3] = _mm_unpackhi_epi64(u1, u5);
+      r[4] = _mm_unpacklo_epi64(u2, u6);
+      r[5] = _mm_unpackhi_epi64(u2, u6);
+      r[6] = _mm_unpacklo_epi64(u3, u7);
+      r[7] = _mm_unpackhi_epi64(u3, u7);
+      for (int64_t j = 0; j < 8; ++j) {
+        std::byte* d = dst + (b + j) * t.dst_b + a * t.dst_a;
+        if (backwards) {
+          __m128i v = _mm_shufflelo_epi16(r[j], _MM_SHUFFLE(0, 1, 2, 3));
+          v = _mm_shufflehi_epi16(v, _MM_SHUFFLE(0, 1, 2, 3));
+          v = _mm_shuffle_epi32(v, _MM_SHUFFLE(1, 0, 3, 2));
+          _mm_storeu_si128(reinterpret_cast<__m128i*>(d - 14), v);
+        } else {
+          _mm_storeu_si128(reinterpret_cast<__m128i*>(d), r[j]);
+        }
+      }
+    }
+    for (; a < t.na; ++a) {
+      for (int64_t j = 0; j < 8; ++j) scalar(a, b + j);
+    }
+  }
+  for (; b < t.nb; ++b) {
+    for (int64_t a = 0; a < t.na; ++a) scalar(a, b);
+  }
+}
+#endif
+
 #if defined(CHUTE_AVX2_TILES)
 /// copy_tiled_float with 8 x 8 blocks transposed in AVX2 registers (eight 32-byte loads along
 /// the source's rows, three rounds of shuffles, eight stores along the destination's), for
@@ -326,23 +388,38 @@ bool has_avx2() {
 }
 #endif
 
+/// True when a tile of `item_size` elements has a kernel that transposes blocks in registers
+/// here (not kPortable; the source's unit step and the destination's are one element).
+bool has_register_tiles(int64_t item_size) {
+  if (portable_kernels.load(std::memory_order_relaxed)) return false;
+#if defined(CHUTE_AVX2_TILES)
+  if (item_size == 4) return has_avx2();
+#endif
+#if defined(__SSE2__)
+  if (item_size == 2) return true;
+#endif
+  return false;
+}
+
 void copy_tiled(std::byte* dst, const std::byte* src, const Tile& t, int64_t item_size) {
+  const bool unit_steps = t.src_b == item_size && (t.dst_a == item_size || t.dst_a == -item_size);
+  const bool registers = unit_steps && !portable_kernels.load(std::memory_order_relaxed);
   switch (item_size) {
     case 1:
       return copy_tiled_fixed<1>(dst, src, t);
     case 2:
+#if defined(__SSE2__)
+      if (registers) return copy_tiled_half(dst, src, t);
+#endif
       return copy_tiled_fixed<2>(dst, src, t);
     case 4:
 #if defined(CHUTE_AVX2_TILES)
-      if (t.src_b == 4 && (t.dst_a == 4 || t.dst_a == -4) && has_avx2()) {
-        return copy_tiled_float_avx2(dst, src, t);
-      }
+      if (registers && has_avx2()) return copy_tiled_float_avx2(dst, src, t);
 #endif
 #if defined(__SSE2__)
-      return copy_tiled_float(dst, src, t);
-#else
-      return copy_tiled_fixed<4>(dst, src, t);
+      if (registers) return copy_tiled_float(dst, src, t);
 #endif
+      return copy_tiled_fixed<4>(dst, src, t);
     case 8:
       return copy_tiled_fixed<8>(dst, src, t);
     default:
@@ -429,6 +506,10 @@ bool has_zero_extent(const std::vector<int64_t>& shape) {
 
 }  // namespace
 
+void set_copy_kernels(CopyKernels kernels) {
+  portable_kernels.store(kernels == CopyKernels::kPortable, std::memory_order_relaxed);
+}
+
 /// Copies n bytes to dst with non-temporal stores where the target allows (x86 SSE2): the
 /// bytes go to memory without first reading the destination lines into the cache, which a
 /// destination much larger than the cache (a batch, a whole array) would only evict again.
@@ -494,9 +575,11 @@ void strided_copy(const std::byte* src, std::span<const int64_t> src_shape,
   const size_t src_unit = nest.unit_dimension(nest.src_stride, item_size);
   const bool transpose =
       nest.rank >= 2 && dst_unit < nest.rank && src_unit < nest.rank && dst_unit != src_unit;
-  if (transpose && std::abs(nest.src_stride[dst_unit]) < kTileMinStride) {
-    // Short strides: write the destination in order, reading the source lines (few, close
-    // together) from L1. Measured on 64³ float32 crops: 6 GB/s against 4 GB/s in tiles.
+  if (transpose && std::abs(nest.src_stride[dst_unit]) < kTileMinStride &&
+      !has_register_tiles(item_size)) {
+    // Short strides without register tiles: write the destination in order, reading the
+    // source lines (few, close together) from L1. Measured on 64³ float32 crops: 6 GB/s
+    // against 4 GB/s in scalar tiles. With register tiles every transpose is tiled (README, W3).
     nest.move(dst_unit, nest.rank - 1);
   } else if (transpose) {
     const int64_t d_unit = nest.dst_stride[dst_unit], s_unit = nest.src_stride[src_unit];

@@ -22,6 +22,15 @@ inline constexpr size_t kMaxCopyRank = 32;
 void strided_copy(const std::byte* src, std::span<const int64_t> src_shape,
                   std::span<const int64_t> src_start, const StridedView& dst, int64_t item_size);
 
+/// The transpose kernels strided_copy may use. kBest (the default): 8 x 8 blocks transposed in
+/// registers where the CPU has them (4-byte elements with AVX2, checked once at run time, else
+/// SSE2 4 x 4; 2-byte elements with SSE2), for short and long source strides alike. kPortable:
+/// the scalar kernels only, as on a CPU without them (the destination walked in order for
+/// short strides, scalar 8 x 8 tiles for long ones). Process-wide; tests and
+/// cube_symmetry_bench compare the two. Not to be switched while copies run.
+enum class CopyKernels { kBest, kPortable };
+void set_copy_kernels(CopyKernels kernels);
+
 /// One stream of an interleaved copy: at every step of the shared outer loop, `bytes`
 /// contiguous bytes go from `src` to `dst` (both advanced by the outer loop's strides).
 struct InterleavedRun {

@@ -147,6 +147,8 @@ CropRooflineResult measure_crop_roofline(const CropDataset& dataset,
   }
   result.bytes_read_per_sample =
       result.samples > 0 ? static_cast<double>(stats.bytes_read.load()) / result.samples : 0;
+  result.bytes_decoded_per_sample =
+      result.samples > 0 ? static_cast<double>(stats.bytes_decoded.load()) / result.samples : 0;
   return result;
 }
 
@@ -157,6 +159,7 @@ nlohmann::json to_json(const CropRooflineResult& r) {
           {"sample_bytes", r.sample_bytes},
           {"chunk_reads", r.chunk_reads},
           {"bytes_read_per_sample", r.bytes_read_per_sample},
+          {"bytes_decoded_per_sample", r.bytes_decoded_per_sample},
           {"read_samples_per_s", r.read_samples_per_s},
           {"decode_samples_per_s", r.decode_samples_per_s},
           {"place_samples_per_s", r.place_samples_per_s},

@@ -33,6 +33,8 @@ struct CropRooflineResult {
   double combined_samples_per_s = 0;
   double loop_samples_per_s = 0;
   double bytes_read_per_sample = 0;
+  /// Decoded bytes per crop, whole blosc blocks counted (the crop's own bytes: sample_bytes).
+  double bytes_decoded_per_sample = 0;
 };
 
 /// Measures the crop roofline on `batches` (sample numbers of `epoch`s in order:

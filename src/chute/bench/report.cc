@@ -60,7 +60,8 @@ std::string render_crop_roofline(const json& r) {
                   format_bytes(number(r, "bytes_read_per_sample", 0)), threads));
   row("decode", "decode_samples_per_s",
       number(r, "decode_samples_per_s", 0) > 0
-          ? "codec chain on those bytes"
+          ? fmt::format("codec chain on those bytes ({} decoded per crop, whole blocks)",
+                        format_bytes(number(r, "bytes_decoded_per_sample", 0)))
           : "none: a mapped, uncompressed source (.npy, contiguous HDF5)");
   row("place", "place_samples_per_s", "strided copies with the transforms, from cache");
   row("limit", "combined_samples_per_s", "1 / (1/read + 1/decode + 1/place)");

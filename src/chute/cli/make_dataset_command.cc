@@ -31,7 +31,7 @@ struct MakeOptions {
   // Unset: the workload's default. A given value goes to the generator as it is, so a
   // negative one is an error naming the flag, never silently the default.
   std::optional<int64_t> samples, lat, lon, input_channels, target_channels;
-  std::optional<int64_t> chunk_channels, times, levels, size, chunk;
+  std::optional<int64_t> chunk_channels, times, levels, size, chunk, blosc_block;
   bool npy = false;
   bool xarray = false;  // variables: written by xarray itself (chute.weather_store)
 };
@@ -44,17 +44,10 @@ void take(const std::optional<int64_t>& given, int64_t& field) {
 /// Refuses flags that belong to another workload (a usage error, exit code 2).
 void reject_foreign(const CLI::App& command, const std::string& kind,
                     std::initializer_list<const char*> allowed) {
-  static const char* const kSpecific[] = {"--samples",
-                                          "--lat",
-                                          "--lon",
-                                          "--input-channels",
-                                          "--target-channels",
-                                          "--chunk-channels",
-                                          "--times",
-                                          "--levels",
-                                          "--size",
-                                          "--chunk",
-                                          "--npy"};
+  static const char* const kSpecific[] = {
+      "--samples",        "--lat",   "--lon",    "--input-channels", "--target-channels",
+      "--chunk-channels", "--times", "--levels", "--size",           "--chunk",
+      "--blosc-block",    "--npy"};
   for (const char* flag : kSpecific) {
     if (command.count(flag) == 0) continue;
     if (std::find_if(allowed.begin(), allowed.end(),
@@ -130,13 +123,15 @@ void run(const CLI::App& command, MakeOptions& o) {
     prepare_output(o);
     summary = synth::make_variables(o.out, v);
   } else {
-    reject_foreign(command, o.kind,
-                   {"--size", "--chunk", "--input-channels", "--target-channels", "--npy"});
+    reject_foreign(
+        command, o.kind,
+        {"--size", "--chunk", "--blosc-block", "--input-channels", "--target-channels", "--npy"});
     synth::VolumeOptions v;
     static_cast<synth::CommonOptions&>(v) = o.common;
     take(o.size, v.size);
     take(o.chunk, v.chunk);
     if (o.chunk) v.hdf5_chunk = *o.chunk;  // volume.h5 is chunked only when asked
+    take(o.blosc_block, v.blosc_block);
     take(o.input_channels, v.input_channels);
     take(o.target_channels, v.target_channels);
     v.npy = o.npy;
@@ -205,6 +200,8 @@ void register_make_dataset(CLI::App& app) {
   volume->add_option("--chunk", o->chunk,
                      "Chunk edge, chunks (1, c, c, c) [64]; given, volume.h5 is chunked too "
                      "(with --codec), else contiguous");
+  volume->add_option("--blosc-block", o->blosc_block,
+                     "blosc block size in bytes of the Zarr arrays [0: blosc's choice]");
   volume->add_flag("--npy", o->npy,
                    "Also write channels-last input.npy (N, N, N, 4) and target.npy (N, N, N, 5)");
   variables->add_flag("--xarray", o->xarray,

@@ -4,6 +4,8 @@
 // caller memory; per-worker state (decompression contexts, scratch buffers) lives in
 // CodecScratch so the steady state allocates nothing.
 
+#include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -81,6 +83,15 @@ class CodecChain {
   /// anything twice (blosc: its block size), so that threads can decode parts of one chunk
   /// side by side; 0 when it cannot.
   virtual size_t part_alignment(std::span<const std::byte> encoded) const = 0;
+
+  /// The decoded bytes that a part decode of [begin, end) produces: the range rounded out to
+  /// whole blocks of part_alignment (blosc decodes whole blocks), at most decoded_nbytes().
+  size_t part_decoded_nbytes(std::span<const std::byte> encoded, size_t begin, size_t end) const {
+    const size_t align = part_alignment(encoded);
+    const auto nbytes = static_cast<size_t>(decoded_nbytes());
+    if (align == 0 || begin >= end) return end - begin;
+    return std::min(nbytes, (end + align - 1) / align * align) - begin / align * align;
+  }
 
   /// As decode_part, but reads the stored chunk (`stored_nbytes` bytes) itself through `read`,
   /// only the parts that decoding [begin, end) needs: uncompressed, that range straight into

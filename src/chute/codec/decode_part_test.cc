@@ -67,6 +67,23 @@ TEST(DecodePart, RangesOverEveryBlockDecodeTheWholeChunk) {
   }
 }
 
+// What the crop roofline reports as decoded bytes: a part decode produces whole blocks.
+TEST(DecodePart, DecodedBytesCountWholeBlocks) {
+  auto c = chain(blosc_chain("shuffle", 4, 256), kFloat32, {4096});
+  const auto encoded = encode(*c, pattern(16384, 3));
+  const size_t block = c->part_alignment(encoded);
+  ASSERT_GT(block, 0u);
+  ASSERT_EQ(16384 % block, 0u);
+  EXPECT_EQ(c->part_decoded_nbytes(encoded, 1, 2), block);
+  EXPECT_EQ(c->part_decoded_nbytes(encoded, block - 1, block + 1), 2 * block);
+  EXPECT_EQ(c->part_decoded_nbytes(encoded, 16383, 16384), block);
+  EXPECT_EQ(c->part_decoded_nbytes(encoded, 0, 16384), 16384u);
+  // No blocks (zstd): the range itself.
+  auto z = chain(R"([{"name":"bytes","configuration":{"endian":"little"}},{"name":"zstd"}])",
+                 kFloat32, {4096});
+  EXPECT_EQ(z->part_decoded_nbytes(encode(*z, pattern(16384, 3)), 5, 9), 4u);
+}
+
 TEST(DecodePart, OtherChainsDecodeTheWholeChunk) {
   const char* chains[] = {
       R"([{"name":"bytes","configuration":{"endian":"little"}},{"name":"zstd"}])",

@@ -83,6 +83,66 @@ TEST(CubeSymmetry, EveryIdPlacesLikeItsNumpyComposition) {
   check_every_id<uint8_t>({3, 5, 2});    // 1-byte
 }
 
+/// Places the box [start, start + box) of a C-order source of `shape` through transform_view
+/// and checks it against the NumPy composition of the box cut out first, for every id.
+template <typename T>
+void check_every_id_in_box(const std::array<int64_t, 3>& shape, const std::array<int64_t, 3>& start,
+                           const std::array<int64_t, 3>& box) {
+  std::vector<T> x(static_cast<size_t>(shape[0] * shape[1] * shape[2]));
+  for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<T>((i * 2654435761u) >> 7);
+  std::vector<T> cut;
+  for (int64_t i = 0; i < box[0]; ++i) {
+    for (int64_t j = 0; j < box[1]; ++j) {
+      for (int64_t k = 0; k < box[2]; ++k) {
+        cut.push_back(x[static_cast<size_t>(((start[0] + i) * shape[1] + start[1] + j) * shape[2] +
+                                            start[2] + k)]);
+      }
+    }
+  }
+  const std::vector<int64_t> src_shape(shape.begin(), shape.end());
+  const std::vector<int64_t> src_start(start.begin(), start.end());
+  for (int id = 0; id < kCubeSymmetries; ++id) {
+    const CubeSymmetry& s = cube_symmetry(id);
+    std::vector<int64_t> out_shape(3);
+    for (size_t k = 0; k < 3; ++k) out_shape[k] = box[static_cast<size_t>(s.axes[k])];
+    std::vector<T> y(cut.size());
+    const StridedView out =
+        StridedView::contiguous(reinterpret_cast<std::byte*>(y.data()), out_shape, sizeof(T));
+    strided_copy(reinterpret_cast<const std::byte*>(x.data()), src_shape, src_start,
+                 transform_view(s, out), sizeof(T));
+    EXPECT_EQ(y, numpy_reference(cut, box, s))
+        << "id " << id << " " << s.describe() << ", " << sizeof(T) << "-byte elements";
+  }
+}
+
+/// Runs `check` with the register kernels (the default) and with the portable ones.
+template <typename Check>
+void with_both_kernels(Check check) {
+  for (CopyKernels kernels : {CopyKernels::kBest, CopyKernels::kPortable}) {
+    SCOPED_TRACE(kernels == CopyKernels::kBest ? "register kernels" : "portable kernels");
+    set_copy_kernels(kernels);
+    check();
+  }
+  set_copy_kernels(CopyKernels::kBest);
+}
+
+// Short source strides (a decoded chunk, rows under 1 KiB) and long ones (a crop straight out
+// of a mapped volume, rows of 1 KiB or more) take different transpose paths; both element
+// sizes with register tiles (4 and 2 bytes), whole 8 x 8 blocks and partial ones.
+TEST(CubeSymmetry, EveryIdPlacesLikeNumpyWithRegisterAndPortableKernels) {
+  with_both_kernels([] {
+    check_every_id<float>({16, 24, 40});    // whole 8 x 8 blocks only
+    check_every_id<float>({17, 18, 35});    // partial blocks on every side
+    check_every_id<uint16_t>({16, 8, 24});  // 2-byte, whole blocks
+    check_every_id<uint16_t>({9, 17, 31});  // 2-byte, partial blocks
+    check_every_id<uint16_t>({1, 19, 23});  // a unit axis: a 2-D transpose
+    check_every_id_in_box<float>({20, 30, 300}, {3, 5, 101}, {17, 18, 19});
+    check_every_id_in_box<float>({12, 20, 512}, {1, 2, 64}, {8, 16, 8});
+    check_every_id_in_box<uint16_t>({20, 30, 600}, {2, 7, 333}, {13, 19, 21});
+    check_every_id_in_box<uint16_t>({10, 18, 520}, {0, 1, 16}, {8, 16, 8});
+  });
+}
+
 TEST(CubeSymmetry, TableOrderIsTheDocumentedOne) {
   EXPECT_EQ(cube_symmetry(0), CubeSymmetry{});
   EXPECT_EQ(cube_symmetry(0).describe(), "transpose(0, 1, 2)");

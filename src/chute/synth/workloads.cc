@@ -421,6 +421,7 @@ void check_options(const std::string& out, const VolumeOptions& o) {
   require(o.input_channels >= 1, "--input-channels", o.input_channels, ">= 1");
   require(o.target_channels >= 1, "--target-channels", o.target_channels, ">= 1");
   require(o.chunk >= 1, "--chunk", o.chunk, ">= 1");
+  require(o.blosc_block >= 0, "--blosc-block", o.blosc_block, ">= 0");
   const __int128 edge = std::min(o.chunk, o.size);
   const __int128 voxels = __int128(o.size) * o.size * o.size;
   check_size(out, o, "--size/--chunk/--input-channels/--target-channels", edge * edge * edge * 4,
@@ -440,6 +441,7 @@ DatasetSummary make_volume(const std::string& out, const VolumeOptions& o) {
   for (uint64_t a = 0; a < 2; ++a) {
     const auto& [name, channels] = arrays[a];
     auto spec = float_array(o, {channels, n, n, n}, {1, c, c, c}, {"channel", "x", "y", "z"});
+    spec.blosc_blocksize = o.blosc_block;
     uint64_t seed = array_seed(o.seed, 100 + a);
     double wave = std::max(8.0, n / 3.0);
     // Positive fields around 3..5 (like log-densities), so the exponent bytes compress.
@@ -483,6 +485,7 @@ DatasetSummary make_volume(const std::string& out, const VolumeOptions& o) {
                            {"input_channels", o.input_channels},
                            {"target_channels", o.target_channels},
                            {"chunk", c},
+                           {"blosc_block", o.blosc_block},
                            {"npy", npy},
                            {"hdf5", hdf5}});
   return finish(out, std::move(manifest), result, timer);

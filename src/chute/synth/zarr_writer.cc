@@ -127,8 +127,18 @@ ArrayWriter::ArrayWriter(std::string path, ArraySpec spec)
   CodecPreset preset = codec_preset(spec_.codec);
   std::vector<CodecSpec> chain;
   chain.push_back(spec_of("bytes", {{"endian", "little"}}));
+  if (spec_.blosc_blocksize < 0) {
+    fail(ErrorCode::kInvalidArgument, "{}: expected a blosc block size >= 0, got {}", path_,
+         spec_.blosc_blocksize);
+  }
+  if (preset.v2_compressor.is_object() && preset.v2_compressor.value("id", "") == "blosc") {
+    preset.v2_compressor["blocksize"] = spec_.blosc_blocksize;
+  }
   for (auto compressor : preset.compressors) {
-    if (compressor.name == "blosc") compressor.configuration["typesize"] = spec_.data_type.size;
+    if (compressor.name == "blosc") {
+      compressor.configuration["typesize"] = spec_.data_type.size;
+      compressor.configuration["blocksize"] = spec_.blosc_blocksize;
+    }
     chain.push_back(std::move(compressor));
   }
   chain_ = CodecChain::create(chain, spec_.data_type, spec_.chunk_shape);

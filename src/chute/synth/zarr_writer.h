@@ -41,6 +41,9 @@ struct ArraySpec {
   std::vector<std::string> dimension_names;  // empty or one per axis (v2: _ARRAY_DIMENSIONS)
   nlohmann::json attributes = nlohmann::json::object();
   std::string codec = "blosc-lz4";  // a codec_preset() name
+  /// blosc's block size in bytes for the blosc presets; 0 lets blosc choose (512 KiB for a
+  /// 1 MiB float32 chunk at clevel 5).
+  int64_t blosc_blocksize = 0;
 };
 
 /// Writes one array's metadata on construction and then any of its chunks, from any thread.
