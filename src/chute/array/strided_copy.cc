@@ -17,6 +17,7 @@
 #endif
 
 #include "chute/util/error.h"
+#include "chute/util/simd_transpose.h"
 
 namespace chute {
 namespace {
@@ -290,22 +291,7 @@ void copy_tiled_half(std::byte* dst, const std::byte* src, const Tile& t) {
       for (int k = 0; k < 8; ++k) {
         r[k] = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + k * t.src_a));
       }
-      const __m128i t0 = _mm_unpacklo_epi16(r[0], r[1]), t1 = _mm_unpackhi_epi16(r[0], r[1]);
-      const __m128i t2 = _mm_unpacklo_epi16(r[2], r[3]), t3 = _mm_unpackhi_epi16(r[2], r[3]);
-      const __m128i t4 = _mm_unpacklo_epi16(r[4], r[5]), t5 = _mm_unpackhi_epi16(r[4], r[5]);
-      const __m128i t6 = _mm_unpacklo_epi16(r[6], r[7]), t7 = _mm_unpackhi_epi16(r[6], r[7]);
-      const __m128i u0 = _mm_unpacklo_epi32(t0, t2), u1 = _mm_unpackhi_epi32(t0, t2);
-      const __m128i u2 = _mm_unpacklo_epi32(t1, t3), u3 = _mm_unpackhi_epi32(t1, t3);
-      const __m128i u4 = _mm_unpacklo_epi32(t4, t6), u5 = _mm_unpackhi_epi32(t4, t6);
-      const __m128i u6 = _mm_unpacklo_epi32(t5, t7), u7 = _mm_unpackhi_epi32(t5, t7);
-      r[0] = _mm_unpacklo_epi64(u0, u4);  // r[j] = elements a..a+7 at b + j
-      r[1] = _mm_unpackhi_epi64(u0, u4);
-      r[2] = _mm_unpacklo_epi64(u1, u5);
-      r[3] = _mm_unpackhi_epi64(u1, u5);
-      r[4] = _mm_unpacklo_epi64(u2, u6);
-      r[5] = _mm_unpackhi_epi64(u2, u6);
-      r[6] = _mm_unpacklo_epi64(u3, u7);
-      r[7] = _mm_unpackhi_epi64(u3, u7);
+      detail::transpose8x8_epi16(r);  // r[j] = elements a..a+7 at b + j
       for (int64_t j = 0; j < 8; ++j) {
         std::byte* d = dst + (b + j) * t.dst_b + a * t.dst_a;
         if (backwards) {

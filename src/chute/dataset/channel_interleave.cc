@@ -4,6 +4,8 @@
 #include <emmintrin.h>
 #endif
 
+#include "chute/util/simd_transpose.h"
+
 namespace chute::detail {
 
 namespace {
@@ -28,20 +30,9 @@ int64_t interleave8_u16(const uint16_t* tile, int64_t stride, int64_t n, uint16_
     for (int j = 0; j < 8; ++j) {
       a[j] = _mm_loadu_si128(reinterpret_cast<const __m128i*>(tile + j * stride + p));
     }
-    const __m128i t0 = _mm_unpacklo_epi16(a[0], a[1]), t1 = _mm_unpackhi_epi16(a[0], a[1]);
-    const __m128i t2 = _mm_unpacklo_epi16(a[2], a[3]), t3 = _mm_unpackhi_epi16(a[2], a[3]);
-    const __m128i t4 = _mm_unpacklo_epi16(a[4], a[5]), t5 = _mm_unpackhi_epi16(a[4], a[5]);
-    const __m128i t6 = _mm_unpacklo_epi16(a[6], a[7]), t7 = _mm_unpackhi_epi16(a[6], a[7]);
-    const __m128i u0 = _mm_unpacklo_epi32(t0, t2), u1 = _mm_unpackhi_epi32(t0, t2);
-    const __m128i u2 = _mm_unpacklo_epi32(t1, t3), u3 = _mm_unpackhi_epi32(t1, t3);
-    const __m128i u4 = _mm_unpacklo_epi32(t4, t6), u5 = _mm_unpackhi_epi32(t4, t6);
-    const __m128i u6 = _mm_unpacklo_epi32(t5, t7), u7 = _mm_unpackhi_epi32(t5, t7);
-    const __m128i pixels[8] = {_mm_unpacklo_epi64(u0, u4), _mm_unpackhi_epi64(u0, u4),
-                               _mm_unpacklo_epi64(u1, u5), _mm_unpackhi_epi64(u1, u5),
-                               _mm_unpacklo_epi64(u2, u6), _mm_unpackhi_epi64(u2, u6),
-                               _mm_unpacklo_epi64(u3, u7), _mm_unpackhi_epi64(u3, u7)};
+    transpose8x8_epi16(a);  // a[k] = the eight channels of pixel p + k
     for (int k = 0; k < 8; ++k) {
-      _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + (p + k) * channels), pixels[k]);
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + (p + k) * channels), a[k]);
     }
   }
   return p;
