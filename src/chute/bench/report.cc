@@ -99,10 +99,15 @@ std::string render_roofline(const json& r) {
     table.add_row({"place: copy only", format_number(number(r, "place_copy_gbps")),
                    copy_how + " (not in the limit)"});
   }
+  const bool overlaps = r.value("read_overlaps", false);
   table.add_row({"read + decode", format_number(number(r, "decode_limit_gbps")),
-                 "1 / (1/read + 1/decode): placement left out"});
+                 overlaps ? "min(read, decode): placement left out"
+                          : "1 / (1/read + 1/decode): placement left out"});
   table.add_row({"limit", format_number(number(r, "combined_gbps")),
-                 "1 / (1/read + 1/decode + 1/place): workers that read, decode, place each chunk"});
+                 overlaps ? "min(read, 1 / (1/decode + 1/place)): storage reads run beside the "
+                            "workers that decode and place each chunk"
+                          : "1 / (1/read + 1/decode + 1/place): workers that read, decode, place "
+                            "each chunk"});
   const auto loop_row = [&](const char* name, const char* key, const char* how) {
     const double gbps = number(r, key, 0);
     table.add_row({name, gbps > 0 ? format_number(gbps) : "-",

@@ -84,15 +84,19 @@ struct RooflineResult {
   size_t missing_chunks = 0;   // absent from the store (fill value): not probed
   int64_t encoded_bytes = 0;
   int64_t decoded_bytes = 0;
-  double read_gbps = 0;                   // decoded-byte equivalent of the read pass
-  double read_stored_gbps = 0;            // stored (compressed) bytes per second
-  double decode_single_gbps = 0;          // one thread
-  double decode_gbps = 0;                 // × decode_parallelism
-  double place_gbps = 0;                  // the place step (`place_step`), `threads` workers
-  double place_copy_gbps = 0;             // copy into a batch-sized buffer, `threads` workers
-  std::string place_step = "copy";        // what place_gbps times: "copy" or options.place_step
-  double decode_limit_gbps = 0;           // 1/(1/read + 1/decode)
-  double combined_gbps = 0;               // the limit the loader is compared with (with placement)
+  double read_gbps = 0;             // decoded-byte equivalent of the read pass
+  double read_stored_gbps = 0;      // stored (compressed) bytes per second
+  double decode_single_gbps = 0;    // one thread
+  double decode_gbps = 0;           // × decode_parallelism
+  double place_gbps = 0;            // the place step (`place_step`), `threads` workers
+  double place_copy_gbps = 0;       // copy into a batch-sized buffer, `threads` workers
+  std::string place_step = "copy";  // what place_gbps times: "copy" or options.place_step
+  double decode_limit_gbps = 0;     // 1/(1/read + 1/decode); min(read, decode) when read_overlaps
+  double combined_gbps = 0;         // the limit the loader is compared with (with placement)
+  /// The read step is storage (cold, or data the page cache does not hold): its reads run
+  /// beside the decode threads, so combined = min(read, 1/(1/decode + 1/place)) instead of
+  /// 1/(1/read + 1/decode + 1/place).
+  bool read_overlaps = false;
   double loop_decode_gbps = 0;            // measured loop: pread + decode; 0 when not measured
   double loop_gbps = 0;                   // measured loop: pread + decode + copy into a batch
   double page_cache_fraction = -1;        // of the probed files resident before the read pass
