@@ -93,6 +93,7 @@ class StartFailingStore final : public HttpStore {
 
 // The outcome's error code (std::bad_alloc as kInternal); nullopt for anything else.
 std::optional<ErrorCode> code_of(const ReadOutcome& outcome) {
+  if (!outcome.error) return std::nullopt;
   try {
     std::rethrow_exception(outcome.error);
   } catch (const Error& e) {
