@@ -34,6 +34,7 @@ void ReadStats::reset() {
   bytes_decoded = 0;
   chunks = 0;
   missing_chunks = 0;
+  chunks_in_flight = 0;
 }
 
 const Store& Array::store() const { return source_->store(); }

@@ -236,6 +236,7 @@ void ReadPlan::start_in_flight(std::vector<ReadScratch>& scratch, ReadStats* sta
       FetchedChunk& fetched = fetched_[t];
       if (!tasks_[t].array->plan_fetch(tasks_[t], scratch[0], stats, fetched)) continue;
       fetching_[t] = 1;
+      if (stats) stats->chunks_in_flight += 1;
       if (!fetched.where.found) {
         fetched.outcome = {ReadStatus::kMissing, 0, nullptr};
         continue;

@@ -23,6 +23,9 @@ struct ReadStats {
   std::atomic<int64_t> bytes_decoded{0};
   std::atomic<int64_t> chunks{0};
   std::atomic<int64_t> missing_chunks{0};
+  /// Of `chunks`, those whose reads the engine submitted ahead of decoding (read whole, in
+  /// flight beside the workers); the rest were read by the worker that decoded them.
+  std::atomic<int64_t> chunks_in_flight{0};
   void reset();
 };
 

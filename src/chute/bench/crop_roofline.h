@@ -8,7 +8,11 @@
 //   place   = the strided copies that put each chunk's part of each crop into the batch with
 //             the crop's transform (negative / permuted strides), from a cache-resident decoded
 //             chunk: measured alone;
-//   combined = 1/(1/read + 1/decode + 1/place), the limit of workers that do the three;
+//   combined = loader_limit (roofline.h): 1/(1/read + 1/decode + 1/place), the limit of workers
+//             that do the three; min(read, 1/(1/decode + 1/place)) when the reads come from
+//             storage (cold) and the read engine kept every one in flight beside the workers
+//             (`read_overlaps`: chunks read whole; chunks read in part and mapped sources are
+//             read by the worker that decodes or copies them, so their times add);
 //   loop    = the three as one loop (ReadPlan::execute of each batch's plan, no pipeline):
 //             what a plain C loop over the same work reaches.
 // Rates are crops (samples) per second; GB/s figures count the crops' bytes.
@@ -31,6 +35,9 @@ struct CropRooflineResult {
   double decode_samples_per_s = 0;
   double place_samples_per_s = 0;
   double combined_samples_per_s = 0;
+  /// Reads from storage (cold), every one in flight beside the decode/place workers: see
+  /// combined.
+  bool read_overlaps = false;
   double loop_samples_per_s = 0;
   double bytes_read_per_sample = 0;
   /// Decoded bytes per crop, whole blosc blocks counted (the crop's own bytes: sample_bytes).

@@ -5,12 +5,16 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <chrono>
 #include <fstream>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "chute/format/npy.h"
 #include "chute/pipeline/loader_test_support.h"
+#include "chute/store/latency_store.h"
 
 namespace chute::bench {
 namespace {
@@ -98,6 +102,68 @@ TEST(CropRoofline, ColdRunsDropThePagesBeforeEveryReadingPass) {
       measure_crop_roofline(*dataset, {{0, 1}, {2, 3}, {4, 5}}, 9, 2, 2, [&] { ++calls; });
   EXPECT_EQ(calls, 2 * 3);  // the one-loop pass and the read pass of each batch
   EXPECT_EQ(r.samples, 6);
+}
+
+// A volume of 2 input and 3 target channels of `side`³ in chunks of `chunk`³, its chunks behind
+// a store that keeps `preferred` reads in flight (the read engine's automatic window), cut in
+// crops of `crop`³.
+std::shared_ptr<CropDataset> volume_behind(int preferred, int64_t side, int64_t chunk,
+                                           int64_t crop) {
+  auto memory = std::make_shared<MemoryStore>();
+  auto store = std::make_shared<LatencyStore>(memory, std::chrono::nanoseconds(0), preferred);
+  std::vector<std::pair<std::string, ArrayPtr>> arrays;
+  for (const auto& [name, channels, id] :
+       {std::tuple{"inputs", 2, 1}, std::tuple{"targets", 3, 2}}) {
+    const ArrayPtr written =
+        make_float_array(memory, name, {channels, side, side, side}, {1, chunk, chunk, chunk}, id);
+    arrays.emplace_back(name, std::make_shared<Array>(store, name, written->metadata(), name));
+  }
+  CropOptions options;
+  options.size = {crop};
+  options.crops_per_epoch = 8;
+  options.transforms = "symmetries";
+  return std::make_shared<CropDataset>(arrays, options);
+}
+
+TEST(CropRoofline, ColdStorageReadsOverlapDecodingInTheLimit) {
+  const std::vector<std::vector<int64_t>> batches = {{0, 1, 2, 3}, {4, 5, 6, 7}};
+  const auto cold = [] {};
+  const auto sum = [](const CropRooflineResult& r) {
+    double seconds = 1.0 / r.read_samples_per_s + 1.0 / r.place_samples_per_s;
+    if (r.decode_samples_per_s > 0) seconds += 1.0 / r.decode_samples_per_s;
+    return 1.0 / seconds;
+  };
+  const auto overlapped = [](const CropRooflineResult& r) {
+    double seconds = 1.0 / r.place_samples_per_s;
+    if (r.decode_samples_per_s > 0) seconds += 1.0 / r.decode_samples_per_s;
+    return std::min(r.read_samples_per_s, 1.0 / seconds);
+  };
+  // Cold, every crop a whole chunk, the store keeping reads in flight: the engine reads every
+  // chunk ahead while the workers decode and place, so the slower side bounds the loader.
+  const CropRooflineResult r =
+      measure_crop_roofline(*volume_behind(8, 8, 8, 8), batches, 9, 2, 2, cold);
+  ASSERT_GT(r.read_samples_per_s, 0);
+  ASSERT_GT(r.place_samples_per_s, 0);
+  EXPECT_TRUE(r.read_overlaps);
+  EXPECT_DOUBLE_EQ(r.combined_samples_per_s, overlapped(r));
+  EXPECT_GT(r.combined_samples_per_s, sum(r));
+  EXPECT_EQ(to_json(r)["read_overlaps"], true);
+  // Warm reads are copies on the workers' cores: the times add.
+  const CropRooflineResult warm =
+      measure_crop_roofline(*volume_behind(8, 8, 8, 8), batches, 9, 2, 2);
+  EXPECT_FALSE(warm.read_overlaps);
+  EXPECT_DOUBLE_EQ(warm.combined_samples_per_s, sum(warm));
+  // Cold, but one read at a time: each worker reads its own chunks.
+  const CropRooflineResult one =
+      measure_crop_roofline(*volume_behind(1, 8, 8, 8), batches, 9, 2, 2, cold);
+  EXPECT_FALSE(one.read_overlaps);
+  EXPECT_DOUBLE_EQ(one.combined_samples_per_s, sum(one));
+  // Cold, crops cutting chunks in part: the part is read by the worker that places it.
+  const CropRooflineResult part =
+      measure_crop_roofline(*volume_behind(8, 16, 8, 6), batches, 9, 2, 2, cold);
+  EXPECT_FALSE(part.read_overlaps);
+  EXPECT_DOUBLE_EQ(part.combined_samples_per_s, sum(part));
+  EXPECT_EQ(to_json(part)["read_overlaps"], false);
 }
 
 TEST(CropRoofline, CropsOfBatchesFollowTheEpochs) {

@@ -64,7 +64,10 @@ std::string render_crop_roofline(const json& r) {
                         format_bytes(number(r, "bytes_decoded_per_sample", 0)))
           : "none: a mapped, uncompressed source (.npy, contiguous HDF5)");
   row("place", "place_samples_per_s", "strided copies with the transforms, from cache");
-  row("limit", "combined_samples_per_s", "1 / (1/read + 1/decode + 1/place)");
+  row("limit", "combined_samples_per_s",
+      r.value("read_overlaps", false)
+          ? "min(read, 1 / (1/decode + 1/place)): storage reads run in flight beside the workers"
+          : "1 / (1/read + 1/decode + 1/place)");
   row("loop", "loop_samples_per_s", "the three as one loop (ReadPlan::execute, no pipeline)");
   table.add_row({"loader", "-", "-",
                  fmt::format("io mode reaches {} of the limit",

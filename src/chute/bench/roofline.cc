@@ -71,15 +71,10 @@ RooflineResult finish(RooflineResult result, double read_s, double decode_s, dou
   // decode and place, so the slower of the two sides bounds the loader. Reads from the page
   // cache or memory are copies on the same cores as decoding: their times add up.
   result.read_overlaps = result.read_source.starts_with("storage");
-  if (result.read_overlaps) {
-    result.decode_limit_gbps = std::min(result.read_gbps, result.decode_gbps);
-    result.combined_gbps =
-        std::min(result.read_gbps, combined_limit({result.decode_gbps, result.place_gbps}));
-  } else {
-    result.decode_limit_gbps = combined_limit({result.read_gbps, result.decode_gbps});
-    result.combined_gbps =
-        combined_limit({result.read_gbps, result.decode_gbps, result.place_gbps});
-  }
+  result.decode_limit_gbps =
+      loader_limit(result.read_gbps, {result.decode_gbps}, result.read_overlaps);
+  result.combined_gbps =
+      loader_limit(result.read_gbps, {result.decode_gbps, result.place_gbps}, result.read_overlaps);
   result.bounding_step = bounding_step(result);
   return result;
 }
@@ -267,6 +262,17 @@ double combined_limit(std::initializer_list<double> step_gbps) {
     seconds_per_gb += 1.0 / gbps;
   }
   return seconds_per_gb > 0 ? 1.0 / seconds_per_gb : 0.0;
+}
+
+double loader_limit(double read, std::initializer_list<double> worker_steps, bool reads_overlap) {
+  if (read <= 0) return 0;
+  double seconds = 0;  // per unit, of the workers' steps
+  for (double rate : worker_steps) {
+    if (rate <= 0) return 0;
+    seconds += 1.0 / rate;
+  }
+  if (reads_overlap) return seconds > 0 ? std::min(read, 1.0 / seconds) : read;
+  return 1.0 / (seconds + 1.0 / read);
 }
 
 int reads_in_flight(std::span<const ChunkRef> chunks, int threads, int io_concurrency) {

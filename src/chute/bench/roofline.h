@@ -124,6 +124,15 @@ RooflineResult measure_roofline(std::span<const ChunkRef> chunks, const Roofline
 /// 1 / (1/step_1 + 1/step_2 + ...); 0 when a step measured nothing (rate <= 0).
 double combined_limit(std::initializer_list<double> step_gbps);
 
+/// The limit of a loader whose read step runs at `read` and whose workers then run
+/// `worker_steps` (decode, place) one after another on each chunk, in any one unit (GB/s,
+/// samples/s). With `reads_overlap` (reads from storage, kept in flight by the read engine
+/// while the workers decode and place) the slower side bounds it:
+/// min(read, combined_limit(worker_steps)). Otherwise (reads from the page cache or memory:
+/// copies on the workers' own cores) the times add: combined_limit({read, worker_steps...}).
+/// 0 when a step measured nothing (rate <= 0).
+double loader_limit(double read, std::initializer_list<double> worker_steps, bool reads_overlap);
+
 nlohmann::json to_json(const RooflineResult& roofline);
 
 }  // namespace chute::bench

@@ -128,6 +128,22 @@ TEST(Roofline, ReadPassKeepsTheLoadersReadsInFlight) {
   }
 }
 
+TEST(Roofline, LoaderLimitAddsTheTimesOrTakesTheSlowerSide) {
+  // Reads on the workers' cores: 1/(1/2 + 1/4 + 1/4) = 1.
+  EXPECT_DOUBLE_EQ(loader_limit(2, {4, 4}, false), 1.0);
+  // Reads in flight beside the workers: min(read, 1/(1/4 + 1/4)).
+  EXPECT_DOUBLE_EQ(loader_limit(2, {4, 4}, true), 2.0);
+  EXPECT_DOUBLE_EQ(loader_limit(1, {4, 4}, true), 1.0);
+  EXPECT_DOUBLE_EQ(loader_limit(8, {4, 4}, true), 2.0);
+  EXPECT_DOUBLE_EQ(loader_limit(3, {6}, false), 2.0);
+  EXPECT_DOUBLE_EQ(loader_limit(2, {4, 4}, false), combined_limit({2, 4, 4}));
+  // A step that measured nothing: no limit.
+  for (bool overlap : {false, true}) {
+    EXPECT_EQ(loader_limit(0, {4, 4}, overlap), 0.0);
+    EXPECT_EQ(loader_limit(2, {4, 0}, overlap), 0.0);
+  }
+}
+
 TEST(Roofline, ColdStorageReadsOverlapDecodingInTheLimit) {
   namespace fs = std::filesystem;
   const fs::path root =
