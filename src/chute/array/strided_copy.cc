@@ -496,36 +496,6 @@ void set_copy_kernels(CopyKernels kernels) {
   portable_kernels.store(kernels == CopyKernels::kPortable, std::memory_order_relaxed);
 }
 
-/// Copies n bytes to dst with non-temporal stores where the target allows (x86 SSE2): the
-/// bytes go to memory without first reading the destination lines into the cache, which a
-/// destination much larger than the cache (a batch, a whole array) would only evict again.
-void stream_bytes(std::byte* dst, const std::byte* src, size_t n) {
-#if defined(__SSE2__)
-  const size_t head = std::min(n, (16 - reinterpret_cast<uintptr_t>(dst) % 16) % 16);
-  std::memcpy(dst, src, head);
-  size_t i = head;
-  for (; i + 64 <= n; i += 64) {
-    const auto* from = reinterpret_cast<const __m128i*>(src + i);
-    auto* to = reinterpret_cast<__m128i*>(dst + i);
-    const __m128i a = _mm_loadu_si128(from), b = _mm_loadu_si128(from + 1);
-    const __m128i c = _mm_loadu_si128(from + 2), d = _mm_loadu_si128(from + 3);
-    _mm_stream_si128(to, a);
-    _mm_stream_si128(to + 1, b);
-    _mm_stream_si128(to + 2, c);
-    _mm_stream_si128(to + 3, d);
-  }
-  std::memcpy(dst + i, src + i, n - i);
-#else
-  std::memcpy(dst, src, n);
-#endif
-}
-
-void stream_fence() {
-#if defined(__SSE2__)
-  _mm_sfence();  // streaming stores are weakly ordered: complete them before the data moves on
-#endif
-}
-
 void strided_copy(const std::byte* src, std::span<const int64_t> src_shape,
                   std::span<const int64_t> src_start, const StridedView& dst, int64_t item_size) {
   const size_t rank = dst.shape.size();

@@ -9,6 +9,7 @@
 #include <span>
 
 #include "chute/array/strided_view.h"
+#include "chute/util/stream_copy.h"  // stream_bytes, stream_fence (used beside the copies)
 
 namespace chute {
 
@@ -52,12 +53,5 @@ void interleaved_copy(std::span<const InterleavedRun> runs, std::span<const int6
 /// Sets every element of `dst` to the `value.size()` bytes of `value` (one element).
 /// Precondition: dst's elements do not overlap each other.
 void strided_fill(const StridedView& dst, std::span<const std::byte> value);
-
-/// Copies n bytes to dst with non-temporal stores where the target allows (x86 SSE2): the
-/// destination lines are not read into the cache first. Call stream_fence() before the data is
-/// handed to another thread.
-void stream_bytes(std::byte* dst, const std::byte* src, size_t n);
-/// Orders the streaming stores made so far before later stores (a no-op without SSE2).
-void stream_fence();
 
 }  // namespace chute

@@ -23,6 +23,7 @@
 #include "chute/store/http/http_parse.h"
 #include "chute/util/error.h"
 #include "chute/util/option_check.h"
+#include "chute/util/stream_copy.h"
 
 namespace chute::http {
 namespace {
@@ -125,16 +126,22 @@ size_t on_body(char* data, size_t size, size_t count, void* user) {
     t->received += n;
     return n;
   }
+  // The body goes to a chunk's buffer that a decode thread reads later, after the other reads
+  // in flight (tens of MB): streamed, the copy out of libcurl's receive buffer does not first
+  // read each destination line into the cache, and the fence makes the bytes visible before
+  // the transfer completes on this thread.
   const BodySink& sink = t->sink;
   if (!sink.into.empty()) {
     if (t->received + n > sink.into.size()) {
       t->mismatch = "more than the " + std::to_string(sink.into.size()) + " bytes asked for";
       return 0;
     }
-    std::memcpy(sink.into.data() + t->received, data, n);
+    stream_bytes(sink.into.data() + t->received, reinterpret_cast<const std::byte*>(data), n);
+    stream_fence();
   } else if (sink.buffer) {
     if (t->received + n > sink.buffer->size()) sink.buffer->resize(size_t(t->received + n));
-    std::memcpy(sink.buffer->data() + t->received, data, n);
+    stream_bytes(sink.buffer->data() + t->received, reinterpret_cast<const std::byte*>(data), n);
+    stream_fence();
   } else {
     t->body.append(data, n);
   }
