@@ -5,9 +5,11 @@
 #include <blosc.h>
 
 #include <algorithm>
+#include <cstring>
 #include <optional>
 #include <utility>
 
+#include "chute/codec/blosc_blocks.h"
 #include "chute/codec/codec.h"
 #include "chute/util/error.h"
 
@@ -35,10 +37,15 @@ class BloscCodec final : public BytesToBytesCodec {
         blocksize_(blocksize) {}
 
   void decode_exact(std::span<const std::byte> in, std::span<std::byte> out,
-                    CodecScratch&) const override {
+                    CodecScratch& scratch) const override {
     const size_t claimed = validate(in);
     if (claimed != out.size()) fail_size("blosc", out.size(), claimed);
     if (out.empty()) return;
+    const Header h = header_of(in.data());
+    if (h.blocksize > 0 &&
+        decode_blosc_blocks(in, 0, (h.nbytes - 1) / h.blocksize, out, scratch.buffer(kCodecTemp))) {
+      return;
+    }
     int n = blosc_decompress_ctx(in.data(), out.data(), out.size(), /*numinternalthreads=*/1);
     if (n < 0 || static_cast<size_t>(n) != out.size()) {
       fail(ErrorCode::kCorruptData, "blosc: corrupt data (decompression returned {}, expected {})",
@@ -60,12 +67,12 @@ class BloscCodec final : public BytesToBytesCodec {
   /// blosc compresses fixed-size blocks independently: blosc_getitem decodes only the blocks
   /// that hold the range (through its own block buffer, then a copy of the range).
   bool decode_part(std::span<const std::byte> in, size_t begin, size_t end,
-                   std::span<std::byte> out, CodecScratch&) const override {
+                   std::span<std::byte> out, CodecScratch& scratch) const override {
     const size_t claimed = validate(in);
     if (claimed != out.size()) fail_size("blosc", out.size(), claimed);
     const std::optional<Part> part = part_of(header_of(in.data()), begin, end);
     if (!part || part->blocks_touched() >= part->blocks) return false;
-    get_items(in.data(), *part, out);
+    get_items(in, *part, out, scratch);
     return true;
   }
 
@@ -128,7 +135,7 @@ class BloscCodec final : public BytesToBytesCodec {
         read(from, {s + from, to - from});
       }
     }
-    get_items(s, *part, out);
+    get_items(stream.span(), *part, out, scratch);
     return true;
   }
 
@@ -244,11 +251,20 @@ class BloscCodec final : public BytesToBytesCodec {
     return size_t{p[0]} | size_t{p[1]} << 8 | size_t{p[2]} << 16 | size_t{p[3]} << 24;
   }
 
-  /// Decodes the part's items into their place in `out`.
-  static void get_items(const std::byte* stream, const Part& part, std::span<std::byte> out) {
+  /// Decodes the part's blocks into their place in `out` (whole blocks: bytes of them outside
+  /// the part are written too, which decode_part's contract allows).
+  static void get_items(std::span<const std::byte> stream, const Part& part,
+                        std::span<std::byte> out, CodecScratch& scratch) {
+    if (decode_blosc_blocks(stream, part.first_block, part.last_block, out,
+                            scratch.buffer(kCodecTemp))) {
+      return;
+    }
+    // Streams decode_blosc_blocks leaves to c-blosc: each block through its own buffer, then the
+    // range copied out.
     const size_t count = part.last_item - part.first_item;
-    const int n = blosc_getitem(stream, static_cast<int>(part.first_item), static_cast<int>(count),
-                                out.data() + part.first_item * part.typesize);
+    const int n =
+        blosc_getitem(stream.data(), static_cast<int>(part.first_item), static_cast<int>(count),
+                      out.data() + part.first_item * part.typesize);
     if (n < 0 || static_cast<size_t>(n) != count * part.typesize) {
       fail(ErrorCode::kCorruptData,
            "blosc: corrupt data (decoding bytes [{}, {}) returned {}, expected {} bytes)",

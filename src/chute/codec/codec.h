@@ -176,5 +176,9 @@ int64_t config_int(const nlohmann::json& config, const char* key, int64_t fallba
 /// trailing bytes that do not fill an element are copied unchanged.
 void byte_shuffle(std::span<const std::byte> in, std::span<std::byte> out, size_t element_size);
 void byte_unshuffle(std::span<const std::byte> in, std::span<std::byte> out, size_t element_size);
+/// byte_unshuffle of `count` elements of streams.size() bytes whose byte j is at streams[j]
+/// (each stream `count` bytes, anywhere): element i's byte j is streams[j][i], into `out`.
+void byte_unshuffle_streams(std::span<const std::byte* const> streams, size_t count,
+                            std::byte* out);
 
 }  // namespace chute

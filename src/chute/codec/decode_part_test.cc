@@ -1,11 +1,19 @@
 // Decoding part of a chunk (CodecChain::decode_part): blosc decodes only the blocks that hold
-// the range; chains that cannot decode part of a chunk decode all of it.
+// the range; chains that cannot decode part of a chunk decode all of it. chute's own decoder of
+// c-blosc 1.x blocks (LZ4 streams, byte shuffle) and its register byte unshuffle: every layout
+// c-blosc writes (split or not, shuffled or not, stored splits, a leftover block, other element
+// sizes) decodes to the bytes that were encoded, whole and in parts; the layouts it leaves to
+// c-blosc (other compressors, bitshuffle) still do.
 
+#include <blosc.h>
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstring>
 
+#include "chute/codec/blosc_blocks.h"
+#include "chute/codec/codec.h"
 #include "chute/codec/codec_test_util.h"
 
 namespace chute {
@@ -285,6 +293,135 @@ TEST(ReadPart, WhatCannotBeSplitIsReadAndDecodedWhole) {
   store_le32(bad.data() + 16 + 4 * 3, static_cast<uint32_t>(bad.size() + 100));
   EXPECT_CHUTE_ERROR(read_part_of(*c, bad, {3 * 256, 3 * 256 + 8}), ErrorCode::kCorruptData,
                      "block 3 starts at byte");
+}
+
+/// Compressible bytes with incompressible stretches, so that some splits are stored as is.
+std::vector<std::byte> blosc_mixed_bytes(size_t n, uint32_t seed) {
+  std::vector<std::byte> out = testing::pattern(n, seed);
+  uint32_t x = seed * 2654435761u + 1;
+  for (size_t i = n / 3; i < n / 3 + std::min<size_t>(n / 4, 20000); ++i) {
+    x = x * 1664525u + 1013904223u;
+    out[i] = static_cast<std::byte>(x >> 24);
+  }
+  return out;
+}
+
+TEST(BloscDecode, EveryLayoutDecodesToItsBytesWholeAndInParts) {
+  int split_streams = 0;
+  int unsplit_streams = 0;
+  for (const int splitmode : {BLOSC_FORWARD_COMPAT_SPLIT, BLOSC_NEVER_SPLIT}) {
+    blosc_set_splitmode(splitmode);
+    for (const char* cname : {"lz4", "lz4hc", "blosclz", "zstd"}) {
+      for (const char* shuffle : {"noshuffle", "shuffle", "bitshuffle"}) {
+        for (const int typesize : {1, 2, 3, 4, 8, 17}) {
+          for (const int blocksize : {0, 2048, 16384}) {
+            const std::string where = fmt::format("{} {} typesize {} blocksize {} split mode {}",
+                                                  cname, shuffle, typesize, blocksize, splitmode);
+            // Not a whole number of blocks nor of elements: a leftover block and bytes.
+            const auto elements = int64_t{3 * 16384 + 2 * 17 * 3 + 1};
+            auto c = chain(fmt::format(R"([{{"name":"bytes"}},
+                {{"name":"blosc","configuration":{{"cname":"{}","clevel":5,"shuffle":"{}",
+                  "typesize":{},"blocksize":{}}}}}])",
+                                       cname, shuffle, typesize, blocksize),
+                           kUInt8, {elements});
+            const auto data = blosc_mixed_bytes(static_cast<size_t>(elements), 11);
+            const auto encoded = encode(*c, data);
+            const auto flags = static_cast<uint8_t>(encoded[2]);
+            if (std::string_view(cname).starts_with("lz4") && (flags & BLOSC_MEMCPYED) == 0) {
+              ((flags & 0x10) != 0 ? unsplit_streams : split_streams) += 1;
+            }
+            CodecScratch scratch;
+            std::vector<std::byte> out(data.size(), std::byte{0xAB});
+            c->decode(encoded, out, scratch);
+            EXPECT_EQ(out, data) << where;
+            // chute's own block decoder takes exactly the LZ4 streams that are not stored as is
+            // nor bitshuffled (c-blosc decodes the others), and decodes every block.
+            const bool own = std::string_view(cname).starts_with("lz4") &&
+                             (flags & (BLOSC_MEMCPYED | BLOSC_DOBITSHUFFLE)) == 0;
+            size_t stream_blocksize = 0;
+            std::memcpy(&stream_blocksize, encoded.data() + 8, 4);
+            ByteBuffer tmp;
+            std::fill(out.begin(), out.end(), std::byte{0xAB});
+            EXPECT_EQ(
+                decode_blosc_blocks(encoded, 0, (data.size() - 1) / stream_blocksize, out, tmp),
+                own)
+                << where;
+            if (own) {
+              EXPECT_EQ(out, data) << where;
+            }
+            const size_t n = data.size();
+            for (const auto& [begin, end] : {std::pair<size_t, size_t>{0, 1},
+                                             {5000, 9000},
+                                             {16383, 16385},
+                                             {n / 2, n / 2 + 3 * 2048 + 5},
+                                             {n - 40, n},
+                                             {n - 1, n}}) {
+              std::fill(out.begin(), out.end(), std::byte{0xAB});
+              c->decode_part(encoded, begin, end, out, scratch);
+              EXPECT_TRUE(std::equal(out.begin() + static_cast<std::ptrdiff_t>(begin),
+                                     out.begin() + static_cast<std::ptrdiff_t>(end),
+                                     data.begin() + static_cast<std::ptrdiff_t>(begin)))
+                  << where << " [" << begin << ", " << end << ")";
+            }
+          }
+        }
+      }
+    }
+  }
+  blosc_set_splitmode(BLOSC_FORWARD_COMPAT_SPLIT);
+  // Both kinds of LZ4 block were decoded above.
+  EXPECT_GT(split_streams, 0);
+  EXPECT_GT(unsplit_streams, 0);
+}
+
+TEST(BloscDecode, ACorruptLz4BlockIsAnError) {
+  // A 64³ float32 chunk as make-dataset volume writes it: c-blosc's blocks of 512 KiB.
+  auto c = chain(R"([{"name":"bytes"},
+      {"name":"blosc","configuration":{"cname":"lz4","shuffle":"shuffle","typesize":4}}])",
+                 kFloat32, {64, 64, 64});
+  std::vector<float> ramp(64 * 64 * 64);
+  for (size_t i = 0; i < ramp.size(); ++i) ramp[i] = static_cast<float>(i / 64 + i % 7);
+  const auto data = testing::as_bytes_of(ramp);
+  const auto encoded = encode(*c, data);
+  size_t blocksize = 0;
+  std::memcpy(&blocksize, encoded.data() + 8, 4);
+  ASSERT_LT(blocksize, data.size() / 2 + 1);  // at least two blocks
+  std::vector<std::byte> out(data.size());
+  CodecScratch scratch;
+  ByteBuffer tmp;
+  ASSERT_TRUE(decode_blosc_blocks(encoded, 1, 1, out, tmp));
+  // Block 1's first split claims more compressed bytes than the stream holds.
+  auto bad = encoded;
+  size_t start = 0;
+  std::memcpy(&start, encoded.data() + 16 + 4, 4);
+  for (size_t i = start; i < start + 4; ++i) bad[i] = std::byte{0x7F};
+  EXPECT_CHUTE_ERROR(c->decode(bad, out, scratch), ErrorCode::kCorruptData, "block 1");
+  EXPECT_CHUTE_ERROR(c->decode_part(bad, blocksize + 8, blocksize + 16, out, scratch),
+                     ErrorCode::kCorruptData, "block 1");
+  // Its LZ4 bytes garbled: the LZ4 decoder's bounds catch it.
+  bad = encoded;
+  for (size_t i = start + 4; i < start + 40; ++i) bad[i] = std::byte{0xFF};
+  EXPECT_CHUTE_ERROR(c->decode(bad, out, scratch), ErrorCode::kCorruptData, "block 1");
+}
+
+TEST(ByteUnshuffle, InvertsTheShuffleForEveryElementSizeAndTail) {
+  for (const size_t element_size : {1, 2, 3, 4, 5, 8, 16}) {
+    for (const size_t n : {0, 1, 15, 16, 17, 63, 64, 65, 1000, 4099}) {
+      const auto data = testing::pattern(n * element_size + element_size / 2, 3);
+      std::vector<std::byte> shuffled(data.size());
+      byte_shuffle(data, shuffled, element_size);
+      // The reference: element i's byte j is stream j's byte i.
+      const size_t count = data.size() / element_size;
+      for (size_t i = 0; i < count; ++i) {
+        for (size_t j = 0; j < element_size; ++j) {
+          ASSERT_EQ(shuffled[j * count + i], data[i * element_size + j]);
+        }
+      }
+      std::vector<std::byte> back(data.size(), std::byte{0xAB});
+      byte_unshuffle(shuffled, back, element_size);
+      EXPECT_EQ(back, data) << element_size << " " << n;
+    }
+  }
 }
 
 }  // namespace
