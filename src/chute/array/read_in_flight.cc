@@ -150,7 +150,11 @@ void ReadPlan::pump(const std::shared_ptr<InFlight>& state) {
         const WorkItem& item = items_[i];
         for (size_t t = item.first; t < item.first + item.count; ++t) {
           if (!fetching_[t] || !fetched_[t].where.found) continue;  // missing: nothing to read
-          const Store* store = fetched_[t].where.store;
+          FetchedChunk& fetched = fetched_[t];
+          if (fetched.bytes.capacity() == 0) {  // a buffer from the pool, as the read starts
+            fetched.bytes = stored_pool_->take(fetched.where.nbytes.value_or(0));
+          }
+          const Store* store = fetched.where.store;
           auto batch = std::find_if(batches.begin(), batches.end(),
                                     [&](const auto& b) { return b->store == store; });
           if (batch == batches.end()) {
@@ -221,6 +225,7 @@ void ReadPlan::pump_later_plans(const InFlight& plan) {
 void ReadPlan::start_in_flight(std::vector<ReadScratch>& scratch, ReadStats* stats, size_t window,
                                std::shared_ptr<Budget> budget) {
   const size_t n = tasks_.size();
+  if (!stored_pool_) stored_pool_ = std::make_shared<StoredBytesPool>();
   if (fetched_.size() < n) fetched_.resize(n);
   fetching_.assign(n, 0);
   requests_.resize(n);
@@ -268,6 +273,13 @@ void ReadPlan::settle() {
   lock.unlock();
   if (now_all) pump_later_plans(s);  // they waited for this one
   s.budget->leave(&s);
+  give_back_fetched(0, fetched_.size());  // reads of items never decoded (an error, cancel())
+}
+
+void ReadPlan::give_back_fetched(size_t first, size_t end) {
+  for (size_t t = first; t < end; ++t) {
+    if (fetched_[t].bytes.capacity() != 0) stored_pool_->give(std::move(fetched_[t].bytes));
+  }
 }
 
 size_t ReadPlan::reads_submitted() const {
