@@ -79,6 +79,11 @@ struct FetchedChunk {
   ReadOutcome outcome;  // kMissing reads as the fill value, kFailed rethrows on decode
 };
 
+/// Chunks read but not yet decoded, over the plans sharing a budget, as a multiple of its
+/// window of reads in flight: a batch read ahead holds at most this many stored chunks (not all
+/// of them) while the one before it decodes, so its buffers stay few and warm.
+inline constexpr size_t kReadsHeldPerWindow = 4;
+
 /// Reads in flight: 0 asks each plan for its stores' preferred_concurrency().
 inline constexpr size_t kAutoIoConcurrency = 0;
 
@@ -94,17 +99,21 @@ class ReadPlan {
   class Budget {
    private:
     friend class ReadPlan;
-    /// Room for `reads` more of `plan` (a plan started earlier that has reads left to submit
-    /// goes first).
+    /// Room for `reads` more of `plan` in the window and among the chunks held (a plan
+    /// started earlier that has reads left to submit goes first).
     bool try_take(const InFlight& plan, size_t reads);
     /// Returns the reads and the plans to pump now (copied: pumped without the lock).
     std::vector<std::shared_ptr<InFlight>> give_back(size_t reads);
+    /// Returns `reads` whose chunks were decoded (or dropped); the plans to pump now.
+    std::vector<std::shared_ptr<InFlight>> release_held(size_t reads);
     void join(std::shared_ptr<InFlight> plan);
     void leave(const InFlight* plan);
 
     std::mutex mutex_;
     size_t used_ = 0;
     size_t window_ = 1;  // the window of the first plan that joined an empty budget
+    size_t held_ = 0;    // reads submitted whose chunk is not decoded yet
+    size_t held_limit_ = kReadsHeldPerWindow;       // window_ * kReadsHeldPerWindow
     std::vector<std::shared_ptr<InFlight>> plans_;  // in the order they started
   };
 

@@ -135,5 +135,37 @@ TEST(StoredBytesPool, APlanWithoutOneKeepsItsOwnAcrossRuns) {
             plan.stored_bytes_pool()->fresh());
 }
 
+TEST(StoredBytesPool, AReadAheadHoldsAtMostFourWindowsOfChunks) {
+  // Two plans of 64 chunks started together with a window of 2 (the loader's batch and the one
+  // read ahead): the chunks read and not yet decoded never exceed 4 windows, so the buffers
+  // made for them stay within that and the workers' scratch.
+  auto memory = std::make_shared<MemoryStore>();
+  auto m = make_metadata<float>({64, 16}, {1, 16});
+  write_chunks<float>(*memory, "", m);
+  auto slow = std::make_shared<LatencyStore>(memory, std::chrono::milliseconds(1));
+  Array array(slow, "", m, "slow");
+  auto pool = std::make_shared<StoredBytesPool>();
+  auto budget = std::make_shared<ReadPlan::Budget>();
+  ThreadPool workers(2);
+  std::vector<ReadScratch> scratch;
+  const size_t window = 2;
+  const auto expected = expected_box<float>(Coords{0, 0}, Coords{64, 16}, Coords{1, 16}, 0.f);
+  std::vector<float> first(64 * 16), second(64 * 16);
+  ReadPlan a, b;
+  a.set_stored_bytes_pool(pool);
+  b.set_stored_bytes_pool(pool);
+  a.add(array, Coords{0, 0}, view_of(first, {64, 16}));
+  b.add(array, Coords{0, 0}, view_of(second, {64, 16}));
+  a.start(&workers, scratch, nullptr, window, budget);
+  b.start(&workers, scratch, nullptr, window, budget);
+  a.finish(&workers, scratch, nullptr);
+  b.finish(&workers, scratch, nullptr);
+  EXPECT_TRUE(same_elements(expected, first));
+  EXPECT_TRUE(same_elements(expected, second));
+  EXPECT_EQ(a.reads_submitted() + b.reads_submitted(), 128u);
+  EXPECT_GE(pool->fresh(), 1u);
+  EXPECT_LE(pool->fresh(), kReadsHeldPerWindow * window + workers.size());
+}
+
 }  // namespace
 }  // namespace chute
