@@ -133,6 +133,7 @@ nb::dict stats_to_python(const LoaderStats& s) {
   d["chunks"] = s.chunks;
   d["missing_chunks"] = s.missing_chunks;
   d["buffers_allocated"] = s.buffers_allocated;
+  d["stored_buffers_allocated"] = s.stored_buffers_allocated;
   d["prefetch"] = s.prefetch;
   d["io_concurrency"] = s.io_concurrency;
   d["read_ahead"] = s.read_ahead;

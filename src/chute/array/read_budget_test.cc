@@ -152,9 +152,15 @@ TEST_F(ReadBudget, WholeItemsTheEarlierPlanFirst) {
   EXPECT_LE(store_->held(), 16u);
   while (next.plan.reads_submitted() == 0u) store_->release(1);
   EXPECT_LE(store_->held(), 16u);
+  // The earlier plan's 48 chunks are read, not decoded: the later plan holds at most the 16
+  // more that 4 windows allow (kReadsHeldPerWindow) in whole items (8 + 4) ...
+  store_->release_all();
+  EXPECT_EQ(k.plan.reads_submitted(), 48u);
+  EXPECT_EQ(next.plan.reads_submitted(), 12u);
+  // ... and reads the rest as the earlier plan's chunks are decoded.
+  k.plan.finish(nullptr, k.scratch, nullptr);
   store_->release_all();
   EXPECT_EQ(next.plan.reads_submitted(), 48u);
-  k.plan.finish(nullptr, k.scratch, nullptr);
   next.plan.finish(nullptr, next.scratch, nullptr);
   expect_exact(k, 0);
   expect_exact(next, 4);

@@ -11,6 +11,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <mutex>
+#include <utility>
 
 #include "chute/array/array.h"
 #include "chute/array/read_plan.h"
@@ -29,6 +30,8 @@ struct ReadPlan::InFlight {
   std::vector<size_t> ready;
   size_t ready_head = 0;
   std::vector<size_t> pending;  // reads outstanding per item
+  std::vector<size_t> reads;    // reads per item
+  size_t held = 0;              // reads submitted whose item is not decoded yet
   size_t window = 1;
   size_t next_item = 0;  // the next item whose reads are submitted
   size_t in_flight = 0;  // reads submitted, not completed
@@ -51,8 +54,16 @@ bool ReadPlan::Budget::try_take(const InFlight& plan, size_t reads) {
   }
   // Whole items: a gather group larger than the window goes alone.
   if (used_ != 0 && used_ + reads > window_) return false;
+  if (held_ != 0 && held_ + reads > held_limit_) return false;
   used_ += reads;
+  held_ += reads;
   return true;
+}
+
+std::vector<std::shared_ptr<ReadPlan::InFlight>> ReadPlan::Budget::release_held(size_t reads) {
+  std::lock_guard lock(mutex_);
+  held_ -= reads;
+  return plans_;
 }
 
 std::vector<std::shared_ptr<ReadPlan::InFlight>> ReadPlan::Budget::give_back(size_t reads) {
@@ -63,7 +74,10 @@ std::vector<std::shared_ptr<ReadPlan::InFlight>> ReadPlan::Budget::give_back(siz
 
 void ReadPlan::Budget::join(std::shared_ptr<InFlight> plan) {
   std::lock_guard lock(mutex_);
-  if (plans_.empty()) window_ = plan->window;  // one window, whatever later plans resolve to
+  if (plans_.empty()) {  // one window, whatever later plans resolve to
+    window_ = plan->window;
+    held_limit_ = window_ * kReadsHeldPerWindow;
+  }
   plans_.push_back(std::move(plan));
 }
 
@@ -145,12 +159,17 @@ void ReadPlan::pump(const std::shared_ptr<InFlight>& state) {
         if (s.pending[i] != 0 && !s.budget->try_take(s, s.pending[i])) break;
         ++s.next_item;
         s.in_flight += s.pending[i];
+        s.held += s.pending[i];
         s.active += s.pending[i];
         s.submitted += s.pending[i];
         const WorkItem& item = items_[i];
         for (size_t t = item.first; t < item.first + item.count; ++t) {
           if (!fetching_[t] || !fetched_[t].where.found) continue;  // missing: nothing to read
-          const Store* store = fetched_[t].where.store;
+          FetchedChunk& fetched = fetched_[t];
+          if (fetched.bytes.capacity() == 0) {  // a buffer from the pool, as the read starts
+            fetched.bytes = stored_pool_->take(fetched.where.nbytes.value_or(0));
+          }
+          const Store* store = fetched.where.store;
           auto batch = std::find_if(batches.begin(), batches.end(),
                                     [&](const auto& b) { return b->store == store; });
           if (batch == batches.end()) {
@@ -221,6 +240,7 @@ void ReadPlan::pump_later_plans(const InFlight& plan) {
 void ReadPlan::start_in_flight(std::vector<ReadScratch>& scratch, ReadStats* stats, size_t window,
                                std::shared_ptr<Budget> budget) {
   const size_t n = tasks_.size();
+  if (!stored_pool_) stored_pool_ = std::make_shared<StoredBytesPool>();
   if (fetched_.size() < n) fetched_.resize(n);
   fetching_.assign(n, 0);
   requests_.resize(n);
@@ -251,6 +271,7 @@ void ReadPlan::start_in_flight(std::vector<ReadScratch>& scratch, ReadStats* sta
     }
     if (state->pending[i] == 0) state->ready.push_back(i);
   }
+  state->reads = state->pending;
   running_ = state;
   state->budget->join(state);
   pump(state);
@@ -266,9 +287,22 @@ void ReadPlan::settle() {
   s.idle_cv.wait(lock, [&] { return s.in_flight == 0 && s.active == 0 && !s.pumping; });
   const bool now_all = !s.submitted_all;
   s.submitted_all = true;
+  const size_t held = std::exchange(s.held, 0);  // items never decoded (an error, cancel())
   lock.unlock();
+  if (held != 0) {  // room for the plans waiting for it
+    for (const std::shared_ptr<InFlight>& plan : s.budget->release_held(held)) {
+      if (plan.get() != &s) plan->plan->pump(plan);
+    }
+  }
   if (now_all) pump_later_plans(s);  // they waited for this one
   s.budget->leave(&s);
+  give_back_fetched(0, fetched_.size());  // reads of items never decoded (an error, cancel())
+}
+
+void ReadPlan::give_back_fetched(size_t first, size_t end) {
+  for (size_t t = first; t < end; ++t) {
+    if (fetched_[t].bytes.capacity() != 0) stored_pool_->give(std::move(fetched_[t].bytes));
+  }
 }
 
 size_t ReadPlan::reads_submitted() const {
@@ -291,6 +325,15 @@ void ReadPlan::finish_in_flight(ThreadPool* pool, std::vector<ReadScratch>& scra
       if (stats) stats->read_ns += elapsed_ns(start);  // a decode thread waiting for storage
     }
     execute_item(items_[i], scratch[worker], stats, /*fetched=*/true);
+    if (s.reads[i] == 0) return;
+    {
+      std::lock_guard lock(s.mutex);
+      s.held -= s.reads[i];
+    }
+    // Decoded: room among the chunks held, for this plan or one read ahead.
+    for (const std::shared_ptr<InFlight>& plan : s.budget->release_held(s.reads[i])) {
+      plan->plan->pump(plan);
+    }
   };
   try {
     if (pool == nullptr) {

@@ -170,6 +170,9 @@ void ReadPlan::execute_item(const WorkItem& item, ReadScratch& scratch, ReadStat
   } else {
     execute_gathered(item, scratch, stats, fetched);
   }
+  // Decoded: the stored bytes are not needed any more (the decode swapped them into the
+  // worker's scratch; the buffer it had goes back in their place).
+  if (fetched) give_back_fetched(item.first, item.first + item.count);
   if (task_done_) {
     for (size_t t = item.first; t < item.first + item.count; ++t) task_done_(tasks_[t]);
   }

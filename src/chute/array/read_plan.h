@@ -17,6 +17,7 @@
 #include "chute/array/chunk_source.h"
 #include "chute/array/element_convert.h"
 #include "chute/array/read_scratch.h"
+#include "chute/array/stored_bytes_pool.h"
 #include "chute/array/strided_copy.h"
 #include "chute/array/strided_view.h"
 #include "chute/codec/codec_chain.h"
@@ -74,9 +75,14 @@ inline constexpr int64_t kMappedPieceBytes = 1 << 20;
 struct FetchedChunk {
   ChunkLocation where;  // located on the planning thread
   std::string key;      // where.store's key of the value holding the chunk
-  ByteBuffer bytes;     // the stored bytes once the read completed kOk
+  ByteBuffer bytes;     // the stored bytes once the read completed kOk (from the plan's pool)
   ReadOutcome outcome;  // kMissing reads as the fill value, kFailed rethrows on decode
 };
+
+/// Chunks read but not yet decoded, over the plans sharing a budget, as a multiple of its
+/// window of reads in flight: a batch read ahead holds at most this many stored chunks (not all
+/// of them) while the one before it decodes, so its buffers stay few and warm.
+inline constexpr size_t kReadsHeldPerWindow = 4;
 
 /// Reads in flight: 0 asks each plan for its stores' preferred_concurrency().
 inline constexpr size_t kAutoIoConcurrency = 0;
@@ -93,17 +99,21 @@ class ReadPlan {
   class Budget {
    private:
     friend class ReadPlan;
-    /// Room for `reads` more of `plan` (a plan started earlier that has reads left to submit
-    /// goes first).
+    /// Room for `reads` more of `plan` in the window and among the chunks held (a plan
+    /// started earlier that has reads left to submit goes first).
     bool try_take(const InFlight& plan, size_t reads);
     /// Returns the reads and the plans to pump now (copied: pumped without the lock).
     std::vector<std::shared_ptr<InFlight>> give_back(size_t reads);
+    /// Returns `reads` whose chunks were decoded (or dropped); the plans to pump now.
+    std::vector<std::shared_ptr<InFlight>> release_held(size_t reads);
     void join(std::shared_ptr<InFlight> plan);
     void leave(const InFlight* plan);
 
     std::mutex mutex_;
     size_t used_ = 0;
     size_t window_ = 1;  // the window of the first plan that joined an empty budget
+    size_t held_ = 0;    // reads submitted whose chunk is not decoded yet
+    size_t held_limit_ = kReadsHeldPerWindow;       // window_ * kReadsHeldPerWindow
     std::vector<std::shared_ptr<InFlight>> plans_;  // in the order they started
   };
 
@@ -126,6 +136,14 @@ class ReadPlan {
   /// An exception it throws fails the plan like a read error. Kept across clear().
   using TaskDone = std::function<void(const ChunkTask&)>;
   void set_task_done(TaskDone done) { task_done_ = std::move(done); }
+  /// Where reads in flight take the buffers for stored bytes (taken when a read is submitted,
+  /// given back once its chunk is decoded). Plans that run one after another or at once (a
+  /// loader's batch slots) share one, so its buffers are reused warm rather than each plan
+  /// keeping one per task. Without one a plan makes its own on first use. Kept across clear().
+  void set_stored_bytes_pool(std::shared_ptr<StoredBytesPool> pool) {
+    stored_pool_ = std::move(pool);
+  }
+  const std::shared_ptr<StoredBytesPool>& stored_bytes_pool() const { return stored_pool_; }
   /// Runs every task on `pool` (inline when pool is null); scratch must have pool->size()
   /// entries (or 1 without a pool). The first error is rethrown naming array and chunk key.
   void execute(ThreadPool* pool, std::vector<ReadScratch>& scratch, ReadStats* stats = nullptr);
@@ -209,7 +227,10 @@ class ReadPlan {
   std::vector<WorkItem> items_;
   std::vector<size_t> row_;                                 // reused by add()
   std::unordered_map<ChunkId, size_t, ChunkIdHash> index_;  // (array, chunk) -> task
-  // Reads in flight (execute_in_flight), per task; kept across clear() to reuse the buffers.
+  /// Gives the stored-byte buffers of tasks [first, end) back to stored_pool_.
+  void give_back_fetched(size_t first, size_t end);
+
+  // Reads in flight (execute_in_flight), per task; their buffers are stored_pool_'s.
   std::vector<FetchedChunk> fetched_;
   std::vector<uint8_t> fetching_;
   std::vector<ReadRequest> requests_;
@@ -220,6 +241,7 @@ class ReadPlan {
   std::shared_ptr<InFlight> running_;
   int64_t target_tag_ = -1;
   TaskDone task_done_;
+  std::shared_ptr<StoredBytesPool> stored_pool_;
 };
 
 }  // namespace chute

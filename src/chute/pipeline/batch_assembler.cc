@@ -37,6 +37,7 @@ BatchAssembler::BatchAssembler(DatasetPtr dataset, int64_t batch_size, size_t th
     fail(ErrorCode::kInvalidArgument, "batch_size must be >= 1, got {}", batch_size);
   for (Slot& slot : slots_) {
     slot.memory.outputs.resize(layout_.offsets.size());
+    slot.plan.set_stored_bytes_pool(stored_pool_);
     if (dataset_->finishes_per_sample()) {
       slot.unplaced = std::make_unique<std::atomic<int64_t>[]>(static_cast<size_t>(batch_size));
       slot.finished = std::make_unique<std::atomic<bool>[]>(static_cast<size_t>(batch_size));

@@ -75,6 +75,8 @@ class BatchAssembler {
   /// Adds the node-local caches (CachingStore) the last finished batch read through that
   /// `caches` does not hold yet.
   void add_caches_to(std::vector<const Store*>& caches) const;
+  /// Buffers for stored bytes of reads in flight, shared by every slot's plan.
+  const StoredBytesPool& stored_bytes_pool() const { return *stored_pool_; }
   /// Time the last finished batch spent in the dataset's finish() (post-read transforms).
   int64_t last_finish_ns() const { return last().finish_ns; }
 
@@ -107,6 +109,7 @@ class BatchAssembler {
   size_t first_ = 0;    // the slot finished next
   size_t started_ = 0;  // slots started, from first_ on
   std::shared_ptr<ReadPlan::Budget> budget_ = std::make_shared<ReadPlan::Budget>();
+  std::shared_ptr<StoredBytesPool> stored_pool_ = std::make_shared<StoredBytesPool>();
   size_t io_concurrency_ = kAutoIoConcurrency;
 };
 

@@ -521,6 +521,7 @@ LoaderStats Loader::stats() const {
   std::lock_guard lock(stats_mutex_);
   LoaderStats copy = stats_;
   copy.buffers_allocated = static_cast<int64_t>(pool_->allocations());
+  copy.stored_buffers_allocated = static_cast<int64_t>(assembler_->stored_bytes_pool().fresh());
   copy.prefetch = static_cast<int64_t>(options_.prefetch);
   copy.read_ahead = options_.read_ahead ? 1 : 0;
   for (size_t k = 0; k < caches_.size(); ++k) {

@@ -126,9 +126,12 @@ struct LoaderStats {
   int64_t chunks = 0;
   int64_t missing_chunks = 0;
   int64_t buffers_allocated = 0;  // batch buffers the pool has allocated (flat in steady state)
-  int64_t prefetch = 0;           // batches queued ahead (the option)
-  int64_t io_concurrency = 0;     // chunk reads in flight the latest batch allowed (resolved)
-  int64_t read_ahead = 0;         // batches planned ahead of the one decoding (the option: 0, 1)
+  // Buffers for chunks' stored bytes (reads in flight) handed out without memory, whose read
+  // allocated them: flat once the pool shared by the batch slots holds enough.
+  int64_t stored_buffers_allocated = 0;
+  int64_t prefetch = 0;        // batches queued ahead (the option)
+  int64_t io_concurrency = 0;  // chunk reads in flight the latest batch allowed (resolved)
+  int64_t read_ahead = 0;      // batches planned ahead of the one decoding (the option: 0, 1)
   // Batches whose chunk reads were submitted before the previous batch was queued, and those
   // reads (counted when the previous batch finished decoding).
   int64_t batches_read_ahead = 0;
