@@ -51,6 +51,14 @@ TEST(StoredBytesPool, TakesTheSmallestThatFitsElseTheLargest) {
 
 // The buffers outside the pool: those the workers' scratch holds (a decode swaps the stored
 // bytes into it and gives back the buffer it had).
+/// A float32 array of `rows` rows of 16, one chunk per row, each read 1 ms late.
+Array slow_rows(int64_t rows) {
+  auto memory = std::make_shared<MemoryStore>();
+  auto m = make_metadata<float>({rows, 16}, {1, 16});
+  write_chunks<float>(*memory, "", m);
+  return Array(std::make_shared<LatencyStore>(memory, std::chrono::milliseconds(1)), "", m, "slow");
+}
+
 std::set<const std::byte*> scratch_buffers(const std::vector<ReadScratch>& scratch) {
   std::set<const std::byte*> held;
   for (const ReadScratch& s : scratch) {
@@ -72,11 +80,7 @@ TEST(StoredBytesPool, PlansSharingAPoolReadIntoTheSameBuffers) {
   // 24 chunks read with 8 in flight by five plans one after another, and one cancelled: every
   // read takes one of the 30 buffers given to the pool first (at most 24 + 2 are out at once:
   // a plan's reads and the two workers' scratch), and all 30 come back.
-  auto memory = std::make_shared<MemoryStore>();
-  auto m = make_metadata<float>({24, 16}, {1, 16});
-  write_chunks<float>(*memory, "", m);
-  auto slow = std::make_shared<LatencyStore>(memory, std::chrono::milliseconds(1));
-  Array array(slow, "", m, "slow");
+  Array array = slow_rows(24);
   auto pool = std::make_shared<StoredBytesPool>();
   std::set<const std::byte*> given;
   for (int k = 0; k < 30; ++k) {
@@ -111,11 +115,7 @@ TEST(StoredBytesPool, PlansSharingAPoolReadIntoTheSameBuffers) {
 
 TEST(StoredBytesPool, APlanWithoutOneKeepsItsOwnAcrossRuns) {
   // No pool given: the plan makes one and reads into its buffers again on the next run.
-  auto memory = std::make_shared<MemoryStore>();
-  auto m = make_metadata<float>({24, 16}, {1, 16});
-  write_chunks<float>(*memory, "", m);
-  auto slow = std::make_shared<LatencyStore>(memory, std::chrono::milliseconds(1));
-  Array array(slow, "", m, "slow");
+  Array array = slow_rows(24);
   ThreadPool workers(2);
   std::vector<ReadScratch> scratch;
   ReadPlan plan;
@@ -139,11 +139,7 @@ TEST(StoredBytesPool, AReadAheadHoldsAtMostFourWindowsOfChunks) {
   // Two plans of 64 chunks started together with a window of 2 (the loader's batch and the one
   // read ahead): the chunks read and not yet decoded never exceed 4 windows, so the buffers
   // made for them stay within that and the workers' scratch.
-  auto memory = std::make_shared<MemoryStore>();
-  auto m = make_metadata<float>({64, 16}, {1, 16});
-  write_chunks<float>(*memory, "", m);
-  auto slow = std::make_shared<LatencyStore>(memory, std::chrono::milliseconds(1));
-  Array array(slow, "", m, "slow");
+  Array array = slow_rows(64);
   auto pool = std::make_shared<StoredBytesPool>();
   auto budget = std::make_shared<ReadPlan::Budget>();
   ThreadPool workers(2);
