@@ -456,7 +456,9 @@ def test_soak_ten_thousand_batches(dataset):
             assert batch["x"].shape == (1, *SHAPE)
     growth = rss_bytes() - start_rss
     print(f"soak: {batches} batches, threads {start_threads} -> {thread_count()}, RSS +{growth} B")
-    assert thread_count() == start_threads
+    # No thread left behind: the count may fall (an idle thread of an earlier test's pool ending
+    # during the soak: 37 -> 35 in one CI-like run), never grow.
+    assert thread_count() <= start_threads
     assert io_thread_count() <= IO_THREADS_CAP
     assert growth < 16 << 20, f"RSS grew by {growth} bytes over {batches} batches"
     assert len(loader.stats()["occupancy"]) <= 1 << 16
