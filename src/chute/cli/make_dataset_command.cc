@@ -201,7 +201,9 @@ void register_make_dataset(CLI::App& app) {
                      "Chunk edge, chunks (1, c, c, c) [64]; given, volume.h5 is chunked too "
                      "(with --codec), else contiguous");
   volume->add_option("--blosc-block", o->blosc_block,
-                     "blosc block size in bytes of the Zarr arrays [0: blosc's choice]");
+                     "blosc block size in bytes of the Zarr arrays [0: blosc's choice]; c-blosc "
+                     "1.x multiplies it by the element size when it splits blocks by byte "
+                     "(lz4 + shuffle)");
   volume->add_flag("--npy", o->npy,
                    "Also write channels-last input.npy (N, N, N, 4) and target.npy (N, N, N, 5)");
   variables->add_flag("--xarray", o->xarray,
