@@ -19,11 +19,6 @@
 namespace chute {
 namespace {
 
-uint32_t read_le32(const uint8_t* p) {
-  return static_cast<uint32_t>(p[0]) | static_cast<uint32_t>(p[1]) << 8 |
-         static_cast<uint32_t>(p[2]) << 16 | static_cast<uint32_t>(p[3]) << 24;
-}
-
 [[noreturn]] void fail_block(size_t block) {
   fail(ErrorCode::kCorruptData, "blosc: corrupt data (block {} does not decode to its size)",
        block);
@@ -41,9 +36,9 @@ bool decode_blosc_blocks(std::span<const std::byte> stream, size_t first, size_t
   const auto* s = reinterpret_cast<const uint8_t*>(stream.data());
   const uint8_t flags = s[2];  // all of them (blosc_cbuffer_metainfo keeps the low three)
   const size_t typesize = s[3];
-  const size_t nbytes = read_le32(s + 4);
-  const size_t blocksize = read_le32(s + 8);
-  const size_t cbytes = read_le32(s + 12);
+  const size_t nbytes = blosc_le32(stream.data() + 4);
+  const size_t blocksize = blosc_le32(stream.data() + 8);
+  const size_t cbytes = blosc_le32(stream.data() + 12);
   if (s[0] != BLOSC_VERSION_FORMAT || (flags >> 5) != BLOSC_LZ4_FORMAT ||
       s[1] != BLOSC_LZ4_VERSION_FORMAT) {
     return false;
@@ -73,10 +68,10 @@ bool decode_blosc_blocks(std::span<const std::byte> stream, size_t first, size_t
     // as is and shuffled, read by the unshuffle straight from the stream.
     const std::byte* streams[kMaxSplits];
     std::byte* dst = shuffled ? tmp.data() : out.data() + offset;
-    size_t at = read_le32(s + BLOSC_MIN_HEADER_LENGTH + 4 * b);
+    size_t at = blosc_le32(stream.data() + BLOSC_MIN_HEADER_LENGTH + 4 * b);
     for (size_t k = 0; k < splits; ++k) {
       if (at < table_end || at > stream.size() - 4) fail_block(b);
-      const size_t stored = read_le32(s + at);
+      const size_t stored = blosc_le32(stream.data() + at);
       at += 4;
       if (stored > stream.size() - at) fail_block(b);
       streams[k] = dst;
@@ -103,6 +98,15 @@ bool decode_blosc_blocks(std::span<const std::byte> stream, size_t first, size_t
     }
   }
   return true;
+}
+
+bool decode_blosc_stream(std::span<const std::byte> stream, std::span<std::byte> out,
+                         ByteBuffer& tmp) {
+  if (stream.size() < BLOSC_MIN_HEADER_LENGTH) return false;
+  const size_t nbytes = blosc_le32(stream.data() + 4);
+  const size_t blocksize = blosc_le32(stream.data() + 8);
+  if (nbytes == 0 || blocksize == 0) return false;
+  return decode_blosc_blocks(stream, 0, (nbytes - 1) / blocksize, out, tmp);
 }
 
 }  // namespace chute

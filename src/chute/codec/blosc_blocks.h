@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <span>
 
 #include "chute/util/byte_buffer.h"
@@ -20,5 +21,16 @@ namespace chute {
 /// kCorruptData when a block's bytes do not decode to its size.
 bool decode_blosc_blocks(std::span<const std::byte> stream, size_t first, size_t last,
                          std::span<std::byte> out, ByteBuffer& tmp);
+
+/// Every block of `stream`: decode_blosc_blocks(stream, 0, last block, out, tmp).
+bool decode_blosc_stream(std::span<const std::byte> stream, std::span<std::byte> out,
+                         ByteBuffer& tmp);
+
+/// The little-endian 32-bit field at `p` of a c-blosc 1.x header or block table.
+inline uint32_t blosc_le32(const std::byte* p) {
+  const auto* b = reinterpret_cast<const uint8_t*>(p);
+  return static_cast<uint32_t>(b[0]) | static_cast<uint32_t>(b[1]) << 8 |
+         static_cast<uint32_t>(b[2]) << 16 | static_cast<uint32_t>(b[3]) << 24;
+}
 
 }  // namespace chute

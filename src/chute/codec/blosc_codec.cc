@@ -41,11 +41,7 @@ class BloscCodec final : public BytesToBytesCodec {
     const size_t claimed = validate(in);
     if (claimed != out.size()) fail_size("blosc", out.size(), claimed);
     if (out.empty()) return;
-    const Header h = header_of(in.data());
-    if (h.blocksize > 0 &&
-        decode_blosc_blocks(in, 0, (h.nbytes - 1) / h.blocksize, out, scratch.buffer(kCodecTemp))) {
-      return;
-    }
+    if (decode_blosc_stream(in, out, scratch.buffer(kCodecTemp))) return;
     int n = blosc_decompress_ctx(in.data(), out.data(), out.size(), /*numinternalthreads=*/1);
     if (n < 0 || static_cast<size_t>(n) != out.size()) {
       fail(ErrorCode::kCorruptData, "blosc: corrupt data (decompression returned {}, expected {})",
@@ -247,8 +243,7 @@ class BloscCodec final : public BytesToBytesCodec {
   }
 
   static size_t block_start(const std::byte* stream, size_t block) {
-    const auto* p = reinterpret_cast<const uint8_t*>(stream) + BLOSC_MIN_HEADER_LENGTH + 4 * block;
-    return size_t{p[0]} | size_t{p[1]} << 8 | size_t{p[2]} << 16 | size_t{p[3]} << 24;
+    return blosc_le32(stream + BLOSC_MIN_HEADER_LENGTH + 4 * block);
   }
 
   /// Decodes the part's blocks into their place in `out` (whole blocks: bytes of them outside
