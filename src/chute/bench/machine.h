@@ -34,8 +34,10 @@ PeakMemory peak_memory();
 double page_cache_resident_fraction(const std::vector<std::string>& paths);
 
 /// Asks the kernel to drop the cached pages of every file of `paths` (posix_fadvise
-/// POSIX_FADV_DONTNEED on the whole file), so the next reads come from storage. Dirty pages
-/// and pages another process has mapped may stay: check with page_cache_resident_fraction().
+/// POSIX_FADV_DONTNEED on the whole file, after fdatasync so pages written just before are
+/// clean and can go), so the next reads come from storage. Pages another process has mapped,
+/// or a file system that keeps everything in memory (tmpfs), may stay: check with
+/// page_cache_resident_fraction().
 /// Returns the number of files advised.
 size_t evict_page_cache(const std::vector<std::string>& paths);
 
