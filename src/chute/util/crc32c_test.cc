@@ -38,6 +38,28 @@ TEST(Crc32c, HardwareAndTablePathsAgreeAtEveryLengthAndAlignment) {
   }
 }
 
+// Inputs of three or more 256-byte and 8 KiB segments take the interleaved three-stream path;
+// every length around those boundaries, and a continued CRC, must match the table.
+TEST(Crc32c, ThreeStreamPathAgreesWithTheTable) {
+  const auto data = testing::pattern(3 * 3 * 8192 + 3 * 256 + 64, 11);
+  std::vector<size_t> lengths;
+  for (size_t base : {size_t{3 * 256}, size_t{3 * 8192}, size_t{2 * 3 * 8192}}) {
+    for (size_t delta = 0; delta < 40; ++delta) {
+      lengths.push_back(base - 20 + delta);
+      lengths.push_back(base + 3 * 256 + delta);
+    }
+  }
+  lengths.push_back(data.size() - 3);
+  for (size_t start : {size_t{0}, size_t{1}, size_t{5}}) {
+    for (size_t n : lengths) {
+      auto part = std::span(data).subspan(start, n);
+      EXPECT_EQ(crc32c(part), crc32c_extend_portable(0, part)) << start << " " << n;
+      EXPECT_EQ(crc32c_extend(0x12345678u, part), crc32c_extend_portable(0x12345678u, part))
+          << start << " " << n;
+    }
+  }
+}
+
 TEST(Crc32c, ExtendContinuesACrc) {
   const auto data = testing::pattern(1000, 3);
   const uint32_t whole = crc32c(data);
