@@ -194,7 +194,7 @@ void copy_elements(std::byte* dst, const std::byte* src, int64_t n, int64_t dst_
 /// tiles: lines that far apart fall into the same L1 sets and evict each other. 256-byte rows
 /// (a staged 64³ chunk) stay in L1 and are walked in destination order; 2 KiB rows (a crop read
 /// straight from a mapped 512³ volume) are tiled: HDF5 crops 117 and 108 -> 127 and 138
-/// samples/s against 4 KiB, back to back (README, W3).
+/// samples/s against 4 KiB, back to back (docs/measurements/w3-volumes.md).
 constexpr int64_t kTileMinStride = 1024;
 
 /// A 2-D transpose block: `a` steps the destination by one element (±item_size) and the
@@ -535,7 +535,8 @@ void strided_copy(const std::byte* src, std::span<const int64_t> src_shape,
       !has_register_tiles(item_size)) {
     // Short strides without register tiles: write the destination in order, reading the
     // source lines (few, close together) from L1. Measured on 64³ float32 crops: 6 GB/s
-    // against 4 GB/s in scalar tiles. With register tiles every transpose is tiled (README, W3).
+    // against 4 GB/s in scalar tiles. With register tiles every transpose is tiled (README, W3;
+    // the figures: docs/measurements/w3-volumes.md).
     nest.move(dst_unit, nest.rank - 1);
   } else if (transpose) {
     const int64_t d_unit = nest.dst_stride[dst_unit], s_unit = nest.src_stride[src_unit];
