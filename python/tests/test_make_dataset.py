@@ -231,21 +231,10 @@ def test_volume_inner_chunks_are_zarr_v3_shards_zarr_python_reads(tmp_path):
     assert json.loads((out / "chute.json").read_text())["options"]["inner_chunk"] == 4
 
 
-def test_volume_default_layout_is_32_cubed_inner_chunks_in_64_cubed_shards(tmp_path):
-    # The default (README, W3 "Zarr layout"); --format 2 keeps the unsharded (1, 64³) chunks,
-    # and a v2 store cannot hold shards.
-    make("volume", tmp_path / "default", "--size", 64, "--no-hdf5")
-    make("volume", tmp_path / "v2", "--size", 64, "--no-hdf5", "--format", 2)
-    default = zarr.open_group(tmp_path / "default", mode="r")["target"]
-    v2 = zarr.open_group(tmp_path / "v2", mode="r")["target"]
-    assert default.metadata.zarr_format == 3
-    assert default.shards == (1, 64, 64, 64) and default.chunks == (1, 32, 32, 32)
-    assert v2.metadata.zarr_format == 2 and v2.chunks == (1, 64, 64, 64)
-    np.testing.assert_array_equal(default[:], v2[:])
+def test_volume_inner_chunks_need_zarr_v3(tmp_path):
     result = run_cli(
-        "make-dataset", "volume", tmp_path / "bad", "--size", 8, "--format", 2,
-        "--inner-chunk", 4, check=False,
-    )  # fmt: skip
+        "make-dataset", "volume", tmp_path / "v", "--size", 8, "--inner-chunk", 4, check=False
+    )
     assert result.returncode != 0
     assert "--format" in result.stderr
 

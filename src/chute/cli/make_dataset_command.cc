@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 #include <sys/wait.h>
 
-#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
@@ -37,9 +36,6 @@ struct MakeOptions {
   bool no_hdf5 = false;
   bool xarray = false;  // variables: written by xarray itself (chute.weather_store)
 };
-
-/// make-dataset volume's inner chunk edge when neither --inner-chunk nor --format 2 is given.
-constexpr int64_t kVolumeInnerChunk = 32;
 
 /// Sets `field` when the flag was given.
 void take(const std::optional<int64_t>& given, int64_t& field) {
@@ -137,17 +133,7 @@ void run(const CLI::App& command, MakeOptions& o) {
     take(o.chunk, v.chunk);
     if (o.chunk) v.hdf5_chunk = *o.chunk;  // volume.h5 is chunked only when asked
     take(o.blosc_block, v.blosc_block);
-    // The Zarr form's default layout (README, W3 "Zarr layout: what a crop decodes"): Zarr v3,
-    // (1, 64³) shards of (1, 32³) blosc inner chunks, so a 64³ crop decodes about 2.6× its bytes
-    // rather than 3.9× (whole 512 KiB blocks of (1, 64³) chunks). `--format 2` or
-    // `--inner-chunk 0` writes the unsharded (1, chunk³) chunks.
-    if (command.count("--format") == 0) v.zarr_format = 3;
-    const int64_t edge = std::min(v.chunk, v.size);
-    if (o.inner_chunk) {
-      v.inner_chunk = *o.inner_chunk;
-    } else if (v.zarr_format == 3 && edge > kVolumeInnerChunk && edge % kVolumeInnerChunk == 0) {
-      v.inner_chunk = kVolumeInnerChunk;
-    }
+    take(o.inner_chunk, v.inner_chunk);
     v.hdf5 = !o.no_hdf5;
     take(o.input_channels, v.input_channels);
     take(o.target_channels, v.target_channels);
@@ -179,7 +165,7 @@ void register_make_dataset(CLI::App& app) {
       ->check(CLI::IsMember({"packed", "variables", "volume"}));
   cmd->add_option("OUT", o->out, "Output folder (new or empty)")->required();
 
-  cmd->add_option("--format", o->common.zarr_format, "Zarr format (volume: 3 unless given)")
+  cmd->add_option("--format", o->common.zarr_format, "Zarr format")
       ->check(CLI::IsMember({2, 3}))
       ->capture_default_str();
   cmd->add_option("--codec", o->common.codec,
@@ -222,9 +208,8 @@ void register_make_dataset(CLI::App& app) {
                      "1.x multiplies it by the element size when it splits blocks by byte "
                      "(lz4 + shuffle)");
   volume->add_option("--inner-chunk", o->inner_chunk,
-                     "Zarr v3: each (1, c, c, c) chunk is a shard of inner chunks (1, i, i, i), "
-                     "each compressed alone, so crops decode less [32 when it divides c and is "
-                     "smaller, else 0: no shards; --format 2: 0]");
+                     "With --format 3: each (1, c, c, c) chunk is a shard of inner chunks "
+                     "(1, i, i, i), each compressed alone, so crops decode less [0: no shards]");
   volume->add_flag("--no-hdf5", o->no_hdf5, "Do not write volume.h5 (the Zarr form only)");
   volume->add_flag("--npy", o->npy,
                    "Also write channels-last input.npy (N, N, N, 4) and target.npy (N, N, N, 5)");
