@@ -195,6 +195,50 @@ def test_volume_zarr_and_npy_agree(tmp_path):
     assert manifest["options"]["hdf5"]["file"] == "volume.h5"
 
 
+def test_volume_inner_chunks_are_zarr_v3_shards_zarr_python_reads(tmp_path):
+    # Shards of (1, 8, 8, 8) holding (1, 4, 4, 4) inner chunks, a partial edge shard (20 = 2 * 8
+    # + 4): zarr-python 3 reads what chute wrote, equal to chute's own read and to the
+    # unsharded form of the same seed.
+    make("volume", tmp_path / "plain", "--size", 20, "--chunk", 8, "--format", 3, "--no-hdf5")
+    out = tmp_path / "sharded"
+    make("volume", out, "--size", 20, "--chunk", 8, "--inner-chunk", 4, "--format", 3)
+    assert (out / "volume.h5").exists()  # --chunk makes it chunked; --no-hdf5 leaves it out
+    assert not (tmp_path / "plain" / "volume.h5").exists()
+    group = zarr.open_group(out, mode="r")
+    plain = zarr.open_group(tmp_path / "plain", mode="r")
+    for name, channels in [("input", 4), ("target", 5)]:
+        a = group[name]
+        assert a.shape == (channels, 20, 20, 20)
+        assert a.shards == (1, 8, 8, 8) and a.chunks == (1, 4, 4, 4)
+        values = a[:]
+        np.testing.assert_array_equal(values, plain[name][:])
+        np.testing.assert_array_equal(chute.open(out / name)[:], values)
+        np.testing.assert_array_equal(
+            chute.open(out / name)[:, 3:17, 5:13, 1:19], values[:, 3:17, 5:13, 1:19]
+        )
+    ds = chute.crops(
+        {"inputs": out / "input", "targets": out / "target"},
+        size=6,
+        channel_axis=0,
+        crops_per_epoch=16,
+        transforms="rotations",
+    )
+    batch = next(iter(chute.Loader(ds, batch_size=16, shuffle=True, seed=3)))
+    for k, (x, y, z) in enumerate(batch.crops):
+        crop = group["target"][:, x : x + 6, y : y + 6, z : z + 6]
+        expected = chute.apply_cube_symmetry(crop, int(batch.transforms[k]))
+        np.testing.assert_array_equal(batch["targets"][k], expected)
+    assert json.loads((out / "chute.json").read_text())["options"]["inner_chunk"] == 4
+
+
+def test_volume_inner_chunks_need_zarr_v3(tmp_path):
+    result = run_cli(
+        "make-dataset", "volume", tmp_path / "v", "--size", 8, "--inner-chunk", 4, check=False
+    )
+    assert result.returncode != 0
+    assert "--format" in result.stderr
+
+
 def test_volume_hdf5_is_contiguous_by_default(tmp_path):
     out = tmp_path / "vol"
     make("volume", out, "--size", 12, "--codec", "none")

@@ -31,8 +31,9 @@ struct MakeOptions {
   // Unset: the workload's default. A given value goes to the generator as it is, so a
   // negative one is an error naming the flag, never silently the default.
   std::optional<int64_t> samples, lat, lon, input_channels, target_channels;
-  std::optional<int64_t> chunk_channels, times, levels, size, chunk, blosc_block;
+  std::optional<int64_t> chunk_channels, times, levels, size, chunk, blosc_block, inner_chunk;
   bool npy = false;
+  bool no_hdf5 = false;
   bool xarray = false;  // variables: written by xarray itself (chute.weather_store)
 };
 
@@ -45,9 +46,9 @@ void take(const std::optional<int64_t>& given, int64_t& field) {
 void reject_foreign(const CLI::App& command, const std::string& kind,
                     std::initializer_list<const char*> allowed) {
   static const char* const kSpecific[] = {
-      "--samples",        "--lat",   "--lon",    "--input-channels", "--target-channels",
-      "--chunk-channels", "--times", "--levels", "--size",           "--chunk",
-      "--blosc-block",    "--npy"};
+      "--samples",        "--lat",         "--lon",    "--input-channels", "--target-channels",
+      "--chunk-channels", "--times",       "--levels", "--size",           "--chunk",
+      "--blosc-block",    "--inner-chunk", "--npy",    "--no-hdf5"};
   for (const char* flag : kSpecific) {
     if (command.count(flag) == 0) continue;
     if (std::find_if(allowed.begin(), allowed.end(),
@@ -123,15 +124,17 @@ void run(const CLI::App& command, MakeOptions& o) {
     prepare_output(o);
     summary = synth::make_variables(o.out, v);
   } else {
-    reject_foreign(
-        command, o.kind,
-        {"--size", "--chunk", "--blosc-block", "--input-channels", "--target-channels", "--npy"});
+    reject_foreign(command, o.kind,
+                   {"--size", "--chunk", "--blosc-block", "--inner-chunk", "--input-channels",
+                    "--target-channels", "--npy", "--no-hdf5"});
     synth::VolumeOptions v;
     static_cast<synth::CommonOptions&>(v) = o.common;
     take(o.size, v.size);
     take(o.chunk, v.chunk);
     if (o.chunk) v.hdf5_chunk = *o.chunk;  // volume.h5 is chunked only when asked
     take(o.blosc_block, v.blosc_block);
+    take(o.inner_chunk, v.inner_chunk);
+    v.hdf5 = !o.no_hdf5;
     take(o.input_channels, v.input_channels);
     take(o.target_channels, v.target_channels);
     v.npy = o.npy;
@@ -204,6 +207,10 @@ void register_make_dataset(CLI::App& app) {
                      "blosc block size in bytes of the Zarr arrays [0: blosc's choice]; c-blosc "
                      "1.x multiplies it by the element size when it splits blocks by byte "
                      "(lz4 + shuffle)");
+  volume->add_option("--inner-chunk", o->inner_chunk,
+                     "With --format 3: each (1, c, c, c) chunk is a shard of inner chunks "
+                     "(1, i, i, i), each compressed alone, so crops decode less [0: no shards]");
+  volume->add_flag("--no-hdf5", o->no_hdf5, "Do not write volume.h5 (the Zarr form only)");
   volume->add_flag("--npy", o->npy,
                    "Also write channels-last input.npy (N, N, N, 4) and target.npy (N, N, N, 5)");
   variables->add_flag("--xarray", o->xarray,

@@ -422,6 +422,12 @@ void check_options(const std::string& out, const VolumeOptions& o) {
   require(o.target_channels >= 1, "--target-channels", o.target_channels, ">= 1");
   require(o.chunk >= 1, "--chunk", o.chunk, ">= 1");
   require(o.blosc_block >= 0, "--blosc-block", o.blosc_block, ">= 0");
+  require(o.inner_chunk >= 0, "--inner-chunk", o.inner_chunk, ">= 0");
+  if (o.inner_chunk > 0) {
+    require(o.zarr_format == 3, "--format", o.zarr_format, "3 with --inner-chunk (sharding)");
+    require(std::min(o.chunk, o.size) % o.inner_chunk == 0, "--inner-chunk", o.inner_chunk,
+            "a divisor of the chunk (shard) edge");
+  }
   const __int128 edge = std::min(o.chunk, o.size);
   const __int128 voxels = __int128(o.size) * o.size * o.size;
   check_size(out, o, "--size/--chunk/--input-channels/--target-channels", edge * edge * edge * 4,
@@ -442,6 +448,8 @@ DatasetSummary make_volume(const std::string& out, const VolumeOptions& o) {
     const auto& [name, channels] = arrays[a];
     auto spec = float_array(o, {channels, n, n, n}, {1, c, c, c}, {"channel", "x", "y", "z"});
     spec.blosc_blocksize = o.blosc_block;
+    if (o.inner_chunk > 0)
+      spec.inner_chunk_shape = {1, o.inner_chunk, o.inner_chunk, o.inner_chunk};
     uint64_t seed = array_seed(o.seed, 100 + a);
     double wave = std::max(8.0, n / 3.0);
     // Positive fields around 3..5 (like log-densities), so the exponent bytes compress.
@@ -486,6 +494,7 @@ DatasetSummary make_volume(const std::string& out, const VolumeOptions& o) {
                            {"target_channels", o.target_channels},
                            {"chunk", c},
                            {"blosc_block", o.blosc_block},
+                           {"inner_chunk", o.inner_chunk > 0 ? json(o.inner_chunk) : json(nullptr)},
                            {"npy", npy},
                            {"hdf5", hdf5}});
   return finish(out, std::move(manifest), result, timer);

@@ -65,6 +65,11 @@ struct VolumeOptions : CommonOptions {
   /// forced size below 64 KiB to 64 KiB when it splits blocks by byte (the default for lz4 with
   /// shuffle).
   int64_t blosc_block = 0;
+  /// 0: every chunk is its own file. Else (Zarr v3 only) each (1, chunk³) chunk is a shard
+  /// holding inner chunks (1, inner_chunk³), each blosc-compressed on its own: a 64³ crop then
+  /// decodes the inner chunks it touches (16³: about 2× its bytes), with the file count of
+  /// (1, chunk³) chunks.
+  int64_t inner_chunk = 0;
   bool npy = false;        // also write input.npy and target.npy (channels last)
   bool hdf5 = true;        // also write volume.h5 with Nbody and Hydro
   int64_t hdf5_chunk = 0;  // 0: contiguous datasets; else chunks (1, c, c, c) with `codec`

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <mutex>
 
+#include "chute/array/strided_view.h"
 #include "chute/format/zarr.h"
 #include "chute/synth/testing.h"
 #include "chute/synth/zarr_writer.h"
@@ -231,6 +232,66 @@ TEST(SynthWorkloads, VolumeWithNpyHoldsTheSameValues) {
         ASSERT_EQ(chunk[(x * 8 + y) * 8 + z], values[(((8 + x) * 12 + y) * 12 + 8 + z) * 2 + 1]);
       }
   EXPECT_EQ(read_json(dir / "ds/chute.json")["options"]["npy"]["target"], "target.npy");
+}
+
+/// Every element of the volume array at `path`, read by chute.
+std::vector<float> read_volume(const std::string& path) {
+  ArrayPtr array = open_array(path);
+  const std::vector<int64_t> shape = array->metadata().shape;
+  int64_t n = 1;
+  for (int64_t e : shape) n *= e;
+  std::vector<float> values(static_cast<size_t>(n));
+  const std::vector<int64_t> start(shape.size(), 0);
+  array->read(start,
+              StridedView::contiguous(reinterpret_cast<std::byte*>(values.data()), shape, 4));
+  return values;
+}
+
+TEST(SynthWorkloads, VolumeInnerChunksAreShardsHoldingTheSameValues) {
+  TempDir dir;
+  VolumeOptions o;
+  o.size = 20;  // shards of 8 with a partial edge shard
+  o.chunk = 8;
+  o.input_channels = 2;
+  o.target_channels = 1;
+  o.zarr_format = 3;
+  o.hdf5 = false;
+  o.threads = 2;
+  make_volume(dir / "plain", o);
+  o.inner_chunk = 4;
+  make_volume(dir / "sharded", o);
+  const auto doc = read_json(dir / "sharded/input/zarr.json");
+  EXPECT_EQ(doc["chunk_grid"]["configuration"]["chunk_shape"], nlohmann::json({1, 8, 8, 8}));
+  ASSERT_EQ(doc["codecs"].size(), 1u);
+  EXPECT_EQ(doc["codecs"][0]["name"], "sharding_indexed");
+  const auto& sharding = doc["codecs"][0]["configuration"];
+  EXPECT_EQ(sharding["chunk_shape"], nlohmann::json({1, 4, 4, 4}));
+  EXPECT_EQ(sharding["codecs"][1]["name"], "blosc");
+  EXPECT_EQ(sharding["index_location"], "end");
+  // One file per (1, 8³) shard, as many as the plain form's chunks.
+  EXPECT_TRUE(fs::exists(dir / "sharded/input/c/1/2/2/2"));
+  EXPECT_FALSE(fs::exists(dir / "sharded/input/c/1/5/0/0"));
+  EXPECT_FALSE(fs::exists(dir / "sharded/volume.h5"));
+  EXPECT_EQ(read_json(dir / "sharded/chute.json")["options"]["inner_chunk"], 4);
+  for (const char* name : {"input", "target"}) {
+    const auto plain = read_volume(dir / (std::string("plain/") + name));
+    const auto sharded = read_volume(dir / (std::string("sharded/") + name));
+    ASSERT_EQ(plain.size(), sharded.size());
+    EXPECT_EQ(0, std::memcmp(plain.data(), sharded.data(), plain.size() * 4)) << name;
+  }
+}
+
+TEST(SynthWorkloads, VolumeInnerChunksNeedV3AndADivisor) {
+  TempDir dir;
+  VolumeOptions o;
+  o.size = 16;
+  o.chunk = 8;
+  o.inner_chunk = 4;
+  EXPECT_THROW(make_volume(dir / "v2", o), Error);  // zarr format 2 has no shards
+  o.zarr_format = 3;
+  o.inner_chunk = 3;
+  EXPECT_THROW(make_volume(dir / "three", o), Error);
+  EXPECT_FALSE(fs::exists(dir / "three"));  // checked before anything is written
 }
 
 }  // namespace

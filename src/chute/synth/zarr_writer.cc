@@ -1,6 +1,7 @@
 #include "chute/synth/zarr_writer.h"
 
 #include <fcntl.h>
+#include <fmt/ranges.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -9,6 +10,7 @@
 #include <fstream>
 #include <map>
 
+#include "chute/format/fill_value.h"
 #include "chute/util/error.h"
 
 namespace chute::synth {
@@ -33,6 +35,23 @@ CodecPreset blosc_preset(const std::string& name, const std::string& cname, int 
   preset.v2_compressor = {
       {"id", "blosc"}, {"cname", cname}, {"clevel", clevel}, {"shuffle", 1}, {"blocksize", 0}};
   return preset;
+}
+
+/// The sharding_indexed codec whose inner chunks are encoded with `inner` (the index: 64-bit
+/// little-endian offsets and sizes, then crc32c, at the end of the shard: zarr-python's default).
+CodecSpec sharding_spec(const std::vector<CodecSpec>& inner_chain,
+                        const std::vector<int64_t>& inner_chunk_shape) {
+  json codecs = json::array();
+  for (const auto& c : inner_chain) {
+    codecs.push_back({{"name", c.name}, {"configuration", c.configuration}});
+  }
+  return spec_of(
+      "sharding_indexed",
+      {{"chunk_shape", inner_chunk_shape},
+       {"codecs", codecs},
+       {"index_codecs", json::array({{{"name", "bytes"}, {"configuration", {{"endian", "little"}}}},
+                                     {{"name", "crc32c"}, {"configuration", json::object()}}})},
+       {"index_location", "end"}});
 }
 
 json read_json_file(const fs::path& path) {
@@ -124,6 +143,22 @@ ArrayWriter::ArrayWriter(std::string path, ArraySpec spec)
     grid_.push_back((spec_.shape[d] + spec_.chunk_shape[d] - 1) / spec_.chunk_shape[d]);
   }
 
+  if (!spec_.inner_chunk_shape.empty()) {
+    if (spec_.zarr_format != 3) {
+      fail(ErrorCode::kInvalidArgument, "{}: inner chunks (sharding) need zarr format 3, got {}",
+           path_, spec_.zarr_format);
+    }
+    bool divides = spec_.inner_chunk_shape.size() == rank;
+    for (size_t d = 0; divides && d < rank; ++d) {
+      const int64_t inner = spec_.inner_chunk_shape[d];
+      divides = inner >= 1 && spec_.chunk_shape[d] % inner == 0;
+    }
+    if (!divides) {
+      fail(ErrorCode::kInvalidArgument,
+           "{}: expected inner chunks [{}] to divide the shard (chunk) shape [{}]", path_,
+           fmt::join(spec_.inner_chunk_shape, ", "), fmt::join(spec_.chunk_shape, ", "));
+    }
+  }
   CodecPreset preset = codec_preset(spec_.codec);
   std::vector<CodecSpec> chain;
   chain.push_back(spec_of("bytes", {{"endian", "little"}}));
@@ -141,7 +176,15 @@ ArrayWriter::ArrayWriter(std::string path, ArraySpec spec)
     }
     chain.push_back(std::move(compressor));
   }
-  chain_ = CodecChain::create(chain, spec_.data_type, spec_.chunk_shape);
+  if (spec_.inner_chunk_shape.empty()) {
+    chain_ = CodecChain::create(chain, spec_.data_type, spec_.chunk_shape);
+  } else {
+    // Inner chunks equal to the fill value are left out of the shard (they read as it).
+    chain = {sharding_spec(chain, spec_.inner_chunk_shape)};
+    const json fill = spec_.fill_value.is_null() ? json(0) : spec_.fill_value;
+    chain_ = CodecChain::create(chain, spec_.data_type, spec_.chunk_shape,
+                                encode_fill_value(fill, spec_.data_type, path_));
+  }
 
   if (fs::exists(fs::path(path_) / ".zarray") || fs::exists(fs::path(path_) / "zarr.json")) {
     fail(ErrorCode::kInvalidArgument, "{}: expected a new array folder, found an existing array",

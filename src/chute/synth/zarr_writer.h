@@ -44,6 +44,10 @@ struct ArraySpec {
   /// blosc's block size in bytes for the blosc presets; 0 lets blosc choose (512 KiB for a
   /// 1 MiB float32 chunk at clevel 5).
   int64_t blosc_blocksize = 0;
+  /// Zarr v3 only: non-empty makes each chunk of `chunk_shape` a shard (sharding_indexed, index
+  /// at the end, crc32c) holding inner chunks of this shape, each encoded with `codec`. It must
+  /// divide chunk_shape. Readers then read and decode inner chunks, not whole shards.
+  std::vector<int64_t> inner_chunk_shape;
 };
 
 /// Writes one array's metadata on construction and then any of its chunks, from any thread.
