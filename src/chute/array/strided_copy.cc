@@ -197,6 +197,46 @@ void copy_elements(std::byte* dst, const std::byte* src, int64_t n, int64_t dst_
 /// samples/s against 4 KiB, back to back (README, W3).
 constexpr int64_t kTileMinStride = 1024;
 
+/// Element-wise copies whose source rows lie at least kTileMinStride apart (a crop read straight
+/// out of a mapped volume: rows of 2 KiB, planes of 1 MiB, each row's run in its own lines)
+/// first copy a slice of those rows, packed, into a cache-resident stage of at most kStageBytes
+/// (64 rows of 256 bytes: a 64³ float32 crop's plane or column of planes), then transpose or
+/// reverse from the stage. Read straight from memory, each tile's 8 source rows missed the
+/// cache at once and the transpose waited on them; staged, the rows are read as plain runs with
+/// the next rows prefetched, and the registers work on L1. (cube_symmetry_bench
+/// BM_PlaceCropFromMappedVolume; README, W3.)
+constexpr int64_t kStageBytes = 16 << 10;
+/// Rows prefetched ahead of the one being staged.
+constexpr int64_t kStagePrefetchRows = 8;
+
+void prefetch_row(const std::byte* row, int64_t bytes) {
+  for (int64_t at = 0; at < bytes; at += 64) __builtin_prefetch(row + at);
+  __builtin_prefetch(row + bytes - 1);  // a row that does not start a line ends in one more
+}
+
+/// Copies `rows` rows of `row_bytes` bytes, `stride` apart from `src`, packed into `stage`.
+/// `next` (or null) is where the following stage's rows start: its first rows are prefetched
+/// while the last ones of this stage are copied.
+void stage_rows(std::byte* stage, const std::byte* src, int64_t rows, int64_t stride,
+                int64_t row_bytes, const std::byte* next) {
+  for (int64_t r = 0; r < rows; ++r) {
+    const int64_t ahead = r + kStagePrefetchRows;
+    if (ahead < rows) {
+      prefetch_row(src + ahead * stride, row_bytes);
+    } else if (next != nullptr) {
+      prefetch_row(next + (ahead - rows) * stride, row_bytes);
+    }
+    std::memcpy(stage + r * row_bytes, src + r * stride, static_cast<size_t>(row_bytes));
+  }
+}
+
+/// Rows of `row_bytes` a stage holds (a multiple of 8, the tile edge, when more fit), or 0 when
+/// one row does not fit: such copies are not staged.
+int64_t stage_row_count(int64_t row_bytes) {
+  const int64_t rows = kStageBytes / row_bytes;
+  return rows >= 8 ? rows / 8 * 8 : rows;
+}
+
 /// A 2-D transpose block: `a` steps the destination by one element (±item_size) and the
 /// source by src_a; `b` steps the source by one element and the destination by dst_b.
 struct Tile {
@@ -545,15 +585,67 @@ void strided_copy(const std::byte* src, std::span<const int64_t> src_shape,
     Tile tile{nest.extent[nest.rank - 1],     nest.extent[nest.rank - 2],     d_unit,
               nest.src_stride[nest.rank - 1], nest.dst_stride[nest.rank - 2], s_unit};
     nest.rank -= 2;
+    const int64_t row_bytes = tile.nb * item_size;
+    const int64_t stage_rows_max = stage_row_count(row_bytes);
+    if (tile.src_a < kTileMinStride || stage_rows_max == 0) {
+      walk(nest, dst.data, src + offset,
+           [&](std::byte* d, const std::byte* s, int64_t n, int64_t ds, int64_t ss) {
+             for (int64_t i = 0; i < n; ++i) copy_tiled(d + i * ds, s + i * ss, tile, item_size);
+           });
+      return;
+    }
+    // Staged: the tile's source rows (one per step of a), stage by stage, then the tile from
+    // the stage.
+    alignas(64) std::byte stage[kStageBytes];
     walk(nest, dst.data, src + offset,
          [&](std::byte* d, const std::byte* s, int64_t n, int64_t ds, int64_t ss) {
-           for (int64_t i = 0; i < n; ++i) copy_tiled(d + i * ds, s + i * ss, tile, item_size);
+           for (int64_t i = 0; i < n; ++i) {
+             const std::byte* from = s + i * ss;
+             for (int64_t a = 0; a < tile.na; a += stage_rows_max) {
+               Tile part = tile;
+               part.na = std::min(stage_rows_max, tile.na - a);
+               part.src_a = row_bytes;
+               const std::byte* next = a + part.na < tile.na ? from + (a + part.na) * tile.src_a
+                                       : i + 1 < n           ? from + ss
+                                                             : nullptr;
+               stage_rows(stage, from + a * tile.src_a, part.na, tile.src_a, row_bytes, next);
+               copy_tiled(d + i * ds + a * tile.dst_a, stage, part, item_size);
+             }
+           }
          });
     return;
   }
+  // Reversed runs, or elements to a destination without a unit stride (channels-last): staged
+  // slice by slice of the two innermost dimensions when the source rows are far apart.
+  const size_t r = nest.rank;
+  const int64_t row_bytes = r >= 2 ? nest.extent[r - 1] * item_size : 0;
+  const int64_t stage_rows_max = r >= 2 ? stage_row_count(row_bytes) : 0;
+  if (r < 2 || nest.src_stride[r - 1] != item_size || nest.src_stride[r - 2] < kTileMinStride ||
+      stage_rows_max == 0) {
+    walk(nest, dst.data, src + offset,
+         [item_size](std::byte* d, const std::byte* s, int64_t n, int64_t ds, int64_t ss) {
+           copy_elements(d, s, n, ds, ss, item_size);
+         });
+    return;
+  }
+  const int64_t elements = nest.extent[r - 1], dst_step = nest.dst_stride[r - 1];
+  const int64_t rows = nest.extent[r - 2];
+  const int64_t src_row = nest.src_stride[r - 2], dst_row = nest.dst_stride[r - 2];
+  // Walk the outer dimensions with the row dimension as the line: each call is one slice.
+  nest.rank -= 1;
+  alignas(64) std::byte stage[kStageBytes];
   walk(nest, dst.data, src + offset,
-       [item_size](std::byte* d, const std::byte* s, int64_t n, int64_t ds, int64_t ss) {
-         copy_elements(d, s, n, ds, ss, item_size);
+       [&](std::byte* d, const std::byte* s, int64_t, int64_t, int64_t) {
+         for (int64_t at = 0; at < rows; at += stage_rows_max) {
+           const int64_t count = std::min(stage_rows_max, rows - at);
+           const std::byte* from = s + at * src_row;
+           stage_rows(stage, from, count, src_row, row_bytes,
+                      at + count < rows ? from + count * src_row : nullptr);
+           for (int64_t k = 0; k < count; ++k) {
+             copy_elements(d + (at + k) * dst_row, stage + k * row_bytes, elements, dst_step,
+                           item_size, item_size);
+           }
+         }
        });
 }
 
