@@ -204,7 +204,7 @@ constexpr int64_t kTileMinStride = 1024;
 /// reverse from the stage. Read straight from memory, each tile's 8 source rows missed the
 /// cache at once and the transpose waited on them; staged, the rows are read as plain runs with
 /// the next rows prefetched, and the registers work on L1. (cube_symmetry_bench
-/// BM_PlaceCropFromMappedVolume; README, W3.)
+/// BM_PlaceRandomCropsFromVolume; README, W3.)
 constexpr int64_t kStageBytes = 16 << 10;
 /// Rows prefetched ahead of the one being staged.
 constexpr int64_t kStagePrefetchRows = 8;
