@@ -197,6 +197,58 @@ void copy_elements(std::byte* dst, const std::byte* src, int64_t n, int64_t dst_
 /// samples/s against 4 KiB, back to back (docs/measurements/w3-volumes.md).
 constexpr int64_t kTileMinStride = 1024;
 
+/// Element-wise copies whose source rows lie at least kTileMinStride apart (a crop read straight
+/// out of a mapped volume: rows of 2 KiB, planes of 1 MiB, each row's run in its own lines)
+/// first copy a slice of those rows, packed, into a cache-resident stage of at most kStageBytes
+/// (64 rows of 256 bytes: a 64³ float32 crop's plane or column of planes), then transpose or
+/// reverse from the stage. Read straight from memory, each tile's 8 source rows missed the
+/// cache at once and the transpose waited on them; staged, the rows are read as plain runs with
+/// the next rows prefetched, and the registers work on L1. (cube_symmetry_bench
+/// BM_PlaceRandomCropsFromVolume; README, W3.)
+constexpr int64_t kStageBytes = 16 << 10;
+/// Rows prefetched ahead of the one being staged.
+constexpr int64_t kStagePrefetchRows = 8;
+
+/// Copies out of far-apart rows that move at least this much write whole destination lines
+/// with non-temporal stores: the destination (a batch) is not read again before it leaves the
+/// cache, and a line written whole need not be read from memory first. Smaller copies keep
+/// their destination cached for the caller.
+constexpr int64_t kStreamDestinationMinBytes = 256 << 10;
+
+bool streams_destination(const std::vector<int64_t>& shape, int64_t item_size) {
+  int64_t bytes = item_size;
+  for (int64_t n : shape) bytes *= n;
+  return bytes >= kStreamDestinationMinBytes;
+}
+
+void prefetch_row(const std::byte* row, int64_t bytes) {
+  for (int64_t at = 0; at < bytes; at += 64) __builtin_prefetch(row + at);
+  __builtin_prefetch(row + bytes - 1);  // a row that does not start a line ends in one more
+}
+
+/// Copies `rows` rows of `row_bytes` bytes, `stride` apart from `src`, packed into `stage`.
+/// `next` (or null) is where the following stage's rows start: its first rows are prefetched
+/// while the last ones of this stage are copied.
+void stage_rows(std::byte* stage, const std::byte* src, int64_t rows, int64_t stride,
+                int64_t row_bytes, const std::byte* next) {
+  for (int64_t r = 0; r < rows; ++r) {
+    const int64_t ahead = r + kStagePrefetchRows;
+    if (ahead < rows) {
+      prefetch_row(src + ahead * stride, row_bytes);
+    } else if (next != nullptr) {
+      prefetch_row(next + (ahead - rows) * stride, row_bytes);
+    }
+    std::memcpy(stage + r * row_bytes, src + r * stride, static_cast<size_t>(row_bytes));
+  }
+}
+
+/// Rows of `row_bytes` a stage holds (a multiple of 8, the tile edge, when more fit), or 0 when
+/// one row does not fit: such copies are not staged.
+int64_t stage_row_count(int64_t row_bytes) {
+  const int64_t rows = kStageBytes / row_bytes;
+  return rows >= 8 ? rows / 8 * 8 : rows;
+}
+
 /// A 2-D transpose block: `a` steps the destination by one element (±item_size) and the
 /// source by src_a; `b` steps the source by one element and the destination by dst_b.
 struct Tile {
@@ -315,6 +367,27 @@ void copy_tiled_half(std::byte* dst, const std::byte* src, const Tile& t) {
 #endif
 
 #if defined(CHUTE_AVX2_TILES)
+/// Transposes the 8 x 8 floats held as eight rows in `r`: afterwards r[j] holds element j of
+/// every input row (unpacks, shuffles, then 128-bit lane swaps).
+__attribute__((target("avx2"))) inline void transpose8x8_ps(__m256 r[8]) {
+  const __m256 t0 = _mm256_unpacklo_ps(r[0], r[1]), t1 = _mm256_unpackhi_ps(r[0], r[1]);
+  const __m256 t2 = _mm256_unpacklo_ps(r[2], r[3]), t3 = _mm256_unpackhi_ps(r[2], r[3]);
+  const __m256 t4 = _mm256_unpacklo_ps(r[4], r[5]), t5 = _mm256_unpackhi_ps(r[4], r[5]);
+  const __m256 t6 = _mm256_unpacklo_ps(r[6], r[7]), t7 = _mm256_unpackhi_ps(r[6], r[7]);
+  const __m256 u0 = _mm256_shuffle_ps(t0, t2, 0x44), u1 = _mm256_shuffle_ps(t0, t2, 0xEE);
+  const __m256 u2 = _mm256_shuffle_ps(t1, t3, 0x44), u3 = _mm256_shuffle_ps(t1, t3, 0xEE);
+  const __m256 u4 = _mm256_shuffle_ps(t4, t6, 0x44), u5 = _mm256_shuffle_ps(t4, t6, 0xEE);
+  const __m256 u6 = _mm256_shuffle_ps(t5, t7, 0x44), u7 = _mm256_shuffle_ps(t5, t7, 0xEE);
+  r[0] = _mm256_permute2f128_ps(u0, u4, 0x20);
+  r[1] = _mm256_permute2f128_ps(u1, u5, 0x20);
+  r[2] = _mm256_permute2f128_ps(u2, u6, 0x20);
+  r[3] = _mm256_permute2f128_ps(u3, u7, 0x20);
+  r[4] = _mm256_permute2f128_ps(u0, u4, 0x31);
+  r[5] = _mm256_permute2f128_ps(u1, u5, 0x31);
+  r[6] = _mm256_permute2f128_ps(u2, u6, 0x31);
+  r[7] = _mm256_permute2f128_ps(u3, u7, 0x31);
+}
+
 /// copy_tiled_float with 8 x 8 blocks transposed in AVX2 registers (eight 32-byte loads along
 /// the source's rows, three rounds of shuffles, eight stores along the destination's), for
 /// CPUs that have AVX2 (checked once at run time; the SSE2 kernel is the baseline).
@@ -333,22 +406,7 @@ __attribute__((target("avx2"))) void copy_tiled_float_avx2(std::byte* dst, const
       __m256 r[8];
       for (int k = 0; k < 8; ++k)
         r[k] = _mm256_loadu_ps(reinterpret_cast<const float*>(s + k * t.src_a));
-      const __m256 t0 = _mm256_unpacklo_ps(r[0], r[1]), t1 = _mm256_unpackhi_ps(r[0], r[1]);
-      const __m256 t2 = _mm256_unpacklo_ps(r[2], r[3]), t3 = _mm256_unpackhi_ps(r[2], r[3]);
-      const __m256 t4 = _mm256_unpacklo_ps(r[4], r[5]), t5 = _mm256_unpackhi_ps(r[4], r[5]);
-      const __m256 t6 = _mm256_unpacklo_ps(r[6], r[7]), t7 = _mm256_unpackhi_ps(r[6], r[7]);
-      const __m256 u0 = _mm256_shuffle_ps(t0, t2, 0x44), u1 = _mm256_shuffle_ps(t0, t2, 0xEE);
-      const __m256 u2 = _mm256_shuffle_ps(t1, t3, 0x44), u3 = _mm256_shuffle_ps(t1, t3, 0xEE);
-      const __m256 u4 = _mm256_shuffle_ps(t4, t6, 0x44), u5 = _mm256_shuffle_ps(t4, t6, 0xEE);
-      const __m256 u6 = _mm256_shuffle_ps(t5, t7, 0x44), u7 = _mm256_shuffle_ps(t5, t7, 0xEE);
-      r[0] = _mm256_permute2f128_ps(u0, u4, 0x20);  // r[j] = elements a..a+7 at b + j
-      r[1] = _mm256_permute2f128_ps(u1, u5, 0x20);
-      r[2] = _mm256_permute2f128_ps(u2, u6, 0x20);
-      r[3] = _mm256_permute2f128_ps(u3, u7, 0x20);
-      r[4] = _mm256_permute2f128_ps(u0, u4, 0x31);
-      r[5] = _mm256_permute2f128_ps(u1, u5, 0x31);
-      r[6] = _mm256_permute2f128_ps(u2, u6, 0x31);
-      r[7] = _mm256_permute2f128_ps(u3, u7, 0x31);
+      transpose8x8_ps(r);  // r[j] = elements a..a+7 at b + j
       for (int64_t j = 0; j < 8; ++j) {
         std::byte* d = dst + (b + j) * t.dst_b + a * t.dst_a;
         if (backwards) {
@@ -365,6 +423,59 @@ __attribute__((target("avx2"))) void copy_tiled_float_avx2(std::byte* dst, const
   }
   for (; b < t.nb; ++b) {
     for (int64_t a = 0; a < t.na; ++a) scalar(a, b);
+  }
+}
+
+/// A staged transpose into a destination that is not read again soon (a batch): 16 (a) x 8 (b)
+/// blocks, two 8 x 8 transposes, and each destination line's 64 bytes written whole by two
+/// adjacent non-temporal stores, so the line is never read from memory first. With 8 x 8
+/// blocks a line's two halves came from different blocks and streaming stores were slower than
+/// cached ones; whole lines made staged transposes of mapped crops 24% faster (README, W3).
+/// Preconditions (streams_whole_lines): float32, na % 16 == 0, nb % 8 == 0, src_b == 4,
+/// dst_a == +-4, every destination line this writes starts at a 64-byte boundary.
+__attribute__((target("avx2"))) void copy_tiled_float_avx2_lines(std::byte* dst,
+                                                                 const std::byte* src,
+                                                                 const Tile& t) {
+  const bool backwards = t.dst_a < 0;
+  const __m256i reverse = _mm256_set_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+  for (int64_t b = 0; b < t.nb; b += 8) {
+    for (int64_t a = 0; a < t.na; a += 16) {
+      const std::byte* s = src + a * t.src_a + b * 4;
+      __m256 lo[8], hi[8];
+      for (int k = 0; k < 8; ++k) {
+        lo[k] = _mm256_loadu_ps(reinterpret_cast<const float*>(s + k * t.src_a));
+        hi[k] = _mm256_loadu_ps(reinterpret_cast<const float*>(s + (k + 8) * t.src_a));
+      }
+      transpose8x8_ps(lo);  // lo[j] = elements a..a+7 at b + j, hi[j] = a+8..a+15
+      transpose8x8_ps(hi);
+      for (int64_t j = 0; j < 8; ++j) {
+        auto* d = reinterpret_cast<float*>(dst + (b + j) * t.dst_b + a * t.dst_a);
+        if (backwards) {  // element a at d, a+15 at d - 15: the line is [d - 15, d]
+          _mm256_stream_ps(d - 7, _mm256_permutevar8x32_ps(lo[j], reverse));
+          _mm256_stream_ps(d - 15, _mm256_permutevar8x32_ps(hi[j], reverse));
+        } else {
+          _mm256_stream_ps(d, lo[j]);
+          _mm256_stream_ps(d + 8, hi[j]);
+        }
+      }
+    }
+  }
+}
+
+/// copy_reversed<4> for a staged row into a destination line-aligned at its low end: 16
+/// elements at a time, reversed in registers, written as one whole line by two adjacent
+/// non-temporal stores (`dst` is the highest element, as for copy_reversed). Precondition:
+/// n % 16 == 0, dst + 4 on a 64-byte boundary.
+__attribute__((target("avx2"))) void copy_reversed_float_avx2_lines(std::byte* dst,
+                                                                    const std::byte* src,
+                                                                    int64_t n) {
+  const __m256i reverse = _mm256_set_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+  auto* d = reinterpret_cast<float*>(dst);
+  const auto* s = reinterpret_cast<const float*>(src);
+  for (int64_t i = 0; i < n; i += 16) {
+    const __m256 lo = _mm256_loadu_ps(s + i), hi = _mm256_loadu_ps(s + i + 8);
+    _mm256_stream_ps(d - i - 7, _mm256_permutevar8x32_ps(lo, reverse));
+    _mm256_stream_ps(d - i - 15, _mm256_permutevar8x32_ps(hi, reverse));
   }
 }
 
@@ -385,6 +496,21 @@ bool has_register_tiles(int64_t item_size) {
   if (item_size == 2) return true;
 #endif
   return false;
+}
+
+/// True when copy_tiled_float_avx2_lines can place tile `t` of `item_size` elements at `dst`.
+bool streams_whole_lines(const std::byte* dst, const Tile& t, int64_t item_size) {
+#if defined(CHUTE_AVX2_TILES)
+  if (item_size != 4 || t.src_b != 4 || (t.dst_a != 4 && t.dst_a != -4) || t.na % 16 != 0 ||
+      t.nb % 8 != 0 || t.dst_b % 64 != 0 || !has_register_tiles(4)) {
+    return false;
+  }
+  // The first line's lowest address: dst itself, or 15 elements below it when a runs backwards.
+  const auto first = reinterpret_cast<uintptr_t>(dst) - (t.dst_a < 0 ? 60 : 0);
+  return first % 64 == 0;
+#else
+  return false;
+#endif
 }
 
 void copy_tiled(std::byte* dst, const std::byte* src, const Tile& t, int64_t item_size) {
@@ -518,6 +644,26 @@ void strided_copy(const std::byte* src, std::span<const int64_t> src_shape,
   for (size_t d = 0; d < rank; ++d) nest.push(dst.shape[d], dst.byte_strides[d], src_strides[d]);
   const int64_t run = nest.pop_contiguous_run(item_size, /*src_contiguous=*/true);
   if (run > item_size) {
+    if (run % 64 == 0 && nest.rank > 0 && nest.src_stride[nest.rank - 1] >= kTileMinStride &&
+        streams_destination(dst.shape, item_size)) {
+      // Whole lines out of far-apart source rows (a crop of a mapped volume, no transpose):
+      // the next rows prefetched, each run streamed where it starts a line.
+      bool streamed = false;
+      walk(nest, dst.data, src + offset,
+           [&](std::byte* d, const std::byte* s, int64_t n, int64_t ds, int64_t ss) {
+             for (int64_t i = 0; i < n; ++i, d += ds, s += ss) {
+               if (i + kStagePrefetchRows < n) prefetch_row(s + kStagePrefetchRows * ss, run);
+               if (reinterpret_cast<uintptr_t>(d) % 64 == 0) {
+                 stream_bytes(d, s, static_cast<size_t>(run));
+                 streamed = true;
+               } else {
+                 std::memcpy(d, s, static_cast<size_t>(run));
+               }
+             }
+           });
+      if (streamed) stream_fence();
+      return;
+    }
     walk(nest, dst.data, src + offset,
          [run](std::byte* d, const std::byte* s, int64_t n, int64_t ds, int64_t ss) {
            copy_line(d, s, n, ds, ss, run);
@@ -546,16 +692,91 @@ void strided_copy(const std::byte* src, std::span<const int64_t> src_shape,
     Tile tile{nest.extent[nest.rank - 1],     nest.extent[nest.rank - 2],     d_unit,
               nest.src_stride[nest.rank - 1], nest.dst_stride[nest.rank - 2], s_unit};
     nest.rank -= 2;
+    const int64_t row_bytes = tile.nb * item_size;
+    const int64_t stage_rows_max = stage_row_count(row_bytes);
+    if (tile.src_a < kTileMinStride || stage_rows_max == 0) {
+      walk(nest, dst.data, src + offset,
+           [&](std::byte* d, const std::byte* s, int64_t n, int64_t ds, int64_t ss) {
+             for (int64_t i = 0; i < n; ++i) copy_tiled(d + i * ds, s + i * ss, tile, item_size);
+           });
+      return;
+    }
+    // Staged: the tile's source rows (one per step of a), stage by stage, then the tile from
+    // the stage (whole destination lines streamed where they line up).
+    alignas(64) std::byte stage[kStageBytes];
+    const bool stream = streams_destination(dst.shape, item_size);
+    bool streamed = false;
     walk(nest, dst.data, src + offset,
          [&](std::byte* d, const std::byte* s, int64_t n, int64_t ds, int64_t ss) {
-           for (int64_t i = 0; i < n; ++i) copy_tiled(d + i * ds, s + i * ss, tile, item_size);
+           for (int64_t i = 0; i < n; ++i) {
+             const std::byte* from = s + i * ss;
+             for (int64_t a = 0; a < tile.na; a += stage_rows_max) {
+               Tile part = tile;
+               part.na = std::min(stage_rows_max, tile.na - a);
+               part.src_a = row_bytes;
+               const std::byte* next = a + part.na < tile.na ? from + (a + part.na) * tile.src_a
+                                       : i + 1 < n           ? from + ss
+                                                             : nullptr;
+               stage_rows(stage, from + a * tile.src_a, part.na, tile.src_a, row_bytes, next);
+               std::byte* to = d + i * ds + a * tile.dst_a;
+#if defined(CHUTE_AVX2_TILES)
+               if (stream && streams_whole_lines(to, part, item_size)) {
+                 copy_tiled_float_avx2_lines(to, stage, part);
+                 streamed = true;
+                 continue;
+               }
+#endif
+               copy_tiled(to, stage, part, item_size);
+             }
+           }
+         });
+    if (streamed) stream_fence();
+    return;
+  }
+  // Reversed runs, or elements to a destination without a unit stride (channels-last): staged
+  // slice by slice of the two innermost dimensions when the source rows are far apart. Float32
+  // rows reversed into whole destination lines are streamed.
+  const size_t r = nest.rank;
+  const int64_t row_bytes = r >= 2 ? nest.extent[r - 1] * item_size : 0;
+  const int64_t stage_rows_max = r >= 2 ? stage_row_count(row_bytes) : 0;
+  if (r < 2 || nest.src_stride[r - 1] != item_size || nest.src_stride[r - 2] < kTileMinStride ||
+      stage_rows_max == 0) {
+    walk(nest, dst.data, src + offset,
+         [item_size](std::byte* d, const std::byte* s, int64_t n, int64_t ds, int64_t ss) {
+           copy_elements(d, s, n, ds, ss, item_size);
          });
     return;
   }
+  const int64_t elements = nest.extent[r - 1], dst_step = nest.dst_stride[r - 1];
+  const int64_t rows = nest.extent[r - 2];
+  const int64_t src_row = nest.src_stride[r - 2], dst_row = nest.dst_stride[r - 2];
+  // Walk the outer dimensions with the row dimension as the line: each call is one slice.
+  nest.rank -= 1;
+  const bool stream_rows = item_size == 4 && dst_step == -4 && elements % 16 == 0 &&
+                           has_register_tiles(4) && streams_destination(dst.shape, item_size);
+  bool streamed = false;
+  alignas(64) std::byte stage[kStageBytes];
   walk(nest, dst.data, src + offset,
-       [item_size](std::byte* d, const std::byte* s, int64_t n, int64_t ds, int64_t ss) {
-         copy_elements(d, s, n, ds, ss, item_size);
+       [&](std::byte* d, const std::byte* s, int64_t, int64_t, int64_t) {
+         for (int64_t at = 0; at < rows; at += stage_rows_max) {
+           const int64_t count = std::min(stage_rows_max, rows - at);
+           const std::byte* from = s + at * src_row;
+           stage_rows(stage, from, count, src_row, row_bytes,
+                      at + count < rows ? from + count * src_row : nullptr);
+           for (int64_t k = 0; k < count; ++k) {
+             std::byte* to = d + (at + k) * dst_row;
+#if defined(CHUTE_AVX2_TILES)
+             if (stream_rows && (reinterpret_cast<uintptr_t>(to) + 4) % 64 == 0) {
+               copy_reversed_float_avx2_lines(to, stage + k * row_bytes, elements);
+               streamed = true;
+               continue;
+             }
+#endif
+             copy_elements(to, stage + k * row_bytes, elements, dst_step, item_size, item_size);
+           }
+         }
        });
+  if (streamed) stream_fence();
 }
 
 void interleaved_copy(std::span<const InterleavedRun> runs, std::span<const int64_t> outer_shape,

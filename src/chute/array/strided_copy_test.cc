@@ -105,6 +105,106 @@ TEST(StridedCopy, RandomBoxesMatchElementwiseCopy) {
   }
 }
 
+/// Copies box [start, start + box) of a random C-order source into a destination whose axes
+/// are permuted by `order` (output axis k is source axis order[k]), reversed where `flips` says
+/// and spaced by `spacing` elements, and compares with the element-by-element reference. The
+/// destination starts `misalign` bytes past a 64-byte boundary.
+void check_permuted_box(const std::vector<std::byte>& src, const Coords& src_shape,
+                        const Coords& start, const Coords& box, const std::vector<size_t>& order,
+                        const std::vector<bool>& flips, int64_t spacing, int64_t item,
+                        int64_t misalign = 0) {
+  const size_t rank = box.size();
+  Coords out_shape(rank);
+  for (size_t k = 0; k < rank; ++k) out_shape[k] = box[order[k]];
+  const Layout layout = padded_layout(out_shape, Coords(rank, 0), spacing, item);
+  std::vector<std::byte> buffer(static_cast<size_t>(layout.nbytes + 128), std::byte{0xEE});
+  std::vector<std::byte> expected = buffer;
+  const auto lead =
+      static_cast<int64_t>((64 - reinterpret_cast<uintptr_t>(buffer.data()) % 64) % 64 +
+                           static_cast<uint64_t>(misalign));
+  std::byte* actual = buffer.data() + lead;
+  // The destination indexed by the source's axes: permuted, negative strides where reversed.
+  StridedView dst{actual, box, Coords(rank)};
+  int64_t origin = 0;
+  for (size_t k = 0; k < rank; ++k) {
+    const int64_t stride = layout.strides[k];
+    dst.byte_strides[order[k]] = flips[k] ? -stride : stride;
+    if (flips[k]) origin += (out_shape[k] - 1) * stride;
+  }
+  dst.data += origin;
+  naive_copy(src.data(), src_shape, start, expected.data() + lead + origin, box, dst.byte_strides,
+             item);
+  strided_copy(src.data(), src_shape, start, dst, item);
+  ASSERT_EQ(expected, buffer) << "item " << item << " spacing " << spacing << " misalign "
+                              << misalign;
+}
+
+/// Random bytes for a source of `shape`.
+std::vector<std::byte> random_source(const Coords& shape, int64_t item, std::mt19937_64& rng) {
+  std::vector<std::byte> src(static_cast<size_t>(element_count(shape) * item));
+  for (size_t i = 0; i + 8 <= src.size(); i += 8) {
+    const uint64_t bits = rng();
+    std::memcpy(src.data() + i, &bits, 8);
+  }
+  return src;
+}
+
+// Source rows at least 1 KiB apart (a crop straight out of a mapped volume) go through a
+// cache-resident stage before they are transposed, reversed or scattered: every element size,
+// both kernels, boxes whose rows fill one stage, several, or do not fit one (rows over 16 KiB,
+// copied unstaged).
+TEST(StridedCopy, FarApartSourceRowsMatchElementwiseCopy) {
+  std::mt19937_64 rng(13);
+  for (CopyKernels kernels : {CopyKernels::kBest, CopyKernels::kPortable}) {
+    SCOPED_TRACE(kernels == CopyKernels::kBest ? "register kernels" : "portable kernels");
+    set_copy_kernels(kernels);
+    for (int trial = 0; trial < 24; ++trial) {
+      const int64_t items[] = {1, 2, 4, 8};
+      const int64_t item = items[trial % 4];
+      // Rows of 1 KiB and more; boxes of 1 to 130 rows per slice.
+      Coords src_shape{1 + static_cast<int64_t>(rng() % 5), 2 + static_cast<int64_t>(rng() % 70),
+                       1024 / item + static_cast<int64_t>(rng() % 600)};
+      Coords start(3), box(3);
+      for (size_t d = 0; d < 3; ++d) {
+        start[d] = static_cast<int64_t>(rng() % static_cast<uint64_t>(src_shape[d]));
+        box[d] = 1 + static_cast<int64_t>(rng() % static_cast<uint64_t>(src_shape[d] - start[d]));
+      }
+      std::vector<size_t> order{0, 1, 2};
+      std::shuffle(order.begin(), order.end(), rng);
+      const std::vector<bool> flips{rng() % 2 == 0, rng() % 2 == 0, rng() % 2 == 0};
+      const int64_t spacing = trial % 5 == 0 ? 3 : 1;  // channels-last: no unit stride
+      SCOPED_TRACE(::testing::Message()
+                   << "trial " << trial << " order " << order[0] << order[1] << order[2]
+                   << " flips " << flips[0] << flips[1] << flips[2]);
+      check_permuted_box(random_source(src_shape, item, rng), src_shape, start, box, order, flips,
+                         spacing, item);
+    }
+    // A 64³ float32 crop of a 512-wide volume (rows of 2 KiB, 64 rows per slice: one stage each)
+    // in every permutation and reversal, into a destination on a 64-byte boundary (copies of
+    // 256 KiB and more stream whole lines there: transposed, reversed or plain runs) and off
+    // one; then 64 x 48 x 32 (lines 128 and 192 bytes long) and 56 x 64 x 24 (partial blocks).
+    const Coords volume{64, 70, 512}, corner{0, 3, 101};
+    const std::vector<std::byte> x = random_source(volume, 4, rng);
+    for (const auto& order : std::vector<std::vector<size_t>>{
+             {0, 1, 2}, {0, 2, 1}, {1, 0, 2}, {1, 2, 0}, {2, 0, 1}, {2, 1, 0}}) {
+      for (int flips = 0; flips < 8; ++flips) {
+        const std::vector<bool> flip{(flips & 1) != 0, (flips & 2) != 0, (flips & 4) != 0};
+        check_permuted_box(x, volume, corner, {64, 64, 64}, order, flip, 1, 4);
+        check_permuted_box(x, volume, corner, {64, 64, 64}, order, flip, 1, 4, 4);
+        check_permuted_box(x, volume, corner, {64, 48, 32}, order, flip, 1, 4);
+        check_permuted_box(x, volume, corner, {56, 64, 24}, order, flip, 1, 4);
+      }
+    }
+    // Rows of exactly one stage (16 KiB), and rows that do not fit one.
+    const Coords wide{3, 9, 4100};
+    const std::vector<std::byte> w = random_source(wide, 4, rng);
+    check_permuted_box(w, wide, {0, 0, 2}, {3, 5, 4096}, {2, 0, 1}, {false, true, false}, 1, 4);
+    check_permuted_box(w, wide, {0, 0, 1}, {3, 5, 4097}, {2, 1, 0}, {true, false, true}, 1, 4);
+    check_permuted_box(w, wide, {0, 0, 1}, {2, 9, 4097}, {0, 1, 2}, {false, false, true}, 1, 4);
+  }
+  set_copy_kernels(CopyKernels::kBest);
+}
+
 TEST(StridedCopy, ZeroExtentCopiesNothing) {
   std::vector<std::byte> src(16, std::byte{1}), dst(16, std::byte{0});
   StridedView view{dst.data(), {0, 4}, {16, 4}};

@@ -7,10 +7,18 @@
 //  - BM_PlaceCropFromChunks<float/uint16_t>: each channel from 8 cached 64³ chunks, as after a
 //    decode of W3's Zarr form (source rows of 64 elements: 256 B for float32).
 //  - BM_PlaceCropFromVolume: each channel from a 64 x 512 x 512 float32 volume (64 MiB, rows of
-//    2 KiB), as a crop copied straight out of a mapped HDF5/.npy file.
+//    2 KiB), as a crop copied straight out of a mapped HDF5/.npy file. One corner: the crop's
+//    lines stay in the last-level cache between iterations.
+//  - BM_PlaceRandomCropsFromVolume: one 64³ float32 crop at a random corner of a 192 x 512 x 512
+//    volume (192 MiB) per iteration, into the next of 64 line-aligned slots (64 MiB), so source
+//    and destination come from and go to memory as in a loader's batch: the staged copy and
+//    the streamed destination lines (strided_copy.cc) show here, not in the cached one above.
 
 #include <benchmark/benchmark.h>
 
+#include <cstdlib>
+#include <memory>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -79,6 +87,37 @@ void BM_PlaceCropFromVolume(benchmark::State& state) {
               [&](size_t d, bool high) { return corner[d] + (high ? kSplit[d] : 0); });
 }
 
+void BM_PlaceRandomCropsFromVolume(benchmark::State& state) {
+  constexpr int64_t kDeep = 192, kWide = 512, kSlots = 64;
+  constexpr int64_t kCropBytes = kEdge * kEdge * kEdge * 4;
+  const CubeSymmetry& s = cube_symmetry(static_cast<int>(state.range(0)));
+  const bool portable = state.range(1) != 0;
+  static const std::vector<float> volume(static_cast<size_t>(kDeep * kWide * kWide), 1.f);
+  struct Free {
+    void operator()(void* p) const { std::free(p); }
+  };
+  const std::unique_ptr<std::byte, Free> slots(
+      static_cast<std::byte*>(std::aligned_alloc(64, kSlots * kCropBytes)));
+  std::fill_n(slots.get(), kSlots * kCropBytes, std::byte{0});
+  const std::vector<int64_t> shape{kDeep, kWide, kWide};
+  std::mt19937_64 rng(static_cast<uint64_t>(state.range(0)));
+  set_copy_kernels(portable ? CopyKernels::kPortable : CopyKernels::kBest);
+  int64_t slot = 0;
+  for (auto _ : state) {
+    const std::vector<int64_t> corner{static_cast<int64_t>(rng() % (kDeep - kEdge + 1)),
+                                      static_cast<int64_t>(rng() % (kWide - kEdge + 1)),
+                                      static_cast<int64_t>(rng() % (kWide - kEdge + 1))};
+    const StridedView out = StridedView::contiguous(slots.get() + (slot++ % kSlots) * kCropBytes,
+                                                    {kEdge, kEdge, kEdge}, 4);
+    strided_copy(reinterpret_cast<const std::byte*>(volume.data()), shape, corner,
+                 transform_view(s, out), 4);
+  }
+  benchmark::DoNotOptimize(slots.get());
+  set_copy_kernels(CopyKernels::kBest);
+  state.SetBytesProcessed(state.iterations() * kCropBytes);
+  state.SetLabel(s.describe() + (portable ? " portable" : ""));
+}
+
 void every_id(benchmark::internal::Benchmark* b) {
   for (int id = 0; id < kCubeSymmetries; ++id) {
     for (int portable : {0, 1}) b->Args({id, portable});
@@ -88,6 +127,7 @@ void every_id(benchmark::internal::Benchmark* b) {
 BENCHMARK(BM_PlaceCropFromChunks<float>)->Apply(every_id);
 BENCHMARK(BM_PlaceCropFromChunks<uint16_t>)->Apply(every_id);
 BENCHMARK(BM_PlaceCropFromVolume)->Apply(every_id);
+BENCHMARK(BM_PlaceRandomCropsFromVolume)->Apply(every_id);
 
 }  // namespace
 }  // namespace chute
