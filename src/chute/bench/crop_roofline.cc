@@ -150,9 +150,17 @@ CropRooflineResult measure_crop_roofline(const CropDataset& dataset,
   // does not bound the limit.
   const double read = result.read_samples_per_s, decode = result.decode_samples_per_s,
                place = result.place_samples_per_s;
-  result.combined_samples_per_s = decode > 0
-                                      ? loader_limit(read, {decode, place}, result.read_overlaps)
-                                      : loader_limit(read, {place}, result.read_overlaps);
+  result.fused_mapped_copy = !before_reads && !dataset.arrays().empty() &&
+                             std::ranges::all_of(dataset.arrays(), [](const auto& named) {
+                               return named.second->source().mapped() != nullptr;
+                             });
+  if (result.fused_mapped_copy) {
+    result.combined_samples_per_s = read > 0 && place > 0 ? std::min(read, place) : 0;
+  } else {
+    result.combined_samples_per_s = decode > 0
+                                        ? loader_limit(read, {decode, place}, result.read_overlaps)
+                                        : loader_limit(read, {place}, result.read_overlaps);
+  }
   result.bytes_read_per_sample =
       result.samples > 0 ? static_cast<double>(stats.bytes_read.load()) / result.samples : 0;
   result.bytes_decoded_per_sample =
@@ -173,6 +181,7 @@ nlohmann::json to_json(const CropRooflineResult& r) {
           {"place_samples_per_s", r.place_samples_per_s},
           {"combined_samples_per_s", r.combined_samples_per_s},
           {"read_overlaps", r.read_overlaps},
+          {"fused_mapped_copy", r.fused_mapped_copy},
           {"loop_samples_per_s", r.loop_samples_per_s},
           {"combined_gb_per_s", gbps(r.combined_samples_per_s)},
           {"loop_gb_per_s", gbps(r.loop_samples_per_s)}};

@@ -38,6 +38,11 @@ struct CropRooflineResult {
   /// Reads from storage (cold), every one in flight beside the decode/place workers: see
   /// combined.
   bool read_overlaps = false;
+  /// Warm crops of mapped sources (.npy, contiguous HDF5): the loader copies each piece out of
+  /// the mapping straight to its transformed place in one pass that stages the far-apart rows
+  /// in L1 with the next ones prefetched, so memory reads run under the transposes and the
+  /// limit is the slower half, min(read, place), not their sum.
+  bool fused_mapped_copy = false;
   double loop_samples_per_s = 0;
   double bytes_read_per_sample = 0;
   /// Decoded bytes per crop, whole blosc blocks counted (the crop's own bytes: sample_bytes).

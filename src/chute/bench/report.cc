@@ -65,7 +65,9 @@ std::string render_crop_roofline(const json& r) {
           : "none: a mapped, uncompressed source (.npy, contiguous HDF5)");
   row("place", "place_samples_per_s", "strided copies with the transforms, from cache");
   row("limit", "combined_samples_per_s",
-      r.value("read_overlaps", false)
+      r.value("fused_mapped_copy", false)
+          ? "min(read, place): one pass out of the mapping, memory reads under the transforms"
+      : r.value("read_overlaps", false)
           ? "min(read, 1 / (1/decode + 1/place)): storage reads run in flight beside the workers"
           : "1 / (1/read + 1/decode + 1/place)");
   row("loop", "loop_samples_per_s", "the three as one loop (ReadPlan::execute, no pipeline)");
