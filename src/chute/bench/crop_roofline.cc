@@ -154,13 +154,10 @@ CropRooflineResult measure_crop_roofline(const CropDataset& dataset,
                              std::ranges::all_of(dataset.arrays(), [](const auto& named) {
                                return named.second->source().mapped() != nullptr;
                              });
-  if (result.fused_mapped_copy) {
-    result.combined_samples_per_s = read > 0 && place > 0 ? std::min(read, place) : 0;
-  } else {
-    result.combined_samples_per_s = decode > 0
-                                        ? loader_limit(read, {decode, place}, result.read_overlaps)
-                                        : loader_limit(read, {place}, result.read_overlaps);
-  }
+  // Either way the read runs beside the other steps, and the slower side bounds the loader.
+  const bool overlaps = result.read_overlaps || result.fused_mapped_copy;
+  result.combined_samples_per_s = decode > 0 ? loader_limit(read, {decode, place}, overlaps)
+                                             : loader_limit(read, {place}, overlaps);
   result.bytes_read_per_sample =
       result.samples > 0 ? static_cast<double>(stats.bytes_read.load()) / result.samples : 0;
   result.bytes_decoded_per_sample =
