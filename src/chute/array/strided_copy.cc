@@ -426,6 +426,14 @@ __attribute__((target("avx2"))) void copy_tiled_float_avx2(std::byte* dst, const
   }
 }
 
+/// Writes the 16 floats of `lo` (elements i..i+7) and `hi` (i+8..i+15) reversed, as one whole
+/// line [d - 15, d] with two adjacent non-temporal stores: element i lands at d, i+15 at d - 15.
+__attribute__((target("avx2"))) inline void stream_line_reversed(float* d, __m256 lo, __m256 hi) {
+  const __m256i reverse = _mm256_set_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+  _mm256_stream_ps(d - 7, _mm256_permutevar8x32_ps(lo, reverse));
+  _mm256_stream_ps(d - 15, _mm256_permutevar8x32_ps(hi, reverse));
+}
+
 /// A staged transpose into a destination that is not read again soon (a batch): 16 (a) x 8 (b)
 /// blocks, two 8 x 8 transposes, and each destination line's 64 bytes written whole by two
 /// adjacent non-temporal stores, so the line is never read from memory first. With 8 x 8
@@ -437,7 +445,6 @@ __attribute__((target("avx2"))) void copy_tiled_float_avx2_lines(std::byte* dst,
                                                                  const std::byte* src,
                                                                  const Tile& t) {
   const bool backwards = t.dst_a < 0;
-  const __m256i reverse = _mm256_set_epi32(0, 1, 2, 3, 4, 5, 6, 7);
   for (int64_t b = 0; b < t.nb; b += 8) {
     for (int64_t a = 0; a < t.na; a += 16) {
       const std::byte* s = src + a * t.src_a + b * 4;
@@ -451,8 +458,7 @@ __attribute__((target("avx2"))) void copy_tiled_float_avx2_lines(std::byte* dst,
       for (int64_t j = 0; j < 8; ++j) {
         auto* d = reinterpret_cast<float*>(dst + (b + j) * t.dst_b + a * t.dst_a);
         if (backwards) {  // element a at d, a+15 at d - 15: the line is [d - 15, d]
-          _mm256_stream_ps(d - 7, _mm256_permutevar8x32_ps(lo[j], reverse));
-          _mm256_stream_ps(d - 15, _mm256_permutevar8x32_ps(hi[j], reverse));
+          stream_line_reversed(d, lo[j], hi[j]);
         } else {
           _mm256_stream_ps(d, lo[j]);
           _mm256_stream_ps(d + 8, hi[j]);
@@ -469,13 +475,10 @@ __attribute__((target("avx2"))) void copy_tiled_float_avx2_lines(std::byte* dst,
 __attribute__((target("avx2"))) void copy_reversed_float_avx2_lines(std::byte* dst,
                                                                     const std::byte* src,
                                                                     int64_t n) {
-  const __m256i reverse = _mm256_set_epi32(0, 1, 2, 3, 4, 5, 6, 7);
   auto* d = reinterpret_cast<float*>(dst);
   const auto* s = reinterpret_cast<const float*>(src);
   for (int64_t i = 0; i < n; i += 16) {
-    const __m256 lo = _mm256_loadu_ps(s + i), hi = _mm256_loadu_ps(s + i + 8);
-    _mm256_stream_ps(d - i - 7, _mm256_permutevar8x32_ps(lo, reverse));
-    _mm256_stream_ps(d - i - 15, _mm256_permutevar8x32_ps(hi, reverse));
+    stream_line_reversed(d - i, _mm256_loadu_ps(s + i), _mm256_loadu_ps(s + i + 8));
   }
 }
 
