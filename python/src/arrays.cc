@@ -23,6 +23,7 @@
 #include "chute/format/zarr.h"
 #include "chute/store/file_store.h"
 #include "chute/util/error.h"
+#include "chute/util/missing_values.h"
 #include "chute/util/thread_pool.h"
 
 namespace nb = nanobind;
@@ -145,6 +146,7 @@ void read_decoded_into(const Array& array, const std::vector<int64_t>& start, Nu
          array.name());
   }
   const DataType decoded{DTypeKind::kFloat, static_cast<uint8_t>(out.itemsize())};
+  normalize_missing(missing);
   ElementConvert convert{array.metadata().data_type, decoded, scale, offset, std::move(missing)};
   check_convert(convert, array.name());
   const StridedView view = destination(array, start, out, decoded.size, decoded.name());

@@ -9,6 +9,7 @@
 #include "chute/array/read_plan.h"
 #include "chute/array/strided_copy.h"
 #include "chute/array/zarr_chunk_source.h"
+#include "chute/util/checked.h"
 #include "chute/util/clock.h"
 #include "chute/util/element_count.h"
 #include "chute/util/error.h"
@@ -88,6 +89,16 @@ void Array::validate_metadata() {
     }
   }
   const size_t item_size = metadata_.data_type.size;
+  const auto item = std::max<int64_t>(static_cast<int64_t>(item_size), 1);
+  for (auto [what, extents] : {std::pair{"shape", std::span<const int64_t>(shape)},
+                               std::pair{"chunk shape", std::span<const int64_t>(chunks)}}) {
+    if (!checked_product(extents, item)) {
+      fail(ErrorCode::kInvalidMetadata,
+           "array '{}': a {} of [{}] elements of {} bytes holds more than 2^63 bytes: it cannot "
+           "be indexed",
+           name_, what, fmt::join(extents, ", "), item_size);
+    }
+  }
   if (metadata_.fill_value.empty()) metadata_.fill_value.assign(item_size, std::byte{0});
   if (metadata_.fill_value.size() != item_size) {
     fail(ErrorCode::kInvalidMetadata, "array '{}': expected a fill value of {} bytes, found {}",
@@ -104,6 +115,12 @@ void Array::init_read_grid() {
          read_chunk_shape_.size(), shape.size());
   }
   read_grid_shape_ = chunk_grid_shape(shape, read_chunk_shape_);
+  if (!chunk_count(read_grid_shape_) || !checked_product(read_chunk_shape_, std::max<int64_t>(static_cast<int64_t>(metadata_.data_type.size), 1))) {
+    fail(ErrorCode::kInvalidMetadata,
+         "array '{}': a grid of [{}] chunks of [{}] elements cannot be indexed (more than 2^63 "
+         "chunks or bytes)",
+         name_, fmt::join(read_grid_shape_, ", "), fmt::join(read_chunk_shape_, ", "));
+  }
   const int64_t expected =
       element_count(read_chunk_shape_) * static_cast<int64_t>(metadata_.data_type.size);
   if (read_chain_->decoded_nbytes() != expected) {

@@ -4,14 +4,22 @@
 
 #include <iterator>
 
+#include "chute/util/checked.h"
+
 namespace chute {
 
 std::vector<int64_t> chunk_grid_shape(std::span<const int64_t> shape,
                                       std::span<const int64_t> chunk_shape) {
   std::vector<int64_t> grid(shape.size());
-  for (size_t d = 0; d < shape.size(); ++d)
-    grid[d] = (shape[d] + chunk_shape[d] - 1) / chunk_shape[d];
+  for (size_t d = 0; d < shape.size(); ++d) {
+    // Not (shape + chunk - 1) / chunk: that sum overflows for extents near 2^63.
+    grid[d] = shape[d] / chunk_shape[d] + (shape[d] % chunk_shape[d] != 0);
+  }
   return grid;
+}
+
+std::optional<int64_t> chunk_count(std::span<const int64_t> grid_shape) {
+  return checked_product(grid_shape);
 }
 
 int64_t linear_chunk_index(std::span<const int64_t> coords, std::span<const int64_t> grid_shape) {

@@ -9,6 +9,7 @@
 #include "chute/array/read_plan.h"
 #include "chute/array/strided_copy.h"
 #include "chute/util/error.h"
+#include "chute/util/missing_values.h"
 #include "chute/util/float16.h"
 
 // x × scale and + offset are two roundings, as in NumPy: never fused into one multiply-add
@@ -57,9 +58,7 @@ void run(const ElementConvert& c, const std::byte* src, int64_t count, std::byte
   }
   for (int64_t i = 0; i < count; ++i) {
     double x = widen<In>(src + i * static_cast<int64_t>(sizeof(In)));
-    bool is_missing = false;
-    for (size_t k = 0; k < n_missing; ++k) is_missing |= x == missing[k];
-    if (is_missing) {
+    if (is_missing_value({missing, n_missing}, x)) {
       x = std::numeric_limits<double>::quiet_NaN();
     } else {
       if (has_scale) x = x * scale;

@@ -25,7 +25,7 @@ struct ElementConvert {
   DataType decoded;              // float32 or float64 (float64 when scaled)
   std::optional<double> scale;   // scale_factor
   std::optional<double> offset;  // add_offset
-  std::vector<double> missing;   // stored values that read as NaN
+  std::vector<double> missing;   // stored values that read as NaN: sorted, unique, no NaN
 };
 
 /// Throws kInvalidArgument naming `name` when `convert` is not one convert_run does: a stored

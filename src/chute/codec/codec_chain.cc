@@ -4,12 +4,15 @@
 
 #include "chute/codec/codec_chain.h"
 
+#include <fmt/ranges.h>
+
 #include <algorithm>
 #include <cstring>
 #include <string_view>
 
 #include "chute/codec/codec.h"
 #include "chute/codec/sharding.h"
+#include "chute/util/checked.h"
 #include "chute/util/error.h"
 
 namespace chute {
@@ -271,6 +274,10 @@ std::shared_ptr<const CodecChain> CodecChain::create(std::span<const CodecSpec> 
   }
 
   auto chain = std::make_shared<ChainImpl>();
+  if (!checked_product(chunk_shape, std::max<int64_t>(static_cast<int64_t>(data_type.size), 1))) {
+    fail(ErrorCode::kInvalidMetadata, "a chunk of [{}] elements of {} bytes exceeds 2^63 bytes",
+         fmt::join(chunk_shape, ", "), data_type.size);
+  }
   ChunkLayout layout{data_type, {chunk_shape.begin(), chunk_shape.end()}};
   chain->nbytes = layout.nbytes();
   size_t i = 0;

@@ -8,6 +8,7 @@
 #include "chute/array/strided_copy.h"
 #include "chute/pipeline/transforms.h"
 #include "chute/util/error.h"
+#include "chute/util/missing_values.h"
 
 namespace chute::detail {
 
@@ -99,10 +100,7 @@ double number_of(const json& value, DataType /*type*/, const std::string& name, 
 
 void add_missing(std::vector<double>& missing, double value) {
   if (std::isnan(value)) return;  // NaN stays NaN without a comparison
-  for (double m : missing) {
-    if (m == value) return;
-  }
-  missing.push_back(value);
+  missing.push_back(value);       // sorted and made unique once all are in
 }
 
 template <typename In>
@@ -212,9 +210,8 @@ void run_typed(const std::byte* src, int64_t count, const ChannelDecode& d, Out*
   }
   for (int64_t i = 0; i < count; ++i) {
     const double raw = widen(load_at<In>(src, i));
-    bool is_missing = false;
-    for (double m : missing) is_missing = is_missing || raw == m;
-    float value = is_missing ? kNaN : static_cast<float>(raw * scale + offset);
+    float value =
+        is_missing_value(missing, raw) ? kNaN : static_cast<float>(raw * scale + offset);
     if (d.replace_nan && std::isnan(value)) value = d.nan_value;
     dst[i * stride] = cast((value - mean) * inv_std);
   }
@@ -318,6 +315,7 @@ CfEncoding parse_cf_encoding(const ArrayMetadata& meta, const std::string& name)
       add_missing(cf.missing, number_of(*it, type, name, "missing_value"));
     }
   }
+  normalize_missing(cf.missing);
   if (cf.any() && !is_decodable(type)) {
     fail(ErrorCode::kUnsupported, "array '{}': CF encoding on dtype {} (expected a number type)",
          name, type.name());

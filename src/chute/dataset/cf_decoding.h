@@ -24,7 +24,8 @@ struct CfEncoding {
   double scale = 1.0;
   double offset = 0.0;
   bool scaled = false;          // scale_factor or add_offset present
-  std::vector<double> missing;  // stored values meaning "missing" (NaN ones are left out)
+  // Stored values meaning "missing": sorted, unique, no NaN (normalize_missing).
+  std::vector<double> missing;
   bool any() const { return scaled || !missing.empty(); }
 };
 

@@ -10,6 +10,7 @@
 #include "chute/dataset/cf_decoding.h"
 #include "chute/util/civil_date.h"
 #include "chute/util/error.h"
+#include "chute/util/missing_values.h"
 
 namespace chute {
 
@@ -337,7 +338,7 @@ std::vector<int64_t> decode_cf_times(const Array& array, const std::string& name
   std::vector<int64_t> out(static_cast<size_t>(n));
   const bool integral = type.kind == DTypeKind::kInt || type.kind == DTypeKind::kUInt;
   auto is_missing = [&](double v) {
-    return std::find(cf.missing.begin(), cf.missing.end(), v) != cf.missing.end();
+    return is_missing_value(cf.missing, v);
   };
   for (int64_t i = 0; i < n; ++i) {
     const std::byte* at = raw.data() + i * type.size;

@@ -1,5 +1,7 @@
 #include "chute/format/hdf5_btree.h"
 
+#include <fmt/format.h>
+
 #include <cstring>
 #include <string>
 
@@ -9,6 +11,7 @@
 namespace chute::hdf5 {
 namespace {
 
+constexpr uint16_t kDataspaceMessage = 0x0001;
 constexpr uint16_t kLayoutMessage = 0x0008;
 constexpr uint16_t kContinuationMessage = 0x0010;
 constexpr uint64_t kUndefined = ~uint64_t{0};
@@ -59,9 +62,21 @@ struct Block {
   uint64_t length;
 };
 
-/// Finds the layout message's bytes in the object header (following continuation blocks).
-std::optional<std::vector<std::byte>> find_layout(const SingleFileStore& file, uint64_t address,
-                                                  FileLayoutSizes sizes, const std::string& where) {
+struct HeaderMessages {
+  std::optional<std::vector<std::byte>> layout;
+  std::optional<std::vector<std::byte>> dataspace;
+  bool parsed = false;  // false: not an object header chute reads (libhdf5 judges it)
+};
+
+/// Finds the layout and dataspace messages' bytes in the object header (following continuation
+/// blocks).
+HeaderMessages find_messages(const SingleFileStore& file, uint64_t address, FileLayoutSizes sizes,
+                             const std::string& where) {
+  HeaderMessages found;
+  if (address == kUndefined || address >= file.file_size()) {
+    fail(ErrorCode::kCorruptData, "{}: object header at byte {} lies outside the file ({} bytes)",
+         where, address, file.file_size());
+  }
   Reader head(read_at(file, address, std::min<uint64_t>(512, file.file_size() - address), where),
               where, "object header");
   std::vector<Block> blocks;
@@ -79,10 +94,11 @@ std::optional<std::vector<std::byte>> find_layout(const SingleFileStore& file, u
     creation_order = flags & 0x04;
     blocks.push_back({address + at, chunk0});
   } else {
-    if (head.uint(0, 1) != 1) return std::nullopt;
+    if (head.uint(0, 1) != 1) return found;
     const uint64_t size = head.uint(8, 4);
     blocks.push_back({address + 16, size});
   }
+  found.parsed = true;
   for (size_t b = 0; b < blocks.size() && b < 1024; ++b) {
     Reader block(read_at(file, blocks[b].address, blocks[b].length, where), where, "object header");
     size_t at = 0;
@@ -106,10 +122,12 @@ std::optional<std::vector<std::byte>> find_layout(const SingleFileStore& file, u
       }
       const size_t data = at + prefix;
       block.need(data, size);
-      if (type == kLayoutMessage) {
+      if ((type == kLayoutMessage && !found.layout) ||
+          (type == kDataspaceMessage && !found.dataspace)) {
         std::vector<std::byte> message(static_cast<size_t>(size));
         for (size_t i = 0; i < size; ++i) message[i] = std::byte(block.uint(data + i, 1));
-        return message;
+        (type == kLayoutMessage ? found.layout : found.dataspace) = std::move(message);
+        if (found.layout && found.dataspace) return found;
       }
       if (type == kContinuationMessage) {
         blocks.push_back({block.uint(data, static_cast<size_t>(sizes.offset_size)),
@@ -120,7 +138,7 @@ std::optional<std::vector<std::byte>> find_layout(const SingleFileStore& file, u
       if (!v2) at = (at + 7) & ~size_t{7};
     }
   }
-  return std::nullopt;
+  return found;
 }
 
 struct TreeWalk {
@@ -131,14 +149,20 @@ struct TreeWalk {
   const std::vector<int64_t>& chunk_shape;
   std::vector<Hdf5ChunkEntry>& entries;
   const std::string& where;
-  size_t visited = 0;
+  uint64_t visited = 0;
 
   void node(uint64_t address, int expected_level) {
-    if (++visited > entries.size() + 1024) {
-      fail(ErrorCode::kCorruptData, "{}: the chunk B-tree has more nodes than chunks", where);
-    }
     const auto a = static_cast<size_t>(sizes.offset_size);
     const size_t header = 8 + 2 * a;
+    const size_t key = 8 + 8 * dims;
+    // Distinct nodes and entries each take bytes of the file: more visits than the file holds
+    // nodes means a node is reached twice (a cycle or shared subtrees), whose entries would
+    // repeat and grow without bound.
+    if (++visited > file.file_size() / header + 1) {
+      fail(ErrorCode::kCorruptData,
+           "{}: the chunk B-tree reaches more nodes than the file holds (a node is reached twice)",
+           where);
+    }
     Reader top(read_at(file, address, header, where), where, "chunk B-tree node");
     if (!top.starts_with(0, "TREE") || top.uint(4, 1) != 1) {
       fail(ErrorCode::kCorruptData, "{}: expected a chunk B-tree node at byte {}", where, address);
@@ -149,9 +173,9 @@ struct TreeWalk {
       fail(ErrorCode::kCorruptData, "{}: B-tree node at byte {} has level {}, expected {}", where,
            address, level, expected_level);
     }
-    const size_t key = 8 + 8 * dims;
     Reader body(read_at(file, address + header, used * (key + a) + key, where), where,
                 "chunk B-tree node");
+    std::vector<int64_t> coords(dims - 1);
     for (uint64_t i = 0; i < used; ++i) {
       const size_t k = static_cast<size_t>(i) * (key + a);
       const uint64_t child = body.uint(k + key, a);
@@ -159,7 +183,6 @@ struct TreeWalk {
         node(child, level - 1);
         continue;
       }
-      std::vector<int64_t> coords(dims - 1);
       for (size_t d = 0; d + 1 < dims; ++d) {
         const uint64_t offset = body.uint(k + 8 + 8 * d, 8);
         if (offset % static_cast<uint64_t>(chunk_shape[d]) != 0 ||
@@ -167,17 +190,102 @@ struct TreeWalk {
           fail(ErrorCode::kCorruptData, "{}: B-tree entry at offset {} outside the chunk grid",
                where, offset);
         }
-        coords[d] = static_cast<int64_t>(offset) / chunk_shape[d];
+        coords[d] = static_cast<int64_t>(offset / static_cast<uint64_t>(chunk_shape[d]));
       }
-      Hdf5ChunkEntry& e = entries[static_cast<size_t>(linear_chunk_index(coords, grid))];
-      e.nbytes = body.uint(k, 4);
-      e.chain = static_cast<uint32_t>(body.uint(k + 4, 4));
-      e.offset = child;
+      if (entries.size() > file.file_size() / (key + a)) {
+        fail(ErrorCode::kCorruptData,
+             "{}: the chunk B-tree lists more chunks than the file holds (entries repeat)", where);
+      }
+      entries.push_back({.chunk = linear_chunk_index(coords, grid),
+                         .offset = child,
+                         .nbytes = body.uint(k, 4),
+                         .chain = static_cast<uint32_t>(body.uint(k + 4, 4))});
     }
   }
 };
 
+[[noreturn]] void bad_layout(const std::string& where, const std::string& what) {
+  fail(ErrorCode::kCorruptData, "{}: malformed data layout message: {}", where, what);
+}
+
+/// The chunk extents of a chunked layout message (rank + 1 values, the last the element size)
+/// after checking every field libhdf5 divides by or sizes tables with; nullopt for other
+/// storage classes.
+std::optional<std::vector<uint64_t>> checked_layout(const std::vector<std::byte>& message,
+                                                    FileLayoutSizes sizes,
+                                                    const std::string& where) {
+  Reader layout(message, where, "data layout message");
+  const auto version = layout.uint(0, 1);
+  if (version < 1 || version > 4) {
+    bad_layout(where, fmt::format("version {} (expected 1 to 4)", version));
+  }
+  const auto o = static_cast<size_t>(sizes.offset_size);
+  const uint64_t storage_class = version <= 2 ? layout.uint(2, 1) : layout.uint(1, 1);
+  if (storage_class > (version == 4 ? 3u : 2u)) {
+    bad_layout(where, fmt::format("storage class {} in a version {} message", storage_class,
+                                  version));
+  }
+  if (storage_class != 2) return std::nullopt;
+  uint64_t dims = 0;
+  size_t at = 0, width = 4;
+  if (version <= 2) {
+    dims = layout.uint(1, 1);
+    at = 8 + o;
+  } else if (version == 3) {
+    dims = layout.uint(2, 1);
+    at = 3 + o;
+  } else {
+    if (layout.uint(2, 1) > 3) bad_layout(where, fmt::format("flags {}", layout.uint(2, 1)));
+    dims = layout.uint(3, 1);
+    width = static_cast<size_t>(layout.uint(4, 1));
+    if (width < 1 || width > 8) {
+      bad_layout(where, fmt::format("chunk extents of {} bytes (expected 1 to 8)", width));
+    }
+    at = 5;
+  }
+  // Chunked storage has one extent per dimension plus the element size: a rank of 1 to 32.
+  if (dims < 2 || dims > 33) {
+    bad_layout(where, fmt::format("dimensionality {} for chunked storage (expected 2 to 33)", dims));
+  }
+  std::vector<uint64_t> extents(static_cast<size_t>(dims));
+  for (size_t d = 0; d < extents.size(); ++d) {
+    extents[d] = layout.uint(at + d * width, width);
+    if (extents[d] == 0) bad_layout(where, fmt::format("chunk extent {} is 0", d));
+  }
+  if (version == 4) {
+    const uint64_t index = layout.uint(at + extents.size() * width, 1);
+    if (index < 1 || index > 5) bad_layout(where, fmt::format("chunk index type {}", index));
+  }
+  return extents;
+}
+
+/// The rank a dataspace message gives; nullopt for a version chute does not read.
+std::optional<uint64_t> dataspace_rank(const std::vector<std::byte>& message,
+                                       const std::string& where) {
+  Reader space(message, where, "dataspace message");
+  const auto version = space.uint(0, 1);
+  if (version != 1 && version != 2) return std::nullopt;
+  return space.uint(1, 1);
+}
+
 }  // namespace
+
+void check_layout_message(const SingleFileStore& file, uint64_t header_address,
+                          FileLayoutSizes sizes, const std::string& where) {
+  if (sizes.offset_size < 2 || sizes.offset_size > 8 || sizes.length_size < 2 ||
+      sizes.length_size > 8) {
+    return;
+  }
+  const HeaderMessages found = find_messages(file, header_address, sizes, where);
+  if (!found.layout) return;
+  const auto extents = checked_layout(*found.layout, sizes, where);
+  if (!extents || !found.dataspace) return;
+  const auto rank = dataspace_rank(*found.dataspace, where);
+  if (rank && *rank + 1 != extents->size()) {
+    bad_layout(where, fmt::format("chunks of {} dimensions for a dataspace of rank {}",
+                                  extents->size() - 1, *rank));
+  }
+}
 
 bool read_btree_chunk_index(const SingleFileStore& file, uint64_t header_address,
                             FileLayoutSizes sizes, const std::vector<int64_t>& grid,
@@ -187,30 +295,30 @@ bool read_btree_chunk_index(const SingleFileStore& file, uint64_t header_address
       sizes.length_size > 8) {
     return false;
   }
-  const auto message = find_layout(file, header_address, sizes, where);
-  if (!message) return false;
-  Reader layout(*message, where, "data layout message");
+  const HeaderMessages found = find_messages(file, header_address, sizes, where);
+  if (!found.layout) return false;
+  Reader layout(*found.layout, where, "data layout message");
   if (layout.uint(0, 1) != 3 || layout.uint(1, 1) != 2) return false;  // v3, chunked
-  const auto dims = static_cast<size_t>(layout.uint(2, 1));
+  const auto extents = checked_layout(*found.layout, sizes, where);
+  const size_t dims = extents->size();
   if (dims != grid.size() + 1) {
     fail(ErrorCode::kCorruptData, "{}: a layout of {} dimensions for a dataset of rank {}", where,
          dims, grid.size());
   }
   const uint64_t root = layout.uint(3, static_cast<size_t>(sizes.offset_size));
   for (size_t d = 0; d + 1 < dims; ++d) {
-    const uint64_t extent = layout.uint(3 + static_cast<size_t>(sizes.offset_size) + 4 * d, 4);
-    if (extent != static_cast<uint64_t>(chunk_shape[d])) {
+    if ((*extents)[d] != static_cast<uint64_t>(chunk_shape[d])) {
       fail(ErrorCode::kCorruptData, "{}: layout chunk extent {} differs from libhdf5's {}", where,
-           extent, chunk_shape[d]);
+           (*extents)[d], chunk_shape[d]);
     }
   }
-  std::vector<Hdf5ChunkEntry> found(entries.size());
+  std::vector<Hdf5ChunkEntry> found_entries;
   if (root != kUndefined &&
       (sizes.offset_size == 8 || root != (uint64_t{1} << (8 * sizes.offset_size)) - 1)) {
-    TreeWalk walk{file, sizes, dims, grid, chunk_shape, found, where};
+    TreeWalk walk{file, sizes, dims, grid, chunk_shape, found_entries, where};
     walk.node(root, -1);
   }
-  entries = std::move(found);
+  entries = std::move(found_entries);
   return true;
 }
 

@@ -19,14 +19,23 @@ struct FileLayoutSizes {
   int length_size = 8;  // bytes of a length
 };
 
-/// Fills `entries` (one per chunk of `grid`, row-major, chunks of `chunk_shape` elements; the
-/// chain field set to the chunk's filter mask) from the B-tree of the dataset whose object
-/// header is at `header_address`. Returns false, having changed nothing, when the dataset's
-/// index is not a version 1 B-tree under a version 3 layout message; throws kCorruptData naming
-/// `where` for a malformed header or tree.
+/// Sets `entries` to the chunks stored (in tree order, each with its row-major position in
+/// `grid`, chunks of `chunk_shape` elements; the chain field set to the chunk's filter mask) in
+/// the B-tree of the dataset whose object header is at `header_address`. Returns false, having
+/// changed nothing, when the dataset's index is not a version 1 B-tree under a version 3 layout
+/// message; throws kCorruptData naming `where` for a malformed header or tree. Memory follows
+/// the file's size, never the grid's.
 bool read_btree_chunk_index(const SingleFileStore& file, uint64_t header_address,
                             FileLayoutSizes sizes, const std::vector<int64_t>& grid,
                             const std::vector<int64_t>& chunk_shape,
                             std::vector<Hdf5ChunkEntry>& entries, const std::string& where);
+
+/// Checks the data layout message of the object whose header is at `header_address` before
+/// libhdf5 decodes it (Debian's 1.10 divides by a zero dimensionality or extent: SIGFPE):
+/// version 1 to 4, a known storage class, and for chunked storage a dimensionality of 2 to 33
+/// matching the dataspace's rank + 1, nonzero extents and a known index type. Throws
+/// kCorruptData naming `where`; returns quietly when the header is not one chute reads.
+void check_layout_message(const SingleFileStore& file, uint64_t header_address,
+                          FileLayoutSizes sizes, const std::string& where);
 
 }  // namespace chute::hdf5

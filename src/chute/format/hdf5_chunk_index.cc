@@ -6,6 +6,8 @@
 
 #include "chute/format/hdf5_chunk_index.h"
 
+#include <fmt/ranges.h>
+
 #include "chute/array/chunk_grid.h"
 #include "chute/format/hdf5_btree.h"
 #include "chute/util/error.h"
@@ -14,12 +16,12 @@ namespace chute::hdf5 {
 namespace {
 
 void by_coordinate(hid_t dataset, const std::vector<int64_t>& grid,
-                   const std::vector<int64_t>& chunk_shape, std::vector<Hdf5ChunkEntry>& entries,
-                   const std::string& where) {
+                   const std::vector<int64_t>& chunk_shape, int64_t count,
+                   std::vector<Hdf5ChunkEntry>& entries, const std::string& where) {
   const size_t n = grid.size();
   std::vector<hsize_t> offset(n, 0);
   std::vector<int64_t> coords(n, 0);
-  for (size_t i = 0; i < entries.size(); ++i) {
+  for (int64_t i = 0; i < count; ++i) {
     for (size_t d = 0; d < n; ++d) offset[d] = static_cast<hsize_t>(coords[d] * chunk_shape[d]);
     unsigned mask = 0;
     haddr_t address = HADDR_UNDEF;
@@ -27,7 +29,7 @@ void by_coordinate(hid_t dataset, const std::vector<int64_t>& grid,
     check_status(H5Dget_chunk_info_by_coord(dataset, offset.data(), &mask, &address, &size),
                  static_cast<int>(ErrorCode::kCorruptData),
                  fmt::format("{}: reading the chunk index (chunk {})", where, i));
-    if (address != HADDR_UNDEF) entries[i] = {address, size, mask};
+    if (address != HADDR_UNDEF) entries.push_back({i, address, size, mask});
     for (size_t d = n; d-- > 0;) {
       if (++coords[d] < grid[d]) break;
       coords[d] = 0;
@@ -35,13 +37,19 @@ void by_coordinate(hid_t dataset, const std::vector<int64_t>& grid,
   }
 }
 
-void by_index(hid_t dataset, const std::vector<int64_t>& grid,
-              const std::vector<int64_t>& chunk_shape, std::vector<Hdf5ChunkEntry>& entries,
-              const std::string& where) {
+hsize_t stored_count(hid_t dataset, const std::string& where) {
   Handle space = check(H5Dget_space(dataset), static_cast<int>(ErrorCode::kCorruptData), where);
   hsize_t stored = 0;
   check_status(H5Dget_num_chunks(dataset, space.get(), &stored),
                static_cast<int>(ErrorCode::kCorruptData), where + ": counting chunks");
+  return stored;
+}
+
+void by_index(hid_t dataset, const std::vector<int64_t>& grid,
+              const std::vector<int64_t>& chunk_shape, std::vector<Hdf5ChunkEntry>& entries,
+              const std::string& where) {
+  Handle space = check(H5Dget_space(dataset), static_cast<int>(ErrorCode::kCorruptData), where);
+  const hsize_t stored = stored_count(dataset, where);
   const size_t n = grid.size();
   std::vector<hsize_t> offset(n);
   std::vector<int64_t> coords(n);
@@ -53,14 +61,14 @@ void by_index(hid_t dataset, const std::vector<int64_t>& grid,
                  static_cast<int>(ErrorCode::kCorruptData),
                  fmt::format("{}: reading the chunk index (entry {})", where, i));
     for (size_t d = 0; d < n; ++d) {
-      coords[d] = static_cast<int64_t>(offset[d]) / chunk_shape[d];
-      if (coords[d] >= grid[d]) {
+      coords[d] = static_cast<int64_t>(offset[d] / static_cast<hsize_t>(chunk_shape[d]));
+      if (offset[d] / static_cast<hsize_t>(chunk_shape[d]) >= static_cast<hsize_t>(grid[d])) {
         fail(ErrorCode::kCorruptData, "{}: chunk index entry {} lies outside the dataset", where,
              i);
       }
     }
     if (address != HADDR_UNDEF) {
-      entries[static_cast<size_t>(linear_chunk_index(coords, grid))] = {address, size, mask};
+      entries.push_back({linear_chunk_index(coords, grid), address, size, mask});
     }
   }
 }
@@ -100,18 +108,35 @@ std::vector<Hdf5ChunkEntry> read_chunk_index(hid_t dataset, const SingleFileStor
                                              const std::vector<int64_t>& chunk_shape,
                                              Hdf5IndexMethod method, const std::string& where) {
   auto lock = lock_library();
-  int64_t count = 1;
-  for (int64_t g : grid) count *= g;
-  std::vector<Hdf5ChunkEntry> entries(static_cast<size_t>(count));
-  if (count == 0) return entries;
+  const std::optional<int64_t> count = chunk_count(grid);
+  if (!count) {
+    fail(ErrorCode::kInvalidMetadata,
+         "{}: a grid of [{}] chunks has more than 2^63 chunks and cannot be indexed", where,
+         fmt::join(grid, ", "));
+  }
+  std::vector<Hdf5ChunkEntry> entries;
+  if (*count == 0) return entries;
   if (method == Hdf5IndexMethod::kBTree &&
       by_btree(dataset, file, grid, chunk_shape, entries, where)) {
     return entries;
   }
+  if (method == Hdf5IndexMethod::kByCoordinate) {
+    by_coordinate(dataset, grid, chunk_shape, *count, entries, where);
+    return entries;
+  }
   if (method == Hdf5IndexMethod::kByIndex) {
     by_index(dataset, grid, chunk_shape, entries, where);
+    return entries;
+  }
+  // Another index kind: a lookup by coordinate is cheap there, a lookup by entry number walks
+  // the index, so coordinates win for a dense grid (grid <= stored^2) and entry numbers for a
+  // sparse one, where a walk over the grid would take time for chunks that do not exist.
+  const hsize_t stored = stored_count(dataset, where);
+  if (stored == 0) return entries;
+  if (static_cast<uint64_t>(*count) / stored > stored) {
+    by_index(dataset, grid, chunk_shape, entries, where);
   } else {
-    by_coordinate(dataset, grid, chunk_shape, entries, where);
+    by_coordinate(dataset, grid, chunk_shape, *count, entries, where);
   }
   return entries;
 }

@@ -1,5 +1,5 @@
 #pragma once
-// Reading a chunked dataset's chunk index once, at open, into a dense table over the chunk grid.
+// Reading a chunked dataset's chunk index once, at open, into a table of the chunks stored.
 
 #include <vector>
 
@@ -9,8 +9,9 @@
 
 namespace chute::hdf5 {
 
-/// One entry per chunk of `grid` (row-major); entry.chain holds the chunk's filter mask (the
-/// caller turns masks into chain indices). Holds the library lock.
+/// One entry per chunk stored (with its row-major position in `grid`); entry.chain holds the
+/// chunk's filter mask (the caller turns masks into chain indices). Throws kInvalidMetadata
+/// naming `where` when the grid has more than 2^63 chunks. Holds the library lock.
 std::vector<Hdf5ChunkEntry> read_chunk_index(hid_t dataset, const SingleFileStore& file,
                                              const std::vector<int64_t>& grid,
                                              const std::vector<int64_t>& chunk_shape,

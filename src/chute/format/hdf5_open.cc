@@ -1,21 +1,25 @@
 // Opening one HDF5 dataset: metadata through libhdf5 (under its lock), then a chunk source
 // that never calls the library again: the mapped contiguous region, or the chunk table.
 
+#include <fmt/ranges.h>
 #include <sys/stat.h>
 
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <limits>
 #include <map>
 
 #include "chute/array/chunk_grid.h"
 #include "chute/format/contiguous_source.h"
 #include "chute/format/hdf5.h"
+#include "chute/format/hdf5_btree.h"
 #include "chute/format/hdf5_chunk_index.h"
 #include "chute/format/hdf5_file.h"
 #include "chute/format/hdf5_filters.h"
 #include "chute/format/hdf5_types.h"
+#include "chute/util/checked.h"
 #include "chute/util/error.h"
 
 namespace chute {
@@ -62,6 +66,32 @@ std::vector<Hdf5Filter> read_filters(hid_t dcpl) {
   return filters;
 }
 
+/// Runs chute's own checks of the dataset's layout message (hdf5_btree.h) before H5Dopen2
+/// decodes it: libhdf5 1.10 divides by a zero dimensionality or chunk extent (SIGFPE) where
+/// h5py's newer library refuses the file. H5Oget_info_by_name2 with H5O_INFO_BASIC reads where
+/// the header is without decoding the layout.
+void check_layout_before_open(const hdf5::OpenFile& opened, const std::string& dataset,
+                              const std::string& where) {
+  H5O_info_t info;
+  if (H5Oget_info_by_name2(opened.file.get(), dataset.c_str(), &info, H5O_INFO_BASIC,
+                           H5P_DEFAULT) < 0 ||
+      info.type != H5O_TYPE_DATASET) {
+    hdf5::take_error_stack();
+    return;  // H5Dopen2 says what is wrong
+  }
+  hdf5::Handle fcpl(H5Fget_create_plist(opened.file.get()));
+  size_t offset_size = 0, length_size = 0;
+  hsize_t user_block = 0;
+  if (!fcpl.valid() || H5Pget_sizes(fcpl.get(), &offset_size, &length_size) < 0 ||
+      H5Pget_userblock(fcpl.get(), &user_block) < 0 || user_block != 0) {
+    hdf5::take_error_stack();
+    return;  // addresses relative to a user block: not read by chute
+  }
+  hdf5::check_layout_message(*opened.store, info.addr,
+                             {static_cast<int>(offset_size), static_cast<int>(length_size)},
+                             where);
+}
+
 }  // namespace
 
 void set_hdf5_index_method(Hdf5IndexMethod method) { index_method = method; }
@@ -88,6 +118,7 @@ ArrayPtr open_hdf5(const std::string& file, const std::string& dataset) {
     hdf5::take_error_stack();
     fail(ErrorCode::kNotFound, "{}: no such dataset", where);
   }
+  check_layout_before_open(opened, dataset, where);
   hdf5::Handle dset =
       hdf5::check(H5Dopen2(opened.file.get(), dataset.c_str(), H5P_DEFAULT),
                   static_cast<int>(ErrorCode::kUnsupported),
@@ -109,6 +140,18 @@ ArrayPtr open_hdf5(const std::string& file, const std::string& dataset) {
   std::vector<hsize_t> dims(static_cast<size_t>(std::max(rank, 0)));
   H5Sget_simple_extent_dims(space.get(), dims.data(), nullptr);
   metadata.shape.assign(dims.begin(), dims.end());
+  for (hsize_t extent : dims) {
+    if (extent > static_cast<hsize_t>(std::numeric_limits<int64_t>::max())) {
+      fail(ErrorCode::kInvalidMetadata, "{}: an extent of {} does not fit in int64", where,
+           extent);
+    }
+  }
+  if (!checked_product(metadata.shape, std::max<int64_t>(static_cast<int64_t>(metadata.data_type.size), 1))) {
+    fail(ErrorCode::kInvalidMetadata,
+         "{}: a shape of [{}] elements of {} bytes holds more than 2^63 bytes: it cannot be "
+         "indexed",
+         where, fmt::join(metadata.shape, ", "), metadata.data_type.size);
+  }
   metadata.fill_value = hdf5::fill_value(dcpl.get(), type.get(), metadata.data_type, endian);
   metadata.attributes = hdf5::read_attributes(dset.get(), where);
 
@@ -141,12 +184,10 @@ ArrayPtr open_hdf5(const std::string& file, const std::string& dataset) {
     metadata.chunk_shape = contiguous_slab_shape(metadata.shape, metadata.data_type.size, false);
     metadata.codecs = hdf5_codec_specs({}, metadata.data_type, endian, 0, where);
     const auto grid = chunk_grid_shape(metadata.shape, metadata.chunk_shape);
-    int64_t count = 1;
-    for (int64_t g : grid) count *= g;
     auto chain = CodecChain::create(metadata.codecs, metadata.data_type, metadata.chunk_shape);
     auto source = std::make_shared<const Hdf5ChunkedSource>(
         file_store, metadata.chunk_shape, grid, std::vector<CodecChainPtr>{chain},
-        std::vector<Hdf5ChunkEntry>(static_cast<size_t>(count)), name);
+        std::vector<Hdf5ChunkEntry>{}, where);
     return std::make_shared<const Array>(std::move(source), std::move(metadata), name);
   }
   if (layout != H5D_CHUNKED) fail(ErrorCode::kUnsupported, "{}: unknown storage layout", where);
@@ -154,6 +195,12 @@ ArrayPtr open_hdf5(const std::string& file, const std::string& dataset) {
   std::vector<hsize_t> chunk(dims.size());
   H5Pget_chunk(dcpl.get(), rank, chunk.data());
   metadata.chunk_shape.assign(chunk.begin(), chunk.end());
+  for (int64_t extent : metadata.chunk_shape) {
+    if (extent <= 0) {
+      fail(ErrorCode::kCorruptData, "{}: chunk shape [{}] has an extent of 0", where,
+           fmt::join(metadata.chunk_shape, ", "));
+    }
+  }
   const std::vector<Hdf5Filter> filters = read_filters(dcpl.get());
   metadata.codecs = hdf5_codec_specs(filters, metadata.data_type, endian, 0, where);
   const auto grid = chunk_grid_shape(metadata.shape, metadata.chunk_shape);
@@ -182,7 +229,7 @@ ArrayPtr open_hdf5(const std::string& file, const std::string& dataset) {
     if (e.offset != Hdf5ChunkEntry::kMissing) e.chain = chain_for(e.chain);
   }
   auto source = std::make_shared<const Hdf5ChunkedSource>(
-      file_store, metadata.chunk_shape, grid, std::move(chains), std::move(entries), name);
+      file_store, metadata.chunk_shape, grid, std::move(chains), std::move(entries), where);
   return std::make_shared<const Array>(std::move(source), std::move(metadata), name);
 }
 

@@ -16,13 +16,15 @@ ArrayPtr open_npy(const std::string& path) {
   // The preamble, then the whole header (its length is in the preamble).
   std::vector<std::byte> head(static_cast<size_t>(std::min<uint64_t>(file->file_size(), 12)));
   file->read_range("", 0, head);
-  head.resize(static_cast<size_t>(npy_header_nbytes(head, path)));
-  if (head.size() > file->file_size()) {
+  // The claimed length is checked against the file before anything is allocated for it: a
+  // 70-byte file may claim a 4 GiB header.
+  const uint64_t header_nbytes = npy_header_nbytes(head, path);
+  if (header_nbytes > file->file_size()) {
     fail(ErrorCode::kCorruptData,
-         "'{}': not a valid .npy header: expected a header of {} bytes, "
-         "the file holds {}",
-         path, head.size(), file->file_size());
+         "'{}': not a valid .npy header: expected a header of {} bytes, the file holds {}", path,
+         header_nbytes, file->file_size());
   }
+  head.resize(static_cast<size_t>(header_nbytes));
   file->read_range("", 0, head);
   const NpyHeader header = parse_npy_header(head, path);
 
