@@ -85,17 +85,71 @@ def decode_times(values: np.ndarray, attrs: dict, name: str) -> np.ndarray:
         )
     values = np.asarray(values)
     missing = np.isnan(values) if values.dtype.kind == "f" else np.zeros(values.shape, bool)
+    unit_ns = int(np.timedelta64(1, unit) / np.timedelta64(1, "ns"))
+    reference_ns = int(reference.astype(np.int64)) * 1000  # exact: a Python int, any year
     if values.dtype.kind == "f":
-        nanos = np.timedelta64(1, unit) / np.timedelta64(1, "ns")
         wide = values.astype(np.float64)  # float32 days × 86400e9 ns would round to float32
-        counts = np.where(missing, 0, np.round(wide * nanos)).astype(np.int64)
-        result = reference + counts.astype("timedelta64[ns]")
+        with np.errstate(invalid="ignore", over="ignore"):
+            nanos = np.where(missing, 0.0, np.round(wide * unit_ns))
+        # beyond ±2^63 ns the count cannot be an int64; _nanoseconds reports it
+        too_far = ~missing & ~(np.abs(nanos) < 2.0**63)
+        if too_far.any():
+            _out_of_range(values[too_far].flat[0], attrs, name)
+        counts, unit_ns = nanos.astype(np.int64), 1
     else:
-        result = reference + values.astype(np.int64).astype(f"timedelta64[{unit}]")
-    result = result.astype("datetime64[ns]")
+        if values.dtype.kind == "u" and values.size and values.max() > np.iinfo(np.int64).max:
+            _out_of_range(values.max(), attrs, name)
+        counts = values.astype(np.int64)
+    result = _nanoseconds(counts, unit_ns, reference_ns, missing, values, attrs, name)
     if missing.any():
         result[missing] = np.datetime64("NaT")
     return result
+
+
+_NS_MIN = -(2**63) + 1  # -2^63 is NaT
+_NS_MAX = 2**63 - 1
+
+
+def _out_of_range(value: Any, attrs: dict, name: str) -> None:
+    raise _chute.OutOfRangeError(
+        f"array {name!r}: time value {value} with units {attrs.get('units')!r} is a date "
+        "outside what numpy.datetime64[ns] holds (1677-09-21 to 2262-04-11)"
+    )
+
+
+def _nanoseconds(
+    counts: np.ndarray,
+    unit_ns: int,
+    reference_ns: int,
+    missing: np.ndarray,
+    values: np.ndarray,
+    attrs: dict,
+    name: str,
+) -> np.ndarray:
+    """reference + counts × unit as datetime64[ns], exactly, or OutOfRangeError naming the first
+    value whose date does not fit (numpy's own arithmetic would wrap around silently)."""
+    # counts × unit + reference within [_NS_MIN, _NS_MAX] <=> lo <= counts <= hi (Python ints).
+    lo = -((reference_ns - _NS_MIN) // unit_ns)  # ceil((_NS_MIN - reference) / unit)
+    hi = (_NS_MAX - reference_ns) // unit_ns
+    i64 = np.iinfo(np.int64)
+    bad = ~missing & (
+        (counts < max(lo, i64.min)) | (counts > min(hi, i64.max))
+        if lo <= i64.max and hi >= i64.min and lo <= hi
+        else np.ones(counts.shape, bool)
+    )
+    if bad.any():
+        _out_of_range(values[bad].flat[0], attrs, name)
+    counts = np.where(missing, 0, counts)
+    # reference = q × unit + r (0 <= r < unit): (counts + q) × unit + r is the date, and every
+    # partial result lies in int64 once the bounds hold.
+    q, r = divmod(reference_ns, unit_ns)
+    if i64.min <= q <= i64.max:
+        with np.errstate(over="raise"):
+            total = (counts + np.int64(q)) * np.int64(unit_ns) + np.int64(r)
+    else:  # a reference far outside the range with counts that bring it back: Python ints
+        total = np.array([(int(c) + q) * unit_ns + r for c in counts.flat], np.int64)
+        total = total.reshape(counts.shape)
+    return total.astype("datetime64[ns]")
 
 
 def _attribute_number(value: Any, name: str, field: str) -> float:

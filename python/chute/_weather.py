@@ -69,9 +69,16 @@ class TimeAxis:
         if values.dtype.kind != "M":
             raise _chute.InvalidArgumentError(
                 f"time coordinate {name!r} of {path!r} has no 'units' of the form "
-                "'<unit> since <date>' (read as {values.dtype})"
+                f"'<unit> since <date>' (read as {values.dtype})"
             )
         self.values = values.astype("datetime64[ns]")
+        missing = np.flatnonzero(np.isnat(self.values))
+        if len(missing):
+            raise _chute.InvalidArgumentError(
+                f"time coordinate {name!r} of {path!r} has {len(missing)} missing date(s) (NaT: "
+                f"a fill value or NaN), the first at index {missing[0]}; selecting windows by "
+                "date needs every date (select by index with time_range instead)"
+            )
         if len(self.values) > 1 and np.any(np.diff(self.values) <= np.timedelta64(0)):
             raise _chute.InvalidArgumentError(f"time coordinate {name!r} is not increasing")
         diffs = np.diff(self.values)

@@ -159,9 +159,11 @@ int64_t floor_div(int64_t a, int64_t b) {
   return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
 }
 
-[[noreturn]] void out_of_range(const std::string& name, double value) {
-  fail(ErrorCode::kOutOfRange, "array '{}': time value {} is outside the dates int64 seconds hold",
-       name, value);
+[[noreturn]] void out_of_range(const std::string& name, double value,
+                               const std::string& units = "") {
+  fail(ErrorCode::kOutOfRange,
+       "array '{}': time value {}{} is a date outside what int64 seconds since 1970 hold", name,
+       value, units.empty() ? std::string() : fmt::format(" with units '{}'", units));
 }
 
 /// A stored integer of `type` (1, 2, 4 or 8 bytes, signed or not) as int64; a uint64 above
@@ -228,6 +230,7 @@ CfTimeUnits parse_cf_time_units(const std::string& units, const std::string& nam
   }
   const std::string unit(trim(std::string_view(text).substr(0, since)));
   CfTimeUnits out;
+  out.text = units;
   out.unit_ns = unit_nanoseconds(unit);
   if (out.unit_ns == 0) {
     fail(ErrorCode::kInvalidMetadata,
@@ -279,7 +282,7 @@ int64_t cf_time_seconds(int64_t value, const CfTimeUnits& units, const std::stri
   if (units.unit_ns % kNanosPerSecond == 0) {  // whole seconds: the fraction cannot carry
     if (__builtin_mul_overflow(value, units.unit_ns / kNanosPerSecond, &seconds) ||
         __builtin_add_overflow(seconds, units.reference_seconds, &seconds)) {
-      out_of_range(name, static_cast<double>(value));
+      out_of_range(name, static_cast<double>(value), units.text);
     }
     return seconds;
   }
@@ -288,14 +291,14 @@ int64_t cf_time_seconds(int64_t value, const CfTimeUnits& units, const std::stri
       __builtin_add_overflow(nanos, units.reference_ns, &nanos) ||
       __builtin_add_overflow(floor_div(nanos, kNanosPerSecond), units.reference_seconds,
                              &seconds)) {
-    out_of_range(name, static_cast<double>(value));
+    out_of_range(name, static_cast<double>(value), units.text);
   }
   return seconds;
 }
 
 int64_t cf_time_seconds(double value, const CfTimeUnits& units, const std::string& name) {
   if (std::isnan(value)) return kNotATime;
-  if (!std::isfinite(value)) out_of_range(name, value);
+  if (!std::isfinite(value)) out_of_range(name, value, units.text);
   // As xarray: the value in nanoseconds, rounded half to even, then floored to seconds.
   const double nanos = std::nearbyint(value * static_cast<double>(units.unit_ns));
   double seconds = 0;
@@ -306,7 +309,7 @@ int64_t cf_time_seconds(double value, const CfTimeUnits& units, const std::strin
     seconds = std::floor(nanos / 1e9);
   }
   seconds += static_cast<double>(units.reference_seconds);
-  if (!(std::abs(seconds) < 9.2e18)) out_of_range(name, value);
+  if (!(std::abs(seconds) < 9.2e18)) out_of_range(name, value, units.text);
   return static_cast<int64_t>(seconds);
 }
 

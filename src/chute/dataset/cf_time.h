@@ -28,6 +28,7 @@ struct CfTimeUnits {
   int64_t unit_ns = 0;            // length of one stored unit in nanoseconds
   int64_t reference_seconds = 0;  // the reference date, seconds since 1970-01-01 UTC (floor)
   int64_t reference_ns = 0;       // and its fraction of a second, in [0, 1e9)
+  std::string text;               // the attribute as written (for messages)
 };
 
 /// True when `units` has the form "<word> since <something>" (what marks a time coordinate).
@@ -44,7 +45,8 @@ void check_cf_calendar(const nlohmann::json& attributes, const CfTimeUnits& unit
                        const std::string& name);
 
 /// Seconds since the epoch (floor) of one stored value, exact for integers; kNotATime for NaN.
-/// Throws kOutOfRange naming the array when the date does not fit in int64 seconds.
+/// Every step is checked arithmetic: a date that does not fit in int64 seconds throws
+/// kOutOfRange naming the array, the value and the units (never a date wrapped around).
 int64_t cf_time_seconds(int64_t value, const CfTimeUnits& units, const std::string& name);
 int64_t cf_time_seconds(double value, const CfTimeUnits& units, const std::string& name);
 

@@ -9,9 +9,11 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "chute/codec/codec_chain.h"
 #include "chute/format/hdf5_btree.h"
 #include "chute/util/error.h"
 
@@ -32,9 +34,17 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     chute::SingleFileStore file(path);
     chute::hdf5::read_btree_chunk_index(file, 0, {8, 8}, grid, chunk, entries, "fuzz.h5");
     if (entries.size() > size) __builtin_trap();
-    for (const auto& e : entries) {
+    for (auto& e : entries) {
       if (e.chunk < 0 || e.chunk >= 12) __builtin_trap();
+      e.chain = 0;
     }
+    // The table the reader builds: sorted, duplicates and chunks past the file refused.
+    static const auto chain = chute::CodecChain::create(
+        std::vector<chute::CodecSpec>{{"bytes", {{"endian", "little"}}}},
+        chute::DataType{chute::DTypeKind::kInt, 4}, chunk);
+    const chute::Hdf5ChunkedSource source(std::make_shared<const chute::SingleFileStore>(path),
+                                          chunk, grid, {chain}, std::move(entries), "fuzz.h5");
+    if (source.stored_chunks() > 12) __builtin_trap();
   } catch (const chute::Error&) {
   }
   return 0;

@@ -15,6 +15,7 @@
 #include "chute/pipeline/buffer_pool.h"
 #include "chute/pipeline/prefetch_queue.h"
 #include "chute/util/error.h"
+#include "chute/util/memory_limit.h"
 #include "chute/util/option_check.h"
 
 namespace chute {
@@ -30,13 +31,6 @@ int64_t now_ns() {
 constexpr size_t kMaxOccupancySamples = size_t{1} << 16;
 constexpr size_t kMaxPrefetch = 4096;
 constexpr size_t kMaxIoConcurrency = 65536;
-
-uint64_t physical_memory_bytes() {
-  const long pages = ::sysconf(_SC_PHYS_PAGES);
-  const long page_size = ::sysconf(_SC_PAGESIZE);
-  if (pages <= 0 || page_size <= 0) return UINT64_MAX;
-  return static_cast<uint64_t>(pages) * static_cast<uint64_t>(page_size);
-}
 
 }  // namespace
 
@@ -93,16 +87,17 @@ const DatasetPtr& checked(const DatasetPtr& dataset, const LoaderOptions& o) {
   for (const OutputSpec& spec : dataset->outputs()) sample_bytes += spec.sample_nbytes();
   const unsigned __int128 buffers = static_cast<unsigned __int128>(o.prefetch) + 2 + o.read_ahead;
   const unsigned __int128 needed = sample_bytes * o.batch_size * buffers;
-  const uint64_t memory = physical_memory_bytes();
+  const MemoryLimit limit = memory_limit();
+  const uint64_t memory = limit.bytes;
   if (needed > memory) {
     fail(ErrorCode::kInvalidArgument,
-         "batch_size={} with prefetch={} needs {} batch buffers of {} bytes, more than this "
-         "machine's {} bytes of memory",
+         "batch_size={} with prefetch={} needs {} batch buffers of {} bytes, more than the {} "
+         "bytes of memory this process may use ({})",
          o.batch_size, o.prefetch, static_cast<uint64_t>(buffers),
          sample_bytes * o.batch_size > UINT64_MAX
              ? std::string("more than 2^64")
              : std::to_string(static_cast<uint64_t>(sample_bytes * o.batch_size)),
-         memory);
+         memory, limit.source);
   }
   // The shuffle keeps one epoch's permutation (8 bytes a sample): 2^40 crops per epoch would
   // otherwise fail at the first batch with a bare allocation error.
@@ -110,9 +105,9 @@ const DatasetPtr& checked(const DatasetPtr& dataset, const LoaderOptions& o) {
   if (o.shuffle && permutation > memory) {
     fail(ErrorCode::kInvalidArgument,
          "shuffle = true over the dataset's {} samples needs a permutation of 8 bytes a sample, "
-         "more than this machine's {} bytes of memory: use fewer samples per epoch or shuffle = "
-         "false",
-         samples, memory);
+         "more than the {} bytes of memory this process may use ({}): use fewer samples per "
+         "epoch or shuffle = false",
+         samples, memory, limit.source);
   }
   return dataset;
 }
