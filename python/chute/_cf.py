@@ -56,12 +56,22 @@ def time_units(units: Any) -> tuple[str, np.datetime64] | None:
                   lambda m: f"{m[1]}-{int(m[2]):02d}-{int(m[3]):02d}", text)  # fmt: skip
     text = re.sub(r"(Z|[+-]00:?00|UTC)$", "", text).rstrip("T")
     try:
-        reference = np.datetime64(text, "us")  # wide enough for any reference date
+        # microseconds: wide enough for any reference date (datetime64[ns] would wrap a year
+        # such as -4713 around silently); nanosecond digits are added in reference_ns
+        reference = np.datetime64(text, "us")
     except ValueError as error:
         raise _chute.InvalidArgumentError(
             f"time units {units!r}: cannot read the reference date {match.group(2)!r}"
         ) from error
     return _UNITS[unit], reference
+
+
+def _reference_ns(units: str, reference: np.datetime64) -> int:
+    """The reference date in nanoseconds since 1970 as a Python int (any year), including the
+    digits past microseconds that datetime64[us] drops."""
+    fraction = re.search(r"\d:\d{1,2}:\d{1,2}\.(\d+)", units)
+    extra = int(fraction.group(1)[6:9].ljust(3, "0")) if fraction else 0
+    return int(reference.astype(np.int64)) * 1000 + extra
 
 
 def decode_times(values: np.ndarray, attrs: dict, name: str) -> np.ndarray:
@@ -86,7 +96,7 @@ def decode_times(values: np.ndarray, attrs: dict, name: str) -> np.ndarray:
     values = np.asarray(values)
     missing = np.isnan(values) if values.dtype.kind == "f" else np.zeros(values.shape, bool)
     unit_ns = int(np.timedelta64(1, unit) / np.timedelta64(1, "ns"))
-    reference_ns = int(reference.astype(np.int64)) * 1000  # exact: a Python int, any year
+    reference_ns = _reference_ns(attrs["units"], reference)
     if values.dtype.kind == "f":
         wide = values.astype(np.float64)  # float32 days × 86400e9 ns would round to float32
         with np.errstate(invalid="ignore", over="ignore"):

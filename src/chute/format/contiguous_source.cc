@@ -1,7 +1,10 @@
 #include "chute/format/contiguous_source.h"
 
+#include <fmt/ranges.h>
+
 #include <algorithm>
 
+#include "chute/util/checked.h"
 #include "chute/util/error.h"
 
 namespace chute {
@@ -30,8 +33,13 @@ ContiguousSource::ContiguousSource(std::shared_ptr<const SingleFileStore> file, 
                                    std::vector<int64_t> shape, DataType data_type, Endian endian,
                                    bool fortran_order, const std::string& name)
     : file_(std::move(file)) {
-  uint64_t nbytes = data_type.size;
-  for (int64_t extent : shape) nbytes *= static_cast<uint64_t>(extent);
+  const std::optional<int64_t> total =
+      checked_product(shape, std::max<int64_t>(static_cast<int64_t>(data_type.size), 1));
+  if (!total) {
+    fail(ErrorCode::kCorruptData, "'{}': a shape of [{}] holds more than 2^63 bytes", name,
+         fmt::join(shape, ", "));
+  }
+  const auto nbytes = static_cast<uint64_t>(*total);
   if (offset > file_->file_size() || file_->file_size() - offset < nbytes) {
     fail(ErrorCode::kCorruptData,
          "'{}' is truncated: expected {} bytes of data from offset {}, the file holds {} bytes",
