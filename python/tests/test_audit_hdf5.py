@@ -87,7 +87,7 @@ MUTATIONS = {
     "dimensionality 0": (lambda m, b: b.__setitem__(m.start() + 2, 0), "dimensionality 0"),
     "dimensionality 1": (lambda m, b: b.__setitem__(m.start() + 2, 1), "dimensionality 1"),
     "dimensionality 40": (lambda m, b: b.__setitem__(m.start() + 2, 40), "dimensionality 40"),
-    "rank mismatch": (lambda m, b: b.__setitem__(m.start() + 2, 4), "dataspace of rank 2"),
+    "rank mismatch": (lambda m, b: b.__setitem__(m.start() + 2, 4), "malformed data layout"),
     "version 0": (lambda m, b: b.__setitem__(m.start(), 0), "version 0"),
     "version 9": (lambda m, b: b.__setitem__(m.start(), 9), "version 9"),
     "class 7": (lambda m, b: b.__setitem__(m.start() + 1, 7), "storage class 7"),
