@@ -115,7 +115,9 @@ void Array::init_read_grid() {
          read_chunk_shape_.size(), shape.size());
   }
   read_grid_shape_ = chunk_grid_shape(shape, read_chunk_shape_);
-  if (!chunk_count(read_grid_shape_) || !checked_product(read_chunk_shape_, std::max<int64_t>(static_cast<int64_t>(metadata_.data_type.size), 1))) {
+  if (!chunk_count(read_grid_shape_) ||
+      !checked_product(read_chunk_shape_,
+                       std::max<int64_t>(static_cast<int64_t>(metadata_.data_type.size), 1))) {
     fail(ErrorCode::kInvalidMetadata,
          "array '{}': a grid of [{}] chunks of [{}] elements cannot be indexed (more than 2^63 "
          "chunks or bytes)",

@@ -9,8 +9,8 @@
 #include "chute/array/read_plan.h"
 #include "chute/array/strided_copy.h"
 #include "chute/util/error.h"
-#include "chute/util/missing_values.h"
 #include "chute/util/float16.h"
+#include "chute/util/missing_values.h"
 
 // x × scale and + offset are two roundings, as in NumPy: never fused into one multiply-add
 // (CMakeLists.txt compiles this file with -ffp-contract=off for targets that have FMA).

@@ -210,8 +210,7 @@ void run_typed(const std::byte* src, int64_t count, const ChannelDecode& d, Out*
   }
   for (int64_t i = 0; i < count; ++i) {
     const double raw = widen(load_at<In>(src, i));
-    float value =
-        is_missing_value(missing, raw) ? kNaN : static_cast<float>(raw * scale + offset);
+    float value = is_missing_value(missing, raw) ? kNaN : static_cast<float>(raw * scale + offset);
     if (d.replace_nan && std::isnan(value)) value = d.nan_value;
     dst[i * stride] = cast((value - mean) * inv_std);
   }

@@ -23,7 +23,7 @@ namespace chute::detail {
 struct CfEncoding {
   double scale = 1.0;
   double offset = 0.0;
-  bool scaled = false;          // scale_factor or add_offset present
+  bool scaled = false;  // scale_factor or add_offset present
   // Stored values meaning "missing": sorted, unique, no NaN (normalize_missing).
   std::vector<double> missing;
   bool any() const { return scaled || !missing.empty(); }

@@ -340,9 +340,7 @@ std::vector<int64_t> decode_cf_times(const Array& array, const std::string& name
   array.read(start, StridedView::contiguous(raw.data(), meta.shape, type.size));
   std::vector<int64_t> out(static_cast<size_t>(n));
   const bool integral = type.kind == DTypeKind::kInt || type.kind == DTypeKind::kUInt;
-  auto is_missing = [&](double v) {
-    return is_missing_value(cf.missing, v);
-  };
+  auto is_missing = [&](double v) { return is_missing_value(cf.missing, v); };
   for (int64_t i = 0; i < n; ++i) {
     const std::byte* at = raw.data() + i * type.size;
     int64_t& seconds = out[static_cast<size_t>(i)];

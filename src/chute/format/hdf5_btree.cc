@@ -223,8 +223,8 @@ std::optional<std::vector<uint64_t>> checked_layout(const std::vector<std::byte>
   const auto o = static_cast<size_t>(sizes.offset_size);
   const uint64_t storage_class = version <= 2 ? layout.uint(2, 1) : layout.uint(1, 1);
   if (storage_class > (version == 4 ? 3u : 2u)) {
-    bad_layout(where, fmt::format("storage class {} in a version {} message", storage_class,
-                                  version));
+    bad_layout(where,
+               fmt::format("storage class {} in a version {} message", storage_class, version));
   }
   if (storage_class != 2) return std::nullopt;
   uint64_t dims = 0;
@@ -246,7 +246,8 @@ std::optional<std::vector<uint64_t>> checked_layout(const std::vector<std::byte>
   }
   // Chunked storage has one extent per dimension plus the element size: a rank of 1 to 32.
   if (dims < 2 || dims > 33) {
-    bad_layout(where, fmt::format("dimensionality {} for chunked storage (expected 2 to 33)", dims));
+    bad_layout(where,
+               fmt::format("dimensionality {} for chunked storage (expected 2 to 33)", dims));
   }
   std::vector<uint64_t> extents(static_cast<size_t>(dims));
   for (size_t d = 0; d < extents.size(); ++d) {

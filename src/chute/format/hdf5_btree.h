@@ -32,9 +32,10 @@ bool read_btree_chunk_index(const SingleFileStore& file, uint64_t header_address
 
 /// Checks the data layout message of the object whose header is at `header_address` before
 /// libhdf5 decodes it (Debian's 1.10 divides by a zero dimensionality or extent: SIGFPE):
-/// a version of 1 or more (libhdf5 refuses newer ones it does not know), a known storage class, and for chunked storage a dimensionality of 2 to 33
-/// matching the dataspace's rank + 1, nonzero extents and a known index type. Throws
-/// kCorruptData naming `where`; returns quietly when the header is not one chute reads.
+/// a version of 1 or more (libhdf5 refuses newer ones it does not know), a known storage class, and
+/// for chunked storage a dimensionality of 2 to 33 matching the dataspace's rank + 1, nonzero
+/// extents and a known index type. Throws kCorruptData naming `where`; returns quietly when the
+/// header is not one chute reads.
 void check_layout_message(const SingleFileStore& file, uint64_t header_address,
                           FileLayoutSizes sizes, const std::string& where);
 

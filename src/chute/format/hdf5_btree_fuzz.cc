@@ -39,9 +39,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       e.chain = 0;
     }
     // The table the reader builds: sorted, duplicates and chunks past the file refused.
-    static const auto chain = chute::CodecChain::create(
-        std::vector<chute::CodecSpec>{{"bytes", {{"endian", "little"}}}},
-        chute::DataType{chute::DTypeKind::kInt, 4}, chunk);
+    static const auto chain =
+        chute::CodecChain::create(std::vector<chute::CodecSpec>{{"bytes", {{"endian", "little"}}}},
+                                  chute::DataType{chute::DTypeKind::kInt, 4}, chunk);
     const chute::Hdf5ChunkedSource source(std::make_shared<const chute::SingleFileStore>(path),
                                           chunk, grid, {chain}, std::move(entries), "fuzz.h5");
     if (source.stored_chunks() > 12) __builtin_trap();

@@ -31,7 +31,8 @@ class Hdf5ChunkTable : public ::testing::Test {
 
   std::shared_ptr<const SingleFileStore> write(const std::vector<uint8_t>& bytes) {
     std::ofstream out(path_, std::ios::binary);
-    out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+    out.write(reinterpret_cast<const char*>(bytes.data()),
+              static_cast<std::streamsize>(bytes.size()));
     out.close();
     return std::make_shared<const SingleFileStore>(path_.string());
   }
@@ -107,8 +108,11 @@ TEST_F(Hdf5ChunkTable, LayoutsLibhdf5WouldDivideByAreRefusedFirst) {
   };
   for (const Case& c : cases) {
     auto file = write(header_with(2, c.layout));
-    expect_error([&] { hdf5::check_layout_message(*file, 0, {8, 8}, where); },
-                 ErrorCode::kCorruptData, {"f.h5", "dataset 'x'", "layout", c.says});
+    expect_error(
+        [&] {
+          hdf5::check_layout_message(*file, 0, {8, 8}, where);
+        },
+        ErrorCode::kCorruptData, {"f.h5", "dataset 'x'", "layout", c.says});
   }
 }
 

@@ -73,9 +73,9 @@ std::vector<Hdf5Filter> read_filters(hid_t dcpl) {
 void check_layout_before_open(const hdf5::OpenFile& opened, const std::string& dataset,
                               const std::string& where) {
   H5O_info_t info;
-  if (H5Oget_info_by_name2(opened.file.get(), dataset.c_str(), &info, H5O_INFO_BASIC,
-                           H5P_DEFAULT) < 0 ||
-      info.type != H5O_TYPE_DATASET) {
+  const herr_t status =
+      H5Oget_info_by_name2(opened.file.get(), dataset.c_str(), &info, H5O_INFO_BASIC, H5P_DEFAULT);
+  if (status < 0 || info.type != H5O_TYPE_DATASET) {
     hdf5::take_error_stack();
     return;  // H5Dopen2 says what is wrong
   }
@@ -88,8 +88,7 @@ void check_layout_before_open(const hdf5::OpenFile& opened, const std::string& d
     return;  // addresses relative to a user block: not read by chute
   }
   hdf5::check_layout_message(*opened.store, info.addr,
-                             {static_cast<int>(offset_size), static_cast<int>(length_size)},
-                             where);
+                             {static_cast<int>(offset_size), static_cast<int>(length_size)}, where);
 }
 
 }  // namespace
@@ -142,11 +141,11 @@ ArrayPtr open_hdf5(const std::string& file, const std::string& dataset) {
   metadata.shape.assign(dims.begin(), dims.end());
   for (hsize_t extent : dims) {
     if (extent > static_cast<hsize_t>(std::numeric_limits<int64_t>::max())) {
-      fail(ErrorCode::kInvalidMetadata, "{}: an extent of {} does not fit in int64", where,
-           extent);
+      fail(ErrorCode::kInvalidMetadata, "{}: an extent of {} does not fit in int64", where, extent);
     }
   }
-  if (!checked_product(metadata.shape, std::max<int64_t>(static_cast<int64_t>(metadata.data_type.size), 1))) {
+  if (!checked_product(metadata.shape,
+                       std::max<int64_t>(static_cast<int64_t>(metadata.data_type.size), 1))) {
     fail(ErrorCode::kInvalidMetadata,
          "{}: a shape of [{}] elements of {} bytes holds more than 2^63 bytes: it cannot be "
          "indexed",
@@ -185,9 +184,9 @@ ArrayPtr open_hdf5(const std::string& file, const std::string& dataset) {
     metadata.codecs = hdf5_codec_specs({}, metadata.data_type, endian, 0, where);
     const auto grid = chunk_grid_shape(metadata.shape, metadata.chunk_shape);
     auto chain = CodecChain::create(metadata.codecs, metadata.data_type, metadata.chunk_shape);
-    auto source = std::make_shared<const Hdf5ChunkedSource>(
-        file_store, metadata.chunk_shape, grid, std::vector<CodecChainPtr>{chain},
-        std::vector<Hdf5ChunkEntry>{}, where);
+    auto source = std::make_shared<const Hdf5ChunkedSource>(file_store, metadata.chunk_shape, grid,
+                                                            std::vector<CodecChainPtr>{chain},
+                                                            std::vector<Hdf5ChunkEntry>{}, where);
     return std::make_shared<const Array>(std::move(source), std::move(metadata), name);
   }
   if (layout != H5D_CHUNKED) fail(ErrorCode::kUnsupported, "{}: unknown storage layout", where);

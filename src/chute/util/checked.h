@@ -23,8 +23,7 @@ inline std::optional<int64_t> checked_add(int64_t a, int64_t b) {
 
 /// `start` times the product of `values` (all >= 0); nullopt when it does not fit in int64. A
 /// zero anywhere makes the product 0 whatever the other values are.
-inline std::optional<int64_t> checked_product(std::span<const int64_t> values,
-                                              int64_t start = 1) {
+inline std::optional<int64_t> checked_product(std::span<const int64_t> values, int64_t start = 1) {
   for (int64_t v : values) {
     if (v == 0) return 0;
   }

@@ -52,8 +52,8 @@ uint64_t physical_memory_bytes() {
 
 }  // namespace
 
-std::optional<uint64_t> cgroup_memory_limit(const std::string& self_cgroup,
-                                            const std::string& root, std::string* file) {
+std::optional<uint64_t> cgroup_memory_limit(const std::string& self_cgroup, const std::string& root,
+                                            std::string* file) {
   std::istringstream lines(self_cgroup);
   std::string line;
   std::optional<uint64_t> best;

@@ -21,8 +21,8 @@ MemoryLimit memory_limit();
 /// The cgroup memory limit of the process whose /proc/<pid>/cgroup text is `self_cgroup`, with
 /// the cgroup file systems mounted under `root` (/sys/fs/cgroup); the file it came from in
 /// `*file`. nullopt when no limit is set or none can be read.
-std::optional<uint64_t> cgroup_memory_limit(const std::string& self_cgroup,
-                                            const std::string& root, std::string* file);
+std::optional<uint64_t> cgroup_memory_limit(const std::string& self_cgroup, const std::string& root,
+                                            std::string* file);
 
 /// The smallest of the three (absent ones ignored), naming where it came from.
 MemoryLimit smallest_memory_limit(uint64_t physical, std::optional<uint64_t> cgroup,

@@ -49,8 +49,8 @@ TEST_F(CgroupLimit, V2ReadsTheCgroupAndItsAncestors) {
 TEST_F(CgroupLimit, V1ReadsTheMemoryController) {
   write("memory/docker/abc/memory.limit_in_bytes", "1073741824");
   std::string file;
-  EXPECT_EQ(cgroup_memory_limit("5:cpu,cpuacct:/docker/abc\n4:memory:/docker/abc\n",
-                                root_.string(), &file),
+  EXPECT_EQ(cgroup_memory_limit("5:cpu,cpuacct:/docker/abc\n4:memory:/docker/abc\n", root_.string(),
+                                &file),
             uint64_t{1073741824});
   EXPECT_EQ(file, (root_ / "memory/docker/abc/memory.limit_in_bytes").string());
 }
