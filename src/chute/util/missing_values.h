@@ -24,7 +24,8 @@ inline bool is_missing_value(std::span<const double> sorted, double x) {
     for (double m : sorted) found |= x == m;
     return found;
   }
-  return std::binary_search(sorted.begin(), sorted.end(), x);
+  // NaN compares neither below nor above anything: the search would "find" it.
+  return !std::isnan(x) && std::binary_search(sorted.begin(), sorted.end(), x);
 }
 
 }  // namespace chute
