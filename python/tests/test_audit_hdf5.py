@@ -155,3 +155,22 @@ def test_valid_files_still_read_like_h5py(tmp_path):
         expected = f["x"][...].tolist()
     out = run_child("RESULT = chute.open(sys.argv[2])[...].tolist()", f"{path}/x")
     assert out == {"ok": True, "result": expected}
+
+
+def test_a_sparse_grid_under_a_newer_index_kind_reads_like_h5py(tmp_path):
+    # libver v110 with maxshape: an extensible-array chunk index, read through libhdf5's lookups.
+    # A million-chunk grid with two chunks stored is looked up by entry (two lookups), not by
+    # coordinate over the whole grid (a million lookups before).
+    path = tmp_path / "v110.h5"
+    with h5py.File(path, "w", libver=("v110", "v110")) as f:
+        d = f.create_dataset("x", shape=(2**20, 100), chunks=(1, 100), maxshape=(None, 100),
+                             dtype="f4", fillvalue=-1)  # fmt: skip
+        d[5] = 1.0
+        d[2**20 - 1] = np.arange(100)
+    with h5py.File(path, "r") as f:
+        expected = [f["x"][r].tolist() for r in (0, 5, 2**20 - 1)]
+    out = run_child(
+        "a = chute.open(sys.argv[2]); RESULT = [a[r].tolist() for r in (0, 5, 2**20 - 1)]",
+        f"{path}/x",
+    )
+    assert out == {"ok": True, "result": expected}
