@@ -65,7 +65,6 @@ struct Block {
 struct HeaderMessages {
   std::optional<std::vector<std::byte>> layout;
   std::optional<std::vector<std::byte>> dataspace;
-  bool parsed = false;  // false: not an object header chute reads (libhdf5 judges it)
 };
 
 /// Finds the layout and dataspace messages' bytes in the object header (following continuation
@@ -98,7 +97,6 @@ HeaderMessages find_messages(const SingleFileStore& file, uint64_t address, File
     const uint64_t size = head.uint(8, 4);
     blocks.push_back({address + 16, size});
   }
-  found.parsed = true;
   for (size_t b = 0; b < blocks.size() && b < 1024; ++b) {
     Reader block(read_at(file, blocks[b].address, blocks[b].length, where), where, "object header");
     size_t at = 0;
