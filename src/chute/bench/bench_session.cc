@@ -62,7 +62,7 @@ void make_plots(json& report, const std::string& json_path, const std::string& o
                 const std::function<void(const std::string&)>& log) {
   std::error_code ec;
   fs::create_directories(out_dir, ec);
-  ToolResult tool = run_python_tool("bench_plots", {json_path, "--out", out_dir});
+  ToolResult tool = run_python_tool("bench.plots", {json_path, "--out", out_dir});
   json plots = json::array();
   for (const std::string& line : tool.stdout_lines) {
     if (line.size() > 4 && line.ends_with(".png")) plots.push_back(line);
