@@ -124,7 +124,8 @@ std::vector<Mode> parse_modes(const std::string& text) {
 
 namespace {
 
-// Each option on its own: the error names it, the value and the allowed range (issue 15).
+// Each option on its own: the error names it, the value and the allowed range
+// (docs/guides/options-and-faults.md).
 void check_range(const char* option, int64_t value, int64_t low, int64_t high) {
   if (value < low || value > high) {
     fail(ErrorCode::kInvalidArgument, "bench: {} must be in [{}, {}], got {}", option, low, high,
