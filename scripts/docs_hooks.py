@@ -102,16 +102,22 @@ def _leading_comment(lines: list[str]) -> list[str]:
 
 
 def _comment_markdown(comment: list[str]) -> str:
-    """Paragraphs as text; runs of indented lines (examples) as C++ code."""
-    out, code = [], []
+    """Paragraphs as text; an indented run after a blank line (an example) as C++ code."""
+    out: list[str] = []
+    code: list[str] = []
+    previous = ""
     for line in comment + [""]:
-        if line.startswith("  ") or (code and line.strip() and not line[0].isalpha()):
+        indented = line.startswith("  ") and (code or not previous.strip())
+        if indented or (code and not line.strip()):
             code.append(line)
-            continue
-        if code:
-            out.append("```cpp\n" + "\n".join(code) + "\n```")
-            code = []
-        out.append(line)
+        else:
+            if code:
+                out.append("```cpp\n" + "\n".join(code).rstrip() + "\n```\n")
+                code = []
+            out.append(line)
+        previous = line
+    if code:
+        out.append("```cpp\n" + "\n".join(code).rstrip() + "\n```")
     return "\n".join(out).strip() + "\n"
 
 
