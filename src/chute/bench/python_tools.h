@@ -22,8 +22,9 @@ struct ToolResult {
   std::string stderr_text;  // the last few KB
 };
 
-/// Runs helper `module` ("bench.peers": the module chute.bench.peers) with `arguments`; stdout is captured line by line,
-/// stderr kept in a temporary file and returned. Throws kIoError when it cannot start at all.
+/// Runs helper `module` ("bench.peers": the module chute.bench.peers) with `arguments`; stdout is
+/// captured line by line, stderr kept in a temporary file and returned. Throws kIoError when it
+/// cannot start at all.
 ToolResult run_python_tool(const std::string& module, const std::vector<std::string>& arguments);
 
 /// The last non-empty line of a helper's stderr (usually the exception that ended it).
