@@ -21,6 +21,7 @@ import re
 import shutil
 import subprocess
 import tempfile
+import textwrap
 from pathlib import Path
 
 from mkdocs.structure.files import File, Files
@@ -112,12 +113,12 @@ def _comment_markdown(comment: list[str]) -> str:
             code.append(line)
         else:
             if code:
-                out.append("```cpp\n" + "\n".join(code).rstrip() + "\n```\n")
+                out.append("```cpp\n" + textwrap.dedent("\n".join(code)).strip("\n") + "\n```\n")
                 code = []
             out.append(line)
         previous = line
     if code:
-        out.append("```cpp\n" + "\n".join(code).rstrip() + "\n```")
+        out.append("```cpp\n" + textwrap.dedent("\n".join(code)).strip("\n") + "\n```")
     return "\n".join(out).strip() + "\n"
 
 
