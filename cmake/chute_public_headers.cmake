@@ -1,4 +1,4 @@
-# The C++ API: the public headers (the stable API, README "C++") and what they include.
+# The C++ API: the public headers (the stable API, docs/frameworks/cpp.md) and what they include.
 #
 # CHUTE_PUBLIC_HEADERS are the headers a C++ user includes: opening arrays and groups, reading
 # boxes, the Store interface and the local stores, the Loader with its datasets, batches and

@@ -5,7 +5,7 @@
 #      (tests/support/thread_census.cc), then every one of those under ThreadSanitizer;
 #   3. the MPI tests under mpirun -np 2 and -np 3 (when chute was built with MPI);
 #   4. the Python tests (interop with zarr-python 2/3, the Loader, PyTorch and JAX adapters, CLI,
-#      the README's code, the wheel in a fresh venv, the installed CMake package).
+#      the code of the README and the documentation site, the site's strict build, the wheel in a fresh venv, the installed CMake package).
 # Warnings are errors in every build here (CHUTE_WERROR); with CI=true a Python test that skips
 # without being marked expected_skip fails.
 set -euo pipefail

@@ -384,8 +384,8 @@ def open(
     PermissionDeniedError); None: the process-wide `chute.set_follow_symlinks` (default True).
 
     cache="/local/dir" keeps the stored bytes of every chunk read in that folder (at most
-    `cache_size` bytes, default 16 GiB) so later reads come from local disk; see the README's
-    "Node-local cache". `Array.cache_stats` reports its hits and misses.
+    `cache_size` bytes, default 16 GiB) so later reads come from local disk (see
+    docs/storage/node-cache.md). `Array.cache_stats` reports its hits and misses.
     """
     decode_cf = _flag("decode_cf", decode_cf)
     cache_args = _cache_args(cache, cache_size)

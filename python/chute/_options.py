@@ -1,4 +1,4 @@
-"""Checks of public options (issue 15): each failure is an InvalidArgumentError naming the
+"""Checks of public options: each failure is an InvalidArgumentError naming the
 option, the value and what is allowed, raised before anything is opened or started. No binding
 TypeError, no silent clamping or truncation (1.5 is not an integer, True is not a count)."""
 

@@ -26,8 +26,8 @@ def set_storage_options(scheme: str = "s3", **options: Any) -> dict[str, Any]:
     addressing), region, profile (a section of ~/.aws/credentials or ~/.aws/config),
     access_key_id + secret_access_key (+ session_token), anonymous (True: unsigned requests),
     addressing_style ("path" or "virtual"). gs: endpoint_url, token (an OAuth2 access token,
-    sent as a bearer token), anonymous. Unset options come from the environment (see the
-    README, "Object stores"). set_storage_options("s3") with no options clears them. Raises
+    sent as a bearer token), anonymous. Unset options come from the environment (see
+    docs/storage/object-stores.md). set_storage_options("s3") with no options clears them. Raises
     chute.InvalidArgumentError for an unknown scheme, name or a bad value.
     """
     known = {"s3": _S3, "gs": _GS}.get(scheme)

@@ -8,14 +8,14 @@
     ...     batch["inputs"]          # numpy.ndarray, zero-copy, (16, lat, lon, channels)
     ...     batch.indices            # numpy int64 array: the sample numbers, in batch order
 
-W3 random crops of volumes, rotated by the cube's symmetries while they are placed:
+Random crops of volumes, rotated by the cube's symmetries while they are placed:
 
     >>> ds = chute.crops({"inputs": "train.h5/Nbody", "targets": "train.h5/Hydro"}, size=64,
     ...                  channel_axis=0, crops_per_epoch=4096, transforms="rotations")
     >>> loader = chute.Loader(ds, batch_size=64, shuffle=True, seed=0)
     >>> batch.crops, batch.transforms   # (64, 3) start corners, (64,) transform ids
 
-W2 windows over a Zarr group in xarray layout:
+Weather windows over a Zarr group in xarray layout:
 
     >>> ds = chute.windows("era5.zarr", variables=["temperature", "2m_temperature"],
     ...                    levels=[500, 850], input_offsets=(-1, 0), target_offsets=(1,))
@@ -55,7 +55,7 @@ _inherited_after_fork: list[Any] = []
 
 
 class Dataset:
-    """What a sample is: built by `packed()` (W1), `windows()` (W2) or `crops()` (W3)."""
+    """What a sample is: built by `packed()`, `windows()` or `crops()`."""
 
     def __init__(self, core: Any, sample_chunk: int | None = None) -> None:
         self._core = core
@@ -71,13 +71,13 @@ class Dataset:
         return [(name, dtype, tuple(shape)) for name, dtype, shape in self._core.outputs()]
 
     def channel_names(self, output: str = "inputs") -> list[str]:
-        """W2 only: the channel names of `output` in channel order."""
+        """Windows only: the channel names of `output` in channel order."""
         if not hasattr(self._core, "channel_names"):
             raise TypeError("channel_names() exists for windows() datasets only")
         return self._core.channel_names(0 if output == "inputs" else 1)
 
     def time_indices(self) -> np.ndarray:
-        """W2 only: the time index (position on the store's time axis) of every sample."""
+        """Windows only: the time index (position on the store's time axis) of every sample."""
         if not hasattr(self._core, "sample_time"):
             raise TypeError("time_indices() exists for windows() datasets only")
         return np.array([self._core.sample_time(i) for i in range(len(self))], dtype=np.int64)
@@ -93,7 +93,7 @@ def packed(
     cache: str | os.PathLike | None = None,
     cache_size: int | None = None,
 ) -> Dataset:
-    """W1: named arrays (local paths or URLs: an array folder or "group/member") sharing axis 0.
+    """Packed samples: named arrays (local paths or URLs: an array folder or "group/member") sharing axis 0.
 
     follow_symlinks as in `chute.open` (None: the process-wide setting). `cache`,
     `cache_size`: a node-local cache folder for the stored chunks (see `chute.open`).
@@ -162,7 +162,7 @@ def windows(
     cache: str | os.PathLike | None = None,
     cache_size: int | None = None,
 ) -> Dataset:
-    """W2: windows over the time axis of a Zarr group as xarray writes it (ERA5, WeatherBench2).
+    """Weather windows over the time axis of a Zarr group as xarray writes it (ERA5, WeatherBench2).
 
     `path` may be a list of stores sharing the time/lat/lon coordinates (e.g. pressure levels
     and single levels): their variables are joined; a coordinate that differs is an error
@@ -410,7 +410,7 @@ def crops(
     cache: str | os.PathLike | None = None,
     cache_size: int | None = None,
 ) -> Dataset:
-    """W3: random boxes of `size` at the same position in every array of `arrays`.
+    """Volume crops: random boxes of `size` at the same position in every array of `arrays`.
 
     `arrays` maps output names to anything `chute.open` accepts (a path, or a `chute.Array`);
     their spatial axes (every axis but `channel_axis`; None: no channel axis) must match. An
@@ -665,15 +665,16 @@ def _checked_options(
 
 
 class Loader:
-    """Training batches from `data`: a mapping of name -> array path (W1), or a `Dataset`.
+    """Training batches from `data`: a mapping of name -> array path (packed samples), or a `Dataset`.
 
     `threads=None` uses one reader thread per CPU this process may run on (its affinity);
     `prefetch` batches are assembled ahead of the consumer; `io_concurrency` chunk reads are kept
     in flight while the threads decode (None: the store's preference, 32 for local files; 1: each
     thread reads its own chunks). `read_ahead=True` plans the next batch and submits its chunk reads
     before the current one decodes (they share `io_concurrency`; one more batch buffer and one
-    batch's stored bytes). `rank`/`world_size` default to MPI (mpi4py, when initialised), then torchrun's
-    RANK/WORLD_SIZE, Slurm's SLURM_PROCID/SLURM_NTASKS, OpenMPI's OMPI_COMM_WORLD_RANK/SIZE, else
+    batch's stored bytes). `rank`/`world_size` default to the first of: MPI (mpi4py, when
+    initialised), torchrun's RANK/WORLD_SIZE, Open MPI's OMPI_COMM_WORLD_RANK/SIZE, PMI's
+    PMI_RANK/PMI_SIZE, Slurm's SLURM_PROCID/SLURM_NTASKS (chute.distributed.rank_info), else
     0 and 1; when a launcher set them the loader says so once on stderr (`verbose=False` or
     CHUTE_QUIET=1 silences it), and `loader.rank_source` names the variables. Each `for` over
     the loader runs the next epoch; the samples of every batch are a pure function of (seed,

@@ -190,7 +190,7 @@ void bind_loader(nb::module_& m) {
         return std::make_pair(DatasetPtr(std::move(dataset)), sample_chunk);
       },
       nb::arg("paths"), nb::arg("cache") = nb::bytes(""), nb::arg("cache_size") = 0,
-      "A W1 dataset, and the most samples one read chunk holds along axis 0.");
+      "A packed dataset, and the most samples one read chunk holds along axis 0.");
 
   // For tests only, not a user feature: Zarr arrays read through a store that answers each read
   // after `delay_s` seconds without holding a thread, and counts the reads in flight.
@@ -220,7 +220,7 @@ void bind_loader(nb::module_& m) {
         return std::make_pair(dataset, slow);
       },
       nb::arg("paths"), nb::arg("delay_s"),
-      "Testing only: a W1 dataset of Zarr arrays read through a latency-injecting store.");
+      "Testing only: a packed dataset of Zarr arrays read through a latency-injecting store.");
 
   m.def(
       "_open_windows",

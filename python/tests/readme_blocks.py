@@ -1,9 +1,10 @@
-"""The fenced code blocks of README.md, for the tests that run them (test_readme.py,
-test_cmake_package.py).
+"""The fenced code blocks of README.md and of the documentation site's pages (docs/), for the
+tests that run them (test_readme.py, test_docs.py, test_cmake_package.py).
 
 A block is skipped only when the line just before it is an HTML comment
-`<!-- readme-test: skip (reason) -->`, and only for blocks that need what a test cannot have
-(root, the network, a GPU, a full build); the reason is required.
+`<!-- readme-test: skip (reason) -->` (or `docs-test: skip (reason)`), and only for blocks that
+need what a test cannot have (root, the network, a GPU, a launcher, a full build); the reason is
+required.
 """
 
 from __future__ import annotations
@@ -12,8 +13,10 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-README = Path(__file__).resolve().parents[2] / "README.md"
-SKIP = re.compile(r"<!--\s*readme-test:\s*skip\s*\((?P<reason>[^)]+)\)\s*-->")
+REPO = Path(__file__).resolve().parents[2]
+README = REPO / "README.md"
+DOCS = REPO / "docs"
+SKIP = re.compile(r"<!--\s*(?:readme|docs)-test:\s*skip\s*\((?P<reason>[^)]+)\)\s*-->")
 
 
 @dataclass
@@ -22,10 +25,20 @@ class Block:
     code: str
     line: int  # 1-based line of the opening fence
     skip_reason: str | None
+    path: Path = README
+
+    @property
+    def page(self) -> str:
+        return self.path.relative_to(REPO).as_posix()
 
     @property
     def name(self) -> str:
-        return f"README.md:{self.line} ({self.language})"
+        return f"{self.page}:{self.line} ({self.language})"
+
+
+def doc_pages() -> list[Path]:
+    """The site's Markdown pages (docs/**/*.md)."""
+    return sorted(DOCS.rglob("*.md"))
 
 
 def blocks(path: Path = README) -> list[Block]:
@@ -49,6 +62,7 @@ def blocks(path: Path = README) -> list[Block]:
                 code="\n".join(lines[start + 1 : j]) + "\n",
                 line=start + 1,
                 skip_reason=marker.group("reason") if marker else None,
+                path=path,
             )
         )
         i = j + 1

@@ -11,7 +11,7 @@ from chute.weather_store import make_weather_store
 from cli_support import run_cli
 
 import chute
-from chute import bench_peers
+from chute.bench import peers as bench_peers
 
 pytest.importorskip("xarray")
 

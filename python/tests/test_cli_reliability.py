@@ -1,4 +1,4 @@
-"""Reliability of the `chute` command (issue 15): absurd sizes, --force, huge grids, missing
+"""Reliability of the `chute` command: absurd sizes, --force, huge grids, missing
 chunks, and a rank failing under mpirun. Subprocess timeouts are hang guards, not speed limits."""
 
 from __future__ import annotations

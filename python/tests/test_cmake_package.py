@@ -1,5 +1,6 @@
 """The C++ library as a package: a library-only build (no GoogleTest, no CLI11) installs into a
-temporary prefix, then the README's C++ example (its ```cmake and ```cpp blocks, as written)
+temporary prefix, then the C++ example of docs/frameworks/cpp.md (its ```cmake and ```cpp blocks,
+as written)
 builds against it with find_package(chute) and runs on data `chute make-dataset` wrote.
 
 The installed headers are the stable API (CHUTE_PUBLIC_HEADERS) plus the internal headers
@@ -18,7 +19,7 @@ from pathlib import Path
 
 import pytest
 from cli_support import run_cli
-from readme_blocks import blocks
+from readme_blocks import DOCS, blocks
 
 REPO = Path(__file__).resolve().parents[2]
 BUILD = REPO / "build" / "package-test"
@@ -40,10 +41,11 @@ def cmake_launchers() -> list[str]:
     return []
 
 
-def readme_example() -> tuple[str, str]:
-    cmake = [b for b in blocks() if b.language == "cmake" and not b.skip_reason]
-    cpp = [b for b in blocks() if b.language == "cpp" and not b.skip_reason]
-    assert len(cmake) == 1 and len(cpp) == 1, "the README has one C++ example and its CMake"
+def cpp_example() -> tuple[str, str]:
+    page = blocks(DOCS / "frameworks" / "cpp.md")
+    cmake = [b for b in page if b.language == "cmake" and not b.skip_reason]
+    cpp = [b for b in page if b.language == "cpp" and not b.skip_reason]
+    assert len(cmake) == 1 and len(cpp) == 1, "frameworks/cpp.md has one C++ example and its CMake"
     return cmake[0].code, cpp[0].code
 
 
@@ -207,8 +209,8 @@ def test_public_headers_compile_on_their_own(prefix, tmp_path):
         run(compiler, "-std=c++20", "-fsyntax-only", f"-I{prefix / 'include'}", source)
 
 
-def test_readme_cpp_example_builds_against_the_installed_package(prefix, tmp_path):
-    cmake_code, cpp_code = readme_example()
+def test_documented_cpp_example_builds_against_the_installed_package(prefix, tmp_path):
+    cmake_code, cpp_code = cpp_example()
     app = tmp_path / "app"
     app.mkdir()
     (app / "CMakeLists.txt").write_text(cmake_code)

@@ -15,7 +15,7 @@ L = 14
 
 
 def _documented_table():
-    """The README's table, rebuilt from its rule: rotations (det +1) first, each half in
+    """The table of docs/guides/volume-crops.md, rebuilt from its rule: rotations (det +1) first, each half in
     (itertools.permutations order, flip mask ascending) order."""
 
     def det(axes, flips):

@@ -333,3 +333,16 @@ def test_windows_normalised_channels_first_float16(variables_group):
     np.testing.assert_allclose(
         batch["inputs"].astype("float32"), np.moveaxis(expected, -1, 1), rtol=1e-3, atol=1e-3
     )
+
+
+def test_the_loader_docstring_lists_the_launchers_in_the_order_rank_info_tries_them():
+    """The documented rank-detection order is the code's (chute.distributed._LAUNCHERS)."""
+    import re
+
+    from chute import distributed
+
+    doc = " ".join(chute.Loader.__doc__.split())
+    found = [m.start() for m in (re.search(rf"(?<![A-Z_]){v}(?![A-Z_])", doc) for _, v, _, _ in
+                                 distributed._LAUNCHERS) if m]  # fmt: skip
+    assert len(found) == len(distributed._LAUNCHERS), doc
+    assert found == sorted(found), doc

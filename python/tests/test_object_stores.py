@@ -301,7 +301,7 @@ def test_storage_options_from_python(bucket, s3_env, monkeypatch):
 def test_bench_peers_read_s3_urls_exactly(bucket, s3_env, peer):
     """`chute bench --array name=s3://...` runs its peers on the same URLs: zarr-python and dask
     through obstore, tensorstore through its s3 key-value store, signed with chute's variables."""
-    from chute import bench_peers
+    from chute.bench import peers as bench_peers
 
     spec = {"arrays": [{"name": n, "path": _url(n)} for n in ("inputs", "targets")],
             "batches": [[3, 0, 5], [1]], "threads": 2}  # fmt: skip

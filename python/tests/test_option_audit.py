@@ -1,4 +1,4 @@
-"""Every public option, case by case (issue 15, "Arguments"): a wrong type, a negative, zero or
+"""Every public option, case by case: a wrong type, a negative, zero or
 absurd value, NaN, a bool where a count is meant, each gives chute.InvalidArgumentError naming
 the option (and the value and what is allowed), before anything is opened: no binding TypeError,
 no silent clamping or truncation. The Loader's own options are in test_reliability.py

@@ -99,3 +99,30 @@ def test_roofline_lives_in_the_bench_module(tmp_path):
     assert report["threads"] == 1
     assert report["chunks"] == 2
     assert report["decoded_bytes"] == 2 * 2 * 16 * 4
+
+
+def test_the_core_package_never_imports_the_bench_helpers():
+    """`import chute` (and its adapters) loads none of chute.bench: the harness stays apart."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, chute, chute.loader, chute.distributed, chute.weather_stats\n"
+        "loaded = sorted(m for m in sys.modules if m == 'chute.bench' or m.startswith('chute.bench.'))\n"
+        "print(','.join(loaded))\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                            timeout=120, check=True)  # fmt: skip
+    assert result.stdout.strip() == "", result.stdout
+
+
+def test_the_bench_helpers_run_as_modules_of_chute_bench():
+    """The C++ bench runs `python -m chute.bench.<name>`; each answers --help."""
+    import subprocess
+    import sys
+
+    for name in ("peers", "model", "plots"):
+        result = subprocess.run([sys.executable, "-m", f"chute.bench.{name}", "--help"],
+                                capture_output=True, text=True, timeout=120, check=False)  # fmt: skip
+        assert result.returncode == 0, (name, result.stderr)
+        assert f"chute.bench.{name}" in result.stdout or "usage" in result.stdout, result.stdout

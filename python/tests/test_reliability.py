@@ -1,4 +1,4 @@
-"""Reliability (issue 15): hostile files, absurd arguments and faults while running.
+"""Reliability: hostile files, absurd arguments and faults while running.
 
 Each case ends in a clear chute error or a clean stop, never a crash, a hang or garbage. Cases
 that could hang on a regression run in a subprocess under a generous timeout (a hang guard, not

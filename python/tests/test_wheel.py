@@ -92,7 +92,7 @@ def read_only_prefix(tree: Path) -> list[str]:
 
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory) -> Path:
-    """Built from a read-only copy of the checkout (README: a read-only checkout installs), with
+    """Built from a read-only copy of the checkout (getting-started.md: a read-only checkout installs), with
     the build folder outside it; the copy must be the same, entry for entry, afterwards."""
     pytest.importorskip("auditwheel")
     pytest.importorskip("scikit_build_core")

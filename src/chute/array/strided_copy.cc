@@ -204,7 +204,7 @@ constexpr int64_t kTileMinStride = 1024;
 /// reverse from the stage. Read straight from memory, each tile's 8 source rows missed the
 /// cache at once and the transpose waited on them; staged, the rows are read as plain runs with
 /// the next rows prefetched, and the registers work on L1. (cube_symmetry_bench
-/// BM_PlaceRandomCropsFromVolume; README, W3.)
+/// BM_PlaceRandomCropsFromVolume; docs/design/volume-crops.md.)
 constexpr int64_t kStageBytes = 16 << 10;
 /// Rows prefetched ahead of the one being staged.
 constexpr int64_t kStagePrefetchRows = 8;
@@ -438,7 +438,8 @@ __attribute__((target("avx2"))) inline void stream_line_reversed(float* d, __m25
 /// blocks, two 8 x 8 transposes, and each destination line's 64 bytes written whole by two
 /// adjacent non-temporal stores, so the line is never read from memory first. With 8 x 8
 /// blocks a line's two halves came from different blocks and streaming stores were slower than
-/// cached ones; whole lines made staged transposes of mapped crops 24% faster (README, W3).
+/// cached ones; whole lines made staged transposes of mapped crops 24% faster (design notes:
+/// docs/design/volume-crops.md).
 /// Preconditions (streams_whole_lines): float32, na % 16 == 0, nb % 8 == 0, src_b == 4,
 /// dst_a == +-4, every destination line this writes starts at a 64-byte boundary.
 __attribute__((target("avx2"))) void copy_tiled_float_avx2_lines(std::byte* dst,
@@ -684,8 +685,8 @@ void strided_copy(const std::byte* src, std::span<const int64_t> src_shape,
       !has_register_tiles(item_size)) {
     // Short strides without register tiles: write the destination in order, reading the
     // source lines (few, close together) from L1. Measured on 64³ float32 crops: 6 GB/s
-    // against 4 GB/s in scalar tiles. With register tiles every transpose is tiled (README, W3;
-    // the figures: docs/measurements/w3-volumes.md).
+    // against 4 GB/s in scalar tiles. With register tiles every transpose is tiled
+    // (docs/design/volume-crops.md; the figures: docs/measurements/w3-volumes.md).
     nest.move(dst_unit, nest.rank - 1);
   } else if (transpose) {
     const int64_t d_unit = nest.dst_stride[dst_unit], s_unit = nest.src_stride[src_unit];

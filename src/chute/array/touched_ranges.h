@@ -14,7 +14,7 @@
 namespace chute {
 
 /// Ranges closer than this are read as one: below it a second request costs more than reading
-/// the gap (README, "Crops of uncompressed chunks": measured on page-cache and cold files).
+/// the gap (docs/design/volume-crops.md: measured on page-cache and cold files).
 inline constexpr uint64_t kTouchedRangeGap = 4096;
 
 /// [begin, end) byte ranges, sorted, disjoint, separated by more than `max_gap` bytes, that

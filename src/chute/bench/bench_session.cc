@@ -62,7 +62,7 @@ void make_plots(json& report, const std::string& json_path, const std::string& o
                 const std::function<void(const std::string&)>& log) {
   std::error_code ec;
   fs::create_directories(out_dir, ec);
-  ToolResult tool = run_python_tool("bench_plots", {json_path, "--out", out_dir});
+  ToolResult tool = run_python_tool("bench.plots", {json_path, "--out", out_dir});
   json plots = json::array();
   for (const std::string& line : tool.stdout_lines) {
     if (line.size() > 4 && line.ends_with(".png")) plots.push_back(line);
@@ -124,7 +124,8 @@ std::vector<Mode> parse_modes(const std::string& text) {
 
 namespace {
 
-// Each option on its own: the error names it, the value and the allowed range (issue 15).
+// Each option on its own: the error names it, the value and the allowed range
+// (docs/guides/options-and-faults.md).
 void check_range(const char* option, int64_t value, int64_t low, int64_t high) {
   if (value < low || value > high) {
     fail(ErrorCode::kInvalidArgument, "bench: {} must be in [{}, {}], got {}", option, low, high,

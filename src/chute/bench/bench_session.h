@@ -31,7 +31,7 @@ struct BenchOptions {
   int world_size = 1;
   std::vector<Mode> modes = {Mode::kIo, Mode::kCompute, Mode::kFull};
   double step_ms = 0;  // 0: 1.1 × the io mode's mean s/batch
-  std::string model;   // "torch": step time from a real small model (bench_model.py)
+  std::string model;   // "torch": step time from a real small model (chute.bench.model)
   int batches = 20;
   int warmup = 2;
   int trials = 3;

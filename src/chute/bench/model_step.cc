@@ -27,7 +27,7 @@ nlohmann::json measure_model_step(const ModelStepSpec& spec) {
   }
   ToolResult tool;
   try {
-    tool = run_python_tool("bench_model", arguments);
+    tool = run_python_tool("bench.model", arguments);
   } catch (const Error& e) {
     return {{"status", "failed"}, {"note", e.what()}};
   }

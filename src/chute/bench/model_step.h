@@ -1,5 +1,5 @@
 #pragma once
-// `chute bench --model torch`: times a real small PyTorch model (python/chute/bench_model.py)
+// `chute bench --model torch`: times a real small PyTorch model (python/chute/bench/model.py)
 // on one batch of the dataset, so the compute and full modes run with that model's step time
 // instead of a guessed one.
 

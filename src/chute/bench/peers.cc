@@ -86,7 +86,7 @@ nlohmann::json run_peers(const PeerSpec& spec) {
   ToolResult tool;
   std::string failure;
   try {
-    tool = run_python_tool("bench_peers", {"--spec", path});
+    tool = run_python_tool("bench.peers", {"--spec", path});
   } catch (const Error& e) {
     failure = e.what();
   }

@@ -1,6 +1,6 @@
 #pragma once
 // The peers: the same batches read by other libraries, in a Python helper
-// (python/chute/bench_peers.py), shown side by side with chute. The C++ side writes a spec
+// (python/chute/bench/peers.py), shown side by side with chute. The C++ side writes a spec
 // (arrays, the batches' sample indices, thread count), runs the helper and parses one JSON
 // result per peer from its stdout.
 

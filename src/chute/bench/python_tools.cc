@@ -28,7 +28,12 @@ fs::path source_root() {
 }
 
 std::string helper_command(const std::string& python, const std::string& module) {
-  const fs::path file = source_root() / "python" / "chute" / (module + ".py");
+  // "bench.peers" is python/chute/bench/peers.py in the source tree, chute.bench.peers installed.
+  std::string relative = module;
+  for (char& c : relative) {
+    if (c == '.') c = '/';
+  }
+  const fs::path file = source_root() / "python" / "chute" / (relative + ".py");
   std::error_code ignored;
   if (!source_root().empty() && fs::is_regular_file(file, ignored)) {
     // JSON string literals are valid Python string literals.

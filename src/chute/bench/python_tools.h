@@ -1,5 +1,5 @@
 #pragma once
-// Running chute's Python helpers (bench_peers, bench_plots) from the C++ bench.
+// Running chute's Python helpers (chute.bench.peers, .model, .plots) from the C++ bench.
 //
 // The interpreter: $CHUTE_PYTHON, else python3/python next to the running `chute` executable
 // (a virtual environment's bin/), else the .venv beside the sources chute was built from (a build
@@ -22,8 +22,9 @@ struct ToolResult {
   std::string stderr_text;  // the last few KB
 };
 
-/// Runs helper `module` ("bench_peers") with `arguments`; stdout is captured line by line,
-/// stderr kept in a temporary file and returned. Throws kIoError when it cannot start at all.
+/// Runs helper `module` ("bench.peers": the module chute.bench.peers) with `arguments`; stdout is
+/// captured line by line, stderr kept in a temporary file and returned. Throws kIoError when it
+/// cannot start at all.
 ToolResult run_python_tool(const std::string& module, const std::vector<std::string>& arguments);
 
 /// The last non-empty line of a helper's stderr (usually the exception that ended it).

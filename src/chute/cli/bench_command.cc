@@ -109,7 +109,7 @@ void register_bench(CLI::App& app) {
       ->capture_default_str();
   add_cache_options(*bench, flags->cache);
   bench::WindowsFlags& w = o.windows;
-  const char* windows_group = "Windows (W2): make-dataset variables folders or --windows STORE";
+  const char* windows_group = "Weather windows: make-dataset variables folders or --windows STORE";
   bench->add_flag("--windows", w.enabled, "DATASET is a weather store (as xarray writes it)")
       ->group(windows_group);
   bench->add_option("--variables", w.variables, "input variables")->group(windows_group);

@@ -184,7 +184,7 @@ void register_make_dataset(CLI::App& app) {
   cmd->add_flag("--quiet,-q", o->quiet, "No progress on stderr");
 
   auto group = [&](const char* name) { return cmd->add_option_group(name); };
-  auto* packed = group("packed (W1)");
+  auto* packed = group("packed: samples sharing axis 0");
   packed->add_option("--samples", o->samples, "Samples [96: 1.50 GB in all]");
   packed->add_option("--input-channels", o->input_channels,
                      "Channels of inputs (packed) / input (volume) [40 / 4]");
@@ -195,10 +195,10 @@ void register_make_dataset(CLI::App& app) {
   auto* grid = group("packed and variables");
   grid->add_option("--lat", o->lat, "Latitudes [181 packed, 121 variables]");
   grid->add_option("--lon", o->lon, "Longitudes [360 packed, 240 variables]");
-  auto* variables = group("variables (W2)");
+  auto* variables = group("variables: a weather store");
   variables->add_option("--times", o->times, "Time steps [128: 804 MB in all]");
   variables->add_option("--levels", o->levels, "Pressure levels [13]");
-  auto* volume = group("volume (W3)");
+  auto* volume = group("volume: 3-D volumes for crops");
   volume->add_option("--size", o->size, "Edge N of the N³ volumes [256: 604 MB in all]");
   volume->add_option("--chunk", o->chunk,
                      "Chunk edge, chunks (1, c, c, c) [64]; given, volume.h5 is chunked too "

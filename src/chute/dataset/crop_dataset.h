@@ -1,5 +1,5 @@
 #pragma once
-// W3 "volume": random boxes of one size at the same position in several arrays of one spatial
+// Volume crops: random boxes of one size at the same position in several arrays of one spatial
 // grid (e.g. a 4-channel input and a 5-channel target of a cosmology volume), each placed
 // rotated or reflected by one of the cube's symmetries (cube_symmetry.h), the same for every
 // array of the sample.

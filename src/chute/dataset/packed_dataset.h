@@ -1,7 +1,7 @@
 #pragma once
-// W1 "packed": N named arrays sharing axis 0 (e.g. inputs (sample, lat, lon, channel) and targets
-// (sample, lat, lon, channel)). Sample i is index i along axis 0 of every array; the batch holds
-// one output per array, named like it, of shape (batch, shape[1:]...) and the array's dtype.
+// Packed samples: N named arrays sharing axis 0 (e.g. inputs (sample, lat, lon, channel) and
+// targets (sample, lat, lon, channel)). Sample i is index i along axis 0 of every array; the batch
+// holds one output per array, named like it, of shape (batch, shape[1:]...) and the array's dtype.
 
 #include <string>
 #include <utility>

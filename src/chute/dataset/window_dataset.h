@@ -1,5 +1,5 @@
 #pragma once
-// W2 "variables": windows over the time axis of a Zarr group in xarray layout (WeatherBench2,
+// Weather windows: windows over the time axis of a Zarr group in xarray layout (WeatherBench2,
 // ERA5 as written by xarray.to_zarr). Variables have a time, an optional level, a latitude and a
 // longitude axis, found by dimension name in any stored order (see window_axes.h); all share
 // the time, lat and lon sizes. A sample is a time step t: "inputs" holds the input variables at

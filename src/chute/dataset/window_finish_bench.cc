@@ -1,7 +1,7 @@
 // The windows' placement pass (WindowDataset::finish) apart from the reads, on a real weather
-// store: the README's windows (inputs t-1, t of 6 variables, 3 targets at t+1, a forcing, 2
-// statics) of a `chute make-dataset variables STORE --xarray` store, normalised with its `chute
-// stats` group, batch 16, 2 threads. Set CHUTE_BENCH_WINDOWS_STORE (and
+// store: the windows of docs/guides/weather-windows.md (inputs t-1, t of 6 variables, 3 targets at
+// t+1, a forcing, 2 statics) of a `chute make-dataset variables STORE --xarray` store, normalised
+// with its `chute stats` group, batch 16, 2 threads. Set CHUTE_BENCH_WINDOWS_STORE (and
 // CHUTE_BENCH_WINDOWS_STATS) to run it; without them every case is skipped. Arguments: channels
 // last (1/0), bfloat16 (1/0). The "read" cases time the read plan (reads and decoding) of the
 // same batch, for comparison. Rates count samples.

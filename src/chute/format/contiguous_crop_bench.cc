@@ -5,8 +5,8 @@
 // that chute keeps open ends up); 1: cold, the file's pages dropped
 // before every crop (madvise(MADV_DONTNEED) on the mapping, then posix_fadvise(DONTNEED), not
 // timed), so each crop is read from storage. L from CHUTE_CROP_BENCH_L (default 512).
-// The choice for the contiguous source follows these numbers (README, "Sources" and "Crops from
-// cold storage").
+// The choice for the contiguous source follows these numbers (docs/design/reading.md and
+// docs/design/volume-crops.md, "Crops from cold storage").
 
 #include <benchmark/benchmark.h>
 #include <fcntl.h>

@@ -2,7 +2,7 @@
 // The chunk source of arrays stored uncompressed in one region of one file, in C or Fortran
 // order (an .npy file, a contiguous HDF5 dataset). The file is mapped and boxes are copied out
 // of the page cache: for a 64³ crop of a 1024³ float32 channel (4,096 runs of 256 bytes) that
-// beats a pread per run and a preadv per plane by 4-14× (README, "Sources"). The read grid is
+// beats a pread per run and a preadv per plane by 4-14× (docs/design/reading.md). The read grid is
 // virtual: slabs of about 256 KiB contiguous in the file, so a large read spreads over the pool.
 
 #include <memory>

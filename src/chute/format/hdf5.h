@@ -32,7 +32,7 @@ std::optional<std::pair<std::string, std::string>> split_hdf5_path(const std::st
 /// in the file itself, linear; other index kinds fall back to kByCoordinate),
 /// kByCoordinate (H5Dget_chunk_info_by_coord per grid chunk) or kByIndex (H5Dget_chunk_info
 /// per stored chunk). In libhdf5 1.10.8 the last two walk the index on every call: quadratic
-/// (README, "Sources").
+/// (docs/design/reading.md).
 enum class Hdf5IndexMethod { kBTree, kByCoordinate, kByIndex };
 void set_hdf5_index_method(Hdf5IndexMethod method);
 

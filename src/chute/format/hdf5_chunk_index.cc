@@ -1,4 +1,4 @@
-// Three ways to read the index (README, "Sources"): libhdf5 1.10.8 has no H5Dchunk_iter, and
+// Three ways to read the index (docs/design/reading.md): libhdf5 1.10.8 has no H5Dchunk_iter, and
 // both H5Dget_chunk_info(i) and H5Dget_chunk_info_by_coord walk the index from its start on
 // every call, so both are quadratic in the chunk count (32k chunks: about 40 s either way).
 // chute's own reader of the version 1 B-tree (hdf5_btree.cc) is linear (32k chunks: 14 ms) and

@@ -3,8 +3,9 @@
 //
 //   #include "chute/loader.h"
 //
-//   // W1: arrays sharing the sample axis; W2: chute::open_window_dataset(path, WindowOptions);
-//   // W3: chute::open_crop_dataset({{"inputs", path}, ...}, CropOptions), with batch["crops"]
+//   // Packed samples: arrays sharing the sample axis. Weather windows:
+//   // chute::open_window_dataset(path, WindowOptions). Volume crops:
+//   // chute::open_crop_dataset({{"inputs", path}, ...}, CropOptions), with batch["crops"]
 //   // and batch["transforms"] beside the arrays.
 //   auto dataset = chute::open_packed_dataset({{"inputs", "train/inputs.zarr"},
 //                                              {"targets", "train/targets.zarr"}});

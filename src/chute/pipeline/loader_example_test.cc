@@ -1,5 +1,5 @@
-// The C++ example of the README (also at the top of chute/pipeline/loader.h), compiled and run
-// on a small W1 dataset written to a temporary folder.
+// The C++ example of docs/frameworks/cpp.md (also at the top of chute/pipeline/loader.h), compiled
+// and run on a small W1 dataset written to a temporary folder.
 
 #include <gtest/gtest.h>
 #include <unistd.h>

@@ -4,7 +4,7 @@
 // so the number of reads in flight has one process-wide bound however many arrays, plans and
 // loaders submit at once. Threads start when work arrives and none is idle, up to the bound.
 //
-// Measured against io_uring on this machine (see README, "Reads in flight"): a pool of blocking
+// Measured against io_uring on this machine (docs/design/reads-in-flight.md): a pool of blocking
 // pread threads is what chute uses for local files.
 
 #include <condition_variable>

@@ -4,7 +4,7 @@
 // 128 KiB block: 32 KiB streams) or 16 (16 KiB: 4 KiB streams), each compressed with the
 // blosc-lz4 preset (clevel 5, byte shuffle) and decoded whole through the codec chain (chute's
 // own block decoder). Bytes/s counts decoded bytes. The second argument is c-blosc's clevel.
-// Smaller chunks decode fewer bytes per crop (README, W3 "Zarr layout") but LZ4 decodes the
+// Smaller chunks decode fewer bytes per crop (docs/design/volume-crops.md) but LZ4 decodes the
 // partly noisy mantissa byte slower per byte in shorter streams: this shows the trade.
 
 #include <benchmark/benchmark.h>

@@ -58,7 +58,7 @@ struct VolumeOptions : CommonOptions {
   int64_t input_channels = 4;
   int64_t target_channels = 5;
   /// Chunks (1, chunk, chunk, chunk). 32 decodes less per 64³ crop (2.6× its bytes, not 3.9×)
-  /// but the loader does not turn that into samples/s yet (README, W3 "Zarr layout").
+  /// but the loader does not turn that into samples/s yet (docs/design/volume-crops.md).
   int64_t chunk = 64;
   /// blosc block size in bytes for the Zarr arrays (blosc codecs); 0: blosc's own choice (512
   /// KiB for a 64³ float32 chunk at clevel 5, the whole chunk for 32³). c-blosc 1.21 raises a

@@ -1,6 +1,6 @@
 """Plots of a ``chute bench`` JSON report (schema "chute-bench/1").
 
-    python -m chute.bench_plots results.json --out DIR
+    python -m chute.bench.plots results.json --out DIR
 
 writes, when the report has the data for them:
 
@@ -285,7 +285,7 @@ def make_plots(report: dict, out: Path) -> list[Path]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m chute.bench_plots",
+        prog="python -m chute.bench.plots",
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )

@@ -1,6 +1,6 @@
 """A real small PyTorch model for `chute bench --model torch`: times training steps on one batch.
 
-    python -m chute.bench_model --array inputs=data/packed/inputs --array targets=... \\
+    python -m chute.bench.model --array inputs=data/packed/inputs --array targets=... \\
         --indices 3,17,42 --threads 2 --steps 5 --warmup 1
 
 The batch (the given sample indices of every array, read with chute) is the cached batch of the

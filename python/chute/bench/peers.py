@@ -1,6 +1,6 @@
 """The peers of ``chute bench --compare``: the same batches read by other libraries.
 
-Run by the C++ bench as ``python -m chute.bench_peers --spec spec.json``. The spec holds::
+Run by the C++ bench as ``python -m chute.bench.peers --spec spec.json``. The spec holds::
 
     {"peers": ["zarr", "dask", "tensorstore", "torch"],
      "arrays": [{"name": "inputs", "path": "/data/packed/inputs"}, ...],
@@ -21,7 +21,7 @@ tensorstore's s3 key-value store, with the endpoint, region and credentials of c
 environment variables (``AWS_ENDPOINT_URL_S3`` / ``AWS_ENDPOINT_URL``, ``AWS_REGION``,
 ``AWS_ACCESS_KEY_ID``, ``AWS_SECRET_ACCESS_KEY``, ``AWS_SESSION_TOKEN``).
 
-For the W3 volume workload the spec also has ``"workload": "volume"``, ``"volume"`` (the
+For volume crops the spec also has ``"workload": "volume"``, ``"volume"`` (the
 dataset folder, crop ``size``, ``channels``, the Zarr paths) and ``"crops"``: per batch, the rows
 ``[x, y, z, transform_id]`` chute read. The peers then read the same crops with the same
 transforms (``np.flip(np.transpose(crop, axes), flips)``, the table of chute.cube_symmetries):
@@ -32,7 +32,7 @@ channels-first .npy is transposed to channels last first) and ``h5py`` (whole-cr
 (``volume.h5``: ``Nbody``, ``Hydro``, contiguous) and the .npy files are written from the Zarr
 form with h5py / NumPy when the folder lacks them.
 
-For W2 windows (``chute bench STORE --windows``) the spec has ``"workload": "windows"``,
+For weather windows (``chute bench STORE --windows``) the spec has ``"workload": "windows"``,
 ``"windows"`` (the store, input and target variables, forcings, computed forcings, statics, levels, input and
 target offsets in store steps, the statistics group, ``normalise``, ``channels_last``, dtype) and
 ``"batches"`` hold each sample's time index. ``xarray`` then builds the same inputs and targets
@@ -310,7 +310,7 @@ def _read_torch(spec: dict) -> tuple[Iterator, int]:
     return iter(loader), _sample_nbytes(arrays)
 
 
-# --- W3 volumes: the same crops with the same transforms -------------------------------------
+# --- Volume crops: the same crops with the same transforms -------------------------------------
 
 
 def _transform_table() -> list[tuple[tuple[int, ...], tuple[int, ...]]]:
@@ -540,7 +540,7 @@ TIME_DIMS = ("time", "valid_time")
 
 
 def _read_windows_xarray(spec: dict) -> tuple[Iterator, int]:
-    """W2 windows the graph-ufs way; `batches` hold each sample's time index."""
+    """Weather windows the graph-ufs way; `batches` hold each sample's time index."""
     import numpy as np
     import xarray as xr
     import zarr
@@ -811,7 +811,7 @@ def _evict_page_cache(paths: Sequence[str]) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m chute.bench_peers",
+        prog="python -m chute.bench.peers",
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
