@@ -14,6 +14,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstring>
 #include <memory>
 #include <string>
 #include <utility>
@@ -505,6 +506,40 @@ void bind_loader(nb::module_& m) {
         return table;
       },
       "(axes, flips) of each cube symmetry id: y = np.flip(np.transpose(x, axes), flips).");
+
+  // For `chute bench --device`: the delivery stage alone, over one assembled page-locked batch
+  // buffer of `nbytes` delivered `batches` times (each released at once); seconds.
+  m.def(
+      "_testing_delivery_seconds",
+      [](const std::string& device_name, size_t nbytes, int64_t batches) {
+        nb::gil_scoped_release release;
+        DevicePtr device = open_device(device_name);
+        BufferPool host(nbytes, 1, device->pinned_memory());
+        std::shared_ptr<std::byte> buffer = host.acquire();
+        host.reserve(1);
+        std::memset(buffer.get(), 1, host.buffer_bytes());
+        DeviceDelivery delivery(device, host.buffer_bytes(), 4);
+        delivery.reserve(4);
+        const auto one = [&] {
+          Batch batch;
+          batch.indices = {0};
+          BatchArray array;
+          array.dtype = DataType{DTypeKind::kUInt, 1};
+          array.shape = {static_cast<int64_t>(host.buffer_bytes())};
+          array.data = buffer.get();
+          array.owner = buffer;
+          batch.arrays.push_back(std::move(array));
+          Batch delivered = delivery.deliver(std::move(batch), buffer);
+          delivered.arrays[0].ready->order_stream(1);
+        };
+        one();
+        delivery.drain();
+        const auto start = std::chrono::steady_clock::now();
+        for (int64_t i = 0; i < batches; ++i) one();
+        delivery.drain();
+        return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      },
+      nb::arg("device"), nb::arg("nbytes"), nb::arg("batches"));
 
   nb::class_<DeviceArray>(m, "_DeviceArray",
                           "A batch array in device memory, for DLPack consumers "
