@@ -214,8 +214,8 @@ nb::object export_device_array(const DeviceArray& self, nb::handle stream, nb::h
     };
     PyObject* capsule = PyCapsule_New(&e->managed, "dltensor_versioned", [](PyObject* o) {
       if (PyCapsule_IsValid(o, "dltensor_versioned")) {  // never consumed
-        auto* m = static_cast<DLManagedTensorVersioned*>(
-            PyCapsule_GetPointer(o, "dltensor_versioned"));
+        auto* m =
+            static_cast<DLManagedTensorVersioned*>(PyCapsule_GetPointer(o, "dltensor_versioned"));
         m->deleter(m);
       }
     });
@@ -251,8 +251,8 @@ nb::tuple batch_to_python(Batch batch, const std::string& device) {
   nb::list arrays;
   for (const BatchArray& array : batch.arrays) {
     if (array.ready) {
-      arrays.append(nb::make_tuple(array.name, nb::none(), array.dtype.name(),
-                                   DeviceArray{array, device}));
+      arrays.append(
+          nb::make_tuple(array.name, nb::none(), array.dtype.name(), DeviceArray{array, device}));
       continue;
     }
     arrays.append(

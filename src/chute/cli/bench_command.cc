@@ -1,12 +1,12 @@
 // `chute bench DATASET`: measures the loader on a dataset (io / compute / full modes, roofline,
 // peers, sweeps) and prints the tables; --json and --out keep the record and the plots. The work
 // is in chute/bench/bench_session.h; this file only maps flags onto BenchOptions.
+#include <fmt/format.h>
+
 #include <iostream>
 #include <memory>
 #include <string>
 #include <vector>
-
-#include <fmt/format.h>
 
 #include "chute/bench/bench_dataset.h"
 #include "chute/bench/bench_session.h"
@@ -57,7 +57,8 @@ void run_device_bench(const BenchFlags& flags) {
       modes += (modes.empty() ? "" : ",") + std::string(mode);
     }
   }
-  if (flags.compare.find("torch") != std::string::npos) modes += (modes.empty() ? "" : ",") + std::string("peer");
+  if (flags.compare.find("torch") != std::string::npos)
+    modes += (modes.empty() ? "" : ",") + std::string("peer");
   add("--modes", modes.empty() ? "io" : modes);
   if (!o.json_path.empty()) add("--json", o.json_path);
   const bench::ToolResult result = bench::run_python_tool("bench_gpu", arguments);
@@ -191,8 +192,8 @@ void register_bench(CLI::App& app) {
       ->group(windows_group);
 
   bench->add_option("--device", flags->device,
-                     "cuda:N: measure delivery to that GPU with PyTorch (host-to-device roofline, "
-                     "delivered batches, a GPU step, --compare torch: DataLoader pin_memory)");
+                    "cuda:N: measure delivery to that GPU with PyTorch (host-to-device roofline, "
+                    "delivered batches, a GPU step, --compare torch: DataLoader pin_memory)");
   bench->callback([flags, bench] {
     bench::BenchOptions& options = flags->options;
     if (!flags->device.empty()) {

@@ -82,8 +82,7 @@ class CudaDevice final : public Device, public std::enable_shared_from_this<Cuda
   /// Throws for a failed driver call, naming the device and the call.
   void check(CUresult result, const char* call) const {
     if (result == kSuccess) return;
-    fail(ErrorCode::kIoError, "{}: {} failed: {}",
-         name_, call, error_text(result));
+    fail(ErrorCode::kIoError, "{}: {} failed: {}", name_, call, error_text(result));
   }
 
   const std::string& name() const override { return name_; }
@@ -193,9 +192,7 @@ class CudaMemory final : public BufferAllocator {
     }
   }
   // Page-locked memory is backed when allocated; device memory has no pages to fault.
-  MemoryPlace place() const override {
-    return pinned_ ? MemoryPlace{} : device_->place();
-  }
+  MemoryPlace place() const override { return pinned_ ? MemoryPlace{} : device_->place(); }
   std::string describe() const override {
     return pinned_ ? "page-locked host memory (" + device_->name() + ")"
                    : device_->name() + " device memory";

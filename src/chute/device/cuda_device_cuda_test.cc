@@ -52,21 +52,21 @@ TEST_F(Cuda, DeviceIsNamedAndExportsAsCuda) {
 }
 
 TEST_F(Cuda, PinnedToDeviceCopyOrderedByAnEvent) {
-  constexpr size_t kBytes = size_t{64} << 20;
+  constexpr size_t kCudaCopyBytes = size_t{64} << 20;
   auto pinned = device_->pinned_memory();
   auto memory = device_->device_memory();
-  std::byte* host = pinned->allocate(kBytes);
-  std::byte* target = memory->allocate(kBytes);
-  for (size_t i = 0; i < kBytes; ++i) host[i] = static_cast<std::byte>(i * 7 + 3);
-  device_->copy_to_device(target, host, kBytes);
+  std::byte* host = pinned->allocate(kCudaCopyBytes);
+  std::byte* target = memory->allocate(kCudaCopyBytes);
+  for (size_t i = 0; i < kCudaCopyBytes; ++i) host[i] = static_cast<std::byte>(i * 7 + 3);
+  device_->copy_to_device(target, host, kCudaCopyBytes);
   auto event = device_->make_event();
   device_->record(*event);
   device_->wait_on_stream(1, *event);
-  const std::vector<std::byte> back = read_back(target, kBytes);
-  EXPECT_EQ(std::memcmp(back.data(), host, kBytes), 0);
+  const std::vector<std::byte> back = read_back(target, kCudaCopyBytes);
+  EXPECT_EQ(std::memcmp(back.data(), host, kCudaCopyBytes), 0);
   EXPECT_TRUE(device_->done(*event));
-  memory->deallocate(target, kBytes);
-  pinned->deallocate(host, kBytes);
+  memory->deallocate(target, kCudaCopyBytes);
+  pinned->deallocate(host, kCudaCopyBytes);
 }
 
 TEST_F(Cuda, OutOfDeviceMemoryNamesTheDevice) {

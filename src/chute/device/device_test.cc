@@ -21,7 +21,7 @@
 namespace chute {
 namespace {
 
-bool has_cuda_driver() {
+bool device_test_has_cuda_driver() {
   void* library = ::dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
   if (library == nullptr) library = ::dlopen("libcuda.so.1", RTLD_NOW);
   return library != nullptr;
@@ -31,7 +31,8 @@ TEST(OpenDevice, RejectsMalformedNames) {
   for (const char* bad : {"cuda:", "cuda:x", "cuda:-1", "cuda:0x", "cuda:1:2"}) {
     EXPECT_CHUTE_ERROR(open_device(bad), ErrorCode::kInvalidArgument, "cuda:N") << bad;
   }
-  EXPECT_CHUTE_ERROR(open_device("tpu:0"), ErrorCode::kInvalidArgument, "unknown device kind 'tpu'");
+  EXPECT_CHUTE_ERROR(open_device("tpu:0"), ErrorCode::kInvalidArgument,
+                     "unknown device kind 'tpu'");
   EXPECT_CHUTE_ERROR(open_device(""), ErrorCode::kInvalidArgument, "unknown device kind");
 }
 
@@ -43,7 +44,7 @@ TEST(OpenDevice, StandInIsNamedByItsNumber) {
 }
 
 TEST(OpenDevice, CudaWithoutADriverIsAClearError) {
-  if (has_cuda_driver()) GTEST_SKIP() << "this machine has a CUDA driver";
+  if (device_test_has_cuda_driver()) GTEST_SKIP() << "this machine has a CUDA driver";
   EXPECT_CHUTE_ERROR(open_device("cuda:0"), ErrorCode::kUnsupported,
                      "device 'cuda:0' needs a CUDA GPU: no CUDA driver: cannot load libcuda.so.1");
 }

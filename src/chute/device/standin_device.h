@@ -3,10 +3,10 @@
 // events are positions in a queue. Copies are deferred like a real device's: queued on the
 // stand-in's stream and done only when something waits for an event after them (the host in
 // synchronize(), a consumer's stream in wait_on_stream()), so a host buffer reused before its
-// copy ran, or a consumer reading without waiting, reads wrong data in the tests. The delivery stage runs its real code over it, so the
-// ring of device buffers, the ordering, the release through DLPack deleters, the errors and
-// the bounded memory are tested in CI without a GPU. Its memory is host memory and exports as
-// such (kDLCPU), so NumPy can check what was delivered.
+// copy ran, or a consumer reading without waiting, reads wrong data in the tests. The delivery
+// stage runs its real code over it, so the ring of device buffers, the ordering, the release
+// through DLPack deleters, the errors and the bounded memory are tested in CI without a GPU. Its
+// memory is host memory and exports as such (kDLCPU), so NumPy can check what was delivered.
 
 #include <atomic>
 #include <cstdint>

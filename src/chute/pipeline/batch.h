@@ -34,8 +34,8 @@ struct BatchArray {
   DataType dtype;
   std::vector<int64_t> shape;
   std::byte* data = nullptr;
-  std::shared_ptr<std::byte> owner;  // the whole batch buffer; data points inside it
-  MemoryPlace place;                 // where `data` lives (the host unless delivered to a device)
+  std::shared_ptr<std::byte> owner;    // the whole batch buffer; data points inside it
+  MemoryPlace place;                   // where `data` lives (the host unless delivered to a device)
   std::shared_ptr<DeviceReady> ready;  // set when delivered to a device: orders its consumers
 
   int64_t elements() const;

@@ -1,22 +1,13 @@
 #include "chute/pipeline/device_delivery.h"
 
 #include <atomic>
-#include <chrono>
 #include <unordered_map>
 #include <utility>
 
+#include "chute/util/clock.h"
 #include "chute/util/error.h"
 
 namespace chute {
-namespace {
-
-int64_t now_ns() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
-
-}  // namespace
 
 // What outlives the DeviceDelivery object while consumers hold device buffers: the device, and
 // per device buffer the events ordering its copies and its release.
@@ -108,7 +99,7 @@ DeviceDelivery::~DeviceDelivery() {
 void DeviceDelivery::reserve(size_t count) { pool_.reserve(count); }
 
 Batch DeviceDelivery::deliver(Batch batch, std::shared_ptr<std::byte> host_buffer) {
-  const int64_t start = now_ns();
+  const Clock::time_point start = Clock::now();
   std::shared_ptr<std::byte> buffer = pool_.acquire();
   DeviceEvent* copied = nullptr;
   {
@@ -141,7 +132,7 @@ Batch DeviceDelivery::deliver(Batch batch, std::shared_ptr<std::byte> host_buffe
     std::lock_guard lock(mutex_);
     in_flight_.push_back({delivered, std::move(host_buffer)});
   }
-  shared_->copy_submit_ns += now_ns() - start;
+  shared_->copy_submit_ns += elapsed_ns(start);
   retire(false);
   return batch;
 }
@@ -152,10 +143,10 @@ void DeviceDelivery::retire(bool all) {
     auto& front = static_cast<Delivered&>(*in_flight_.front().batch);
     if (!front.copy_done()) {
       if (!all && in_flight_.size() <= kMaxCopiesInFlight) break;
-      const int64_t start = now_ns();
+      const Clock::time_point start = Clock::now();
       front.wait_copy();
       ++shared_->host_waits;
-      shared_->host_wait_ns += now_ns() - start;
+      shared_->host_wait_ns += elapsed_ns(start);
     }
     in_flight_.pop_front();
   }

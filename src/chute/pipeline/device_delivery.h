@@ -23,12 +23,12 @@ namespace chute {
 struct DeliveryStats {
   int64_t copies = 0;
   int64_t bytes_copied = 0;
-  int64_t copy_submit_ns = 0;     // producer time queueing copies
-  int64_t host_waits = 0;         // times the producer waited for a copy to free a host buffer
+  int64_t copy_submit_ns = 0;  // producer time queueing copies
+  int64_t host_waits = 0;      // times the producer waited for a copy to free a host buffer
   int64_t host_wait_ns = 0;
-  int64_t device_buffers = 0;     // device buffers allocated (flat in the steady state)
-  int64_t consumer_waits = 0;     // consumer streams ordered after a copy
-  int64_t release_waits = 0;      // copies ordered after a consumer's release of the buffer
+  int64_t device_buffers = 0;  // device buffers allocated (flat in the steady state)
+  int64_t consumer_waits = 0;  // consumer streams ordered after a copy
+  int64_t release_waits = 0;   // copies ordered after a consumer's release of the buffer
 };
 
 class DeviceDelivery {

@@ -248,7 +248,7 @@ class Loader {
   Sampler sampler_;
   std::unique_ptr<BatchAssembler> assembler_;
   std::unique_ptr<BufferPool> pool_;
-  DevicePtr device_;                         // LoaderOptions::device or pin_memory's GPU
+  DevicePtr device_;                          // LoaderOptions::device or pin_memory's GPU
   std::unique_ptr<DeviceDelivery> delivery_;  // set when batches go to a device
 
   const int pid_;  // the process that owns the threads

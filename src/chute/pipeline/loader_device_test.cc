@@ -20,7 +20,7 @@ namespace {
 using namespace chute::loader_testing;  // NOLINT(build/namespaces)
 using ::testing::HasSubstr;
 
-LoaderOptions options(size_t prefetch = 2) {
+LoaderOptions device_loader_options(size_t prefetch = 2) {
   LoaderOptions o;
   o.batch_size = 4;
   o.threads = 2;
@@ -29,16 +29,16 @@ LoaderOptions options(size_t prefetch = 2) {
   return o;
 }
 
-struct Seen {
+struct DeviceSeen {
   int64_t epoch, index;
   std::vector<int64_t> indices;
   std::vector<std::vector<std::byte>> arrays;
-  bool operator==(const Seen&) const = default;
+  bool operator==(const DeviceSeen&) const = default;
 };
 
 // What a device consumer sees: its stream ordered after the copy, then the bytes.
-Seen seen(const Batch& batch, bool device) {
-  Seen s{batch.epoch, batch.index, batch.indices, {}};
+DeviceSeen device_seen(const Batch& batch, bool device) {
+  DeviceSeen s{batch.epoch, batch.index, batch.indices, {}};
   for (const BatchArray& a : batch.arrays) {
     if (device) {
       EXPECT_NE(a.ready, nullptr);
@@ -49,35 +49,36 @@ Seen seen(const Batch& batch, bool device) {
   return s;
 }
 
-std::vector<Seen> run(Loader& loader, int epochs, bool device) {
-  std::vector<Seen> out;
+std::vector<DeviceSeen> run_device_epochs(Loader& loader, int epochs, bool device) {
+  std::vector<DeviceSeen> out;
   for (int e = 0; e < epochs; ++e) {
-    for (const Batch& batch : loader) out.push_back(seen(batch, device));
+    for (const Batch& batch : loader) out.push_back(device_seen(batch, device));
   }
   return out;
 }
 
 TEST(LoaderDevice, BatchesEqualTheHostLoadersInOrder) {
   PackedFixture fixture(37);
-  Loader host(packed_dataset(fixture), options());
-  const std::vector<Seen> expected = run(host, 2, false);
+  Loader host(packed_dataset(fixture), device_loader_options());
+  const std::vector<DeviceSeen> expected = run_device_epochs(host, 2, false);
   for (size_t prefetch : {1, 3}) {
     auto device = std::make_shared<StandInDevice>(0);
-    LoaderOptions o = options(prefetch);
+    LoaderOptions o = device_loader_options(prefetch);
     o.device_handle = device;
     Loader loader(packed_dataset(fixture), o);
-    EXPECT_EQ(run(loader, 2, true), expected) << "prefetch " << prefetch;
+    EXPECT_EQ(run_device_epochs(loader, 2, true), expected) << "prefetch " << prefetch;
     const LoaderStats stats = loader.stats();
     ASSERT_TRUE(stats.delivery.has_value());
     EXPECT_EQ(stats.delivery->copies, stats.batches_produced);
-    EXPECT_EQ(device->counters().host_syncs.load() + device->counters().consumer_stream_waits.load(),
-              stats.delivery->host_waits + stats.delivery->consumer_waits);
+    EXPECT_EQ(
+        device->counters().host_syncs.load() + device->counters().consumer_stream_waits.load(),
+        stats.delivery->host_waits + stats.delivery->consumer_waits);
   }
 }
 
 TEST(LoaderDevice, NamedStandInDevice) {
   PackedFixture fixture(12);
-  LoaderOptions o = options();
+  LoaderOptions o = device_loader_options();
   o.device = "standin:1";
   Loader loader(packed_dataset(fixture), o);
   std::optional<Batch> batch = (loader.begin_epoch(), loader.next());
@@ -89,7 +90,7 @@ TEST(LoaderDevice, NamedStandInDevice) {
 TEST(LoaderDevice, DeviceBuffersAreBoundedAndReturnThroughTheirOwners) {
   PackedFixture fixture(64);
   auto device = std::make_shared<StandInDevice>(0);
-  LoaderOptions o = options(2);
+  LoaderOptions o = device_loader_options(2);
   o.device_handle = device;
   Loader loader(packed_dataset(fixture), o);
   std::vector<std::shared_ptr<std::byte>> held;  // what DLPack capsules would hold
@@ -113,20 +114,20 @@ TEST(LoaderDevice, DeviceBuffersAreBoundedAndReturnThroughTheirOwners) {
 TEST(LoaderDevice, PinnedHostBuffersComeFromTheDevice) {
   PackedFixture fixture(12);
   auto device = std::make_shared<StandInDevice>(0);
-  LoaderOptions o = options();
+  LoaderOptions o = device_loader_options();
   o.device_handle = device;
   o.pin_memory = true;
   Loader loader(packed_dataset(fixture), o);
   EXPECT_GT(device->counters().pinned_bytes.load(), 0);
-  EXPECT_EQ(run(loader, 1, true).size(), 3u);
+  EXPECT_EQ(run_device_epochs(loader, 1, true).size(), 3u);
 }
 
-bool has_cuda_driver() { return ::dlopen("libcuda.so.1", RTLD_NOW) != nullptr; }
+bool loader_device_has_cuda_driver() { return ::dlopen("libcuda.so.1", RTLD_NOW) != nullptr; }
 
 TEST(LoaderDevice, WithoutAGpuPinMemoryAndCudaAreErrors) {
-  if (has_cuda_driver()) GTEST_SKIP() << "this machine has a CUDA driver";
+  if (loader_device_has_cuda_driver()) GTEST_SKIP() << "this machine has a CUDA driver";
   PackedFixture fixture(12);
-  LoaderOptions o = options();
+  LoaderOptions o = device_loader_options();
   o.pin_memory = true;
   EXPECT_THAT(testing::message_of([&] { Loader loader(packed_dataset(fixture), o); },
                                   ErrorCode::kUnsupported),
@@ -140,7 +141,7 @@ TEST(LoaderDevice, WithoutAGpuPinMemoryAndCudaAreErrors) {
 
 TEST(LoaderDevice, BadDeviceNames) {
   PackedFixture fixture(12);
-  LoaderOptions o = options();
+  LoaderOptions o = device_loader_options();
   o.device = "gpu0";
   EXPECT_THAT(testing::message_of([&] { Loader loader(packed_dataset(fixture), o); }),
               HasSubstr("device 'gpu0': unknown device kind"));
@@ -148,17 +149,17 @@ TEST(LoaderDevice, BadDeviceNames) {
 
 TEST(LoaderDevice, OutOfDeviceMemoryNamesTheDevice) {
   PackedFixture fixture(12);
-  LoaderOptions o = options();
+  LoaderOptions o = device_loader_options();
   o.device_handle = std::make_shared<StandInDevice>(3, /*memory_limit=*/1000);
-  EXPECT_THAT(testing::message_of([&] { Loader loader(packed_dataset(fixture), o); },
-                                  ErrorCode::kIoError),
-              HasSubstr("standin:3: out of device memory"));
+  EXPECT_THAT(
+      testing::message_of([&] { Loader loader(packed_dataset(fixture), o); }, ErrorCode::kIoError),
+      HasSubstr("standin:3: out of device memory"));
 }
 
 TEST(LoaderDevice, ALostDeviceReachesTheConsumerNamingIt) {
   PackedFixture fixture(40);
   auto device = std::make_shared<StandInDevice>(0);
-  LoaderOptions o = options();
+  LoaderOptions o = device_loader_options();
   o.device_handle = device;
   Loader loader(packed_dataset(fixture), o);
   loader.begin_epoch();
