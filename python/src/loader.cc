@@ -514,7 +514,7 @@ void bind_loader(nb::module_& m) {
       [](const std::string& device_name, size_t nbytes, int64_t batches) {
         nb::gil_scoped_release release;
         DevicePtr device = open_device(device_name);
-        BufferPool host(nbytes, 1, device->pinned_memory());
+        BufferPool host(nbytes, 1, device->pinned_memory(/*consumer_copies=*/false));
         std::shared_ptr<std::byte> buffer = host.acquire();
         host.reserve(1);
         std::memset(buffer.get(), 1, host.buffer_bytes());

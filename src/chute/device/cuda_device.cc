@@ -6,6 +6,7 @@
 
 #include <mutex>
 #include <string>
+#include <unordered_map>
 
 #include "chute/device/cuda_driver.h"
 #include "chute/device/device.h"
@@ -88,7 +89,7 @@ class CudaDevice final : public Device, public std::enable_shared_from_this<Cuda
   const std::string& name() const override { return name_; }
   MemoryPlace place() const override { return {MemoryPlace::kCuda, ordinal_}; }
   std::shared_ptr<BufferAllocator> device_memory() override;
-  std::shared_ptr<BufferAllocator> pinned_memory() override;
+  std::shared_ptr<BufferAllocator> pinned_memory(bool consumer_copies = true) override;
 
   std::unique_ptr<DeviceEvent> make_event() override {
     ScopedContext scope(d_, context_);
@@ -153,8 +154,8 @@ CudaEvent::~CudaEvent() {
 
 class CudaMemory final : public BufferAllocator {
  public:
-  CudaMemory(std::shared_ptr<CudaDevice> device, bool pinned)
-      : device_(std::move(device)), pinned_(pinned) {}
+  CudaMemory(std::shared_ptr<CudaDevice> device, bool pinned, bool consumer_copies = false)
+      : device_(std::move(device)), pinned_(pinned), consumer_copies_(consumer_copies) {}
 
   std::byte* allocate(size_t bytes) override {
     const Driver& d = device_->driver_api();
@@ -182,10 +183,51 @@ class CudaMemory final : public BufferAllocator {
     return reinterpret_cast<std::byte*>(memory);
   }
 
+  // A framework may still be copying from a released page-locked buffer (PyTorch's
+  // `.to("cuda", non_blocking=True)` on the default stream): an event recorded on the legacy
+  // default stream when the buffer comes back, waited for before chute writes it again.
+  void released(std::byte* memory) noexcept override {
+    if (!consumer_copies_) return;
+    const Driver& d = device_->driver_api();
+    ScopedContext scope(d, device_->context());
+    std::lock_guard lock(mutex_);
+    CUevent& event = released_[memory];
+    if (event == nullptr && d.cuEventCreate(&event, kEventDisableTiming) != kSuccess) {
+      event = nullptr;
+      return;
+    }
+    d.cuEventRecord(event, legacy_stream());
+  }
+  void reusing(std::byte* memory) override {
+    if (!consumer_copies_) return;
+    CUevent event = nullptr;
+    {
+      std::lock_guard lock(mutex_);
+      const auto found = released_.find(memory);
+      if (found != released_.end()) event = found->second;
+    }
+    if (event == nullptr) return;
+    const Driver& d = device_->driver_api();
+    ScopedContext scope(d, device_->context());
+    device_->check(d.cuEventSynchronize(event),
+                   "cuEventSynchronize (a page-locked batch buffer's last copy)");
+  }
+
   void deallocate(std::byte* memory, size_t /*bytes*/) noexcept override {
     const Driver& d = device_->driver_api();
     ScopedContext scope(d, device_->context());
     if (pinned_) {
+      {
+        std::lock_guard lock(mutex_);
+        const auto found = released_.find(memory);
+        if (found != released_.end()) {
+          if (found->second != nullptr) {
+            d.cuEventSynchronize(found->second);
+            d.cuEventDestroy(found->second);
+          }
+          released_.erase(found);
+        }
+      }
       d.cuMemFreeHost(memory);
     } else {
       d.cuMemFree(reinterpret_cast<CUdeviceptr>(memory));
@@ -201,14 +243,17 @@ class CudaMemory final : public BufferAllocator {
  private:
   std::shared_ptr<CudaDevice> device_;
   bool pinned_;
+  bool consumer_copies_;
+  std::mutex mutex_;
+  std::unordered_map<const std::byte*, CUevent> released_;  // page-locked buffers' last release
 };
 
 std::shared_ptr<BufferAllocator> CudaDevice::device_memory() {
   return std::make_shared<CudaMemory>(shared_from_this(), false);
 }
 
-std::shared_ptr<BufferAllocator> CudaDevice::pinned_memory() {
-  return std::make_shared<CudaMemory>(shared_from_this(), true);
+std::shared_ptr<BufferAllocator> CudaDevice::pinned_memory(bool consumer_copies) {
+  return std::make_shared<CudaMemory>(shared_from_this(), true, consumer_copies);
 }
 
 }  // namespace

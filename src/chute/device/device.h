@@ -34,8 +34,11 @@ class Device {
   virtual MemoryPlace place() const = 0;
   /// The device's own memory.
   virtual std::shared_ptr<BufferAllocator> device_memory() = 0;
-  /// Page-locked host memory the device copies from without staging.
-  virtual std::shared_ptr<BufferAllocator> pinned_memory() = 0;
+  /// Page-locked host memory the device copies from without staging. `consumer_copies`: the
+  /// consumer may copy from a buffer asynchronously (host batches handed out), so a released
+  /// buffer is not written again before the legacy default stream has passed its release;
+  /// false when only chute's own delivery copies from it (and waits for that).
+  virtual std::shared_ptr<BufferAllocator> pinned_memory(bool consumer_copies = true) = 0;
   virtual std::unique_ptr<DeviceEvent> make_event() = 0;
   /// Queues a copy of `bytes` from host memory to device memory on chute's stream.
   virtual void copy_to_device(std::byte* device, const std::byte* host, size_t bytes) = 0;

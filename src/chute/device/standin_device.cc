@@ -64,7 +64,7 @@ std::shared_ptr<BufferAllocator> StandInDevice::device_memory() {
   return std::make_shared<StandInMemory>(shared_from_this(), false);
 }
 
-std::shared_ptr<BufferAllocator> StandInDevice::pinned_memory() {
+std::shared_ptr<BufferAllocator> StandInDevice::pinned_memory(bool /*consumer_copies*/) {
   return std::make_shared<StandInMemory>(shared_from_this(), true);
 }
 

@@ -38,7 +38,7 @@ class StandInDevice final : public Device, public std::enable_shared_from_this<S
   const std::string& name() const override { return name_; }
   MemoryPlace place() const override { return {MemoryPlace::kCpu, 0}; }
   std::shared_ptr<BufferAllocator> device_memory() override;
-  std::shared_ptr<BufferAllocator> pinned_memory() override;
+  std::shared_ptr<BufferAllocator> pinned_memory(bool consumer_copies = true) override;
   std::unique_ptr<DeviceEvent> make_event() override;
   void copy_to_device(std::byte* device, const std::byte* host, size_t bytes) override;
   void record(DeviceEvent& event) override;

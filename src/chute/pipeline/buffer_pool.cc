@@ -23,6 +23,7 @@ struct BufferPool::State {
   bool open = true;  // false once the BufferPool object is gone: released buffers are freed
 
   void give_back(std::byte* buffer) {
+    allocator->released(buffer);
     {
       std::lock_guard lock(mutex);
       if (open && idle.size() < max_idle) {
@@ -94,7 +95,14 @@ std::shared_ptr<std::byte> BufferPool::acquire() {
       ++state_->allocations;
     }
   }
-  if (!buffer) {
+  if (buffer) {
+    try {
+      state_->allocator->reusing(buffer);
+    } catch (...) {
+      state_->give_back(buffer);
+      throw;
+    }
+  } else {
     try {
       buffer = state_->allocator->allocate(state_->buffer_bytes);
     } catch (...) {

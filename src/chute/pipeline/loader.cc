@@ -169,11 +169,13 @@ Loader::Loader(DatasetPtr dataset, LoaderOptions options)
     cuda::driver("pin_memory=true");  // names the option in the error when there is no GPU
     device_ = open_device("cuda:0");
   }
-  if (options_.pin_memory) host_memory = device_->pinned_memory();
+  const bool delivers = !options_.device.empty() || options_.device_handle != nullptr;
+  // Host batches are copied by the consumer, delivered ones only by chute (which waits for it).
+  if (options_.pin_memory) host_memory = device_->pinned_memory(/*consumer_copies=*/!delivers);
   // Enough idle buffers for the queue, the batch being assembled and a few held by the consumer.
   pool_ = std::make_unique<BufferPool>(assembler_->layout().total_bytes, options_.prefetch + 8,
                                        host_memory);
-  if (!options_.device.empty() || options_.device_handle) {
+  if (delivers) {
     delivery_ = std::make_unique<DeviceDelivery>(device_, assembler_->layout().total_bytes,
                                                  options_.prefetch + 8);
     // The queue's device batches, the consumer's and the one being copied.

@@ -28,6 +28,11 @@ class BufferAllocator {
   virtual void deallocate(std::byte* memory, size_t bytes) noexcept = 0;
   /// Backs `bytes` of `memory` with pages now, where the kind has lazily backed pages.
   virtual void prefault(std::byte* memory, size_t bytes) {}
+  /// A buffer came back to its pool (its last holder let go), and a buffer from the pool is about
+  /// to be written again. Page-locked memory uses these so that a framework's asynchronous copy
+  /// from a released buffer is complete before chute overwrites it.
+  virtual void released(std::byte* memory) noexcept {}
+  virtual void reusing(std::byte* memory) {}
   /// Where the memory lives.
   virtual MemoryPlace place() const { return {}; }
   /// "pageable host memory", "page-locked host memory (cuda:0)", "cuda:0 device memory".
