@@ -15,14 +15,12 @@
 namespace chute {
 namespace {
 
-using namespace cuda;  // NOLINT(build/namespaces): the driver's names, in this file only
-
 class CudaDevice;
 
 /// Makes `context` current on this thread until the end of the scope.
 class ScopedContext {
  public:
-  ScopedContext(const Driver& d, CUcontext context) : d_(d) {
+  ScopedContext(const cuda::Driver& d, cuda::CUcontext context) : d_(d) {
     d_.cuCtxGetCurrent(&previous_);
     if (previous_ != context) {
       d_.cuCtxSetCurrent(context);
@@ -36,27 +34,27 @@ class ScopedContext {
   ScopedContext& operator=(const ScopedContext&) = delete;
 
  private:
-  const Driver& d_;
-  CUcontext previous_ = nullptr;
+  const cuda::Driver& d_;
+  cuda::CUcontext previous_ = nullptr;
   bool switched_ = false;
 };
 
 class CudaEvent final : public DeviceEvent {
  public:
-  CudaEvent(std::shared_ptr<const CudaDevice> device, CUevent event)
+  CudaEvent(std::shared_ptr<const CudaDevice> device, cuda::CUevent event)
       : device_(std::move(device)), event_(event) {}
   ~CudaEvent() override;
-  CUevent get() const { return event_; }
+  cuda::CUevent get() const { return event_; }
 
  private:
   std::shared_ptr<const CudaDevice> device_;
-  CUevent event_;
+  cuda::CUevent event_;
 };
 
 class CudaDevice final : public Device, public std::enable_shared_from_this<CudaDevice> {
  public:
   explicit CudaDevice(int ordinal)
-      : d_(driver(fmt::format("device 'cuda:{}'", ordinal))),
+      : d_(cuda::driver(fmt::format("device 'cuda:{}'", ordinal))),
         name_(fmt::format("cuda:{}", ordinal)),
         ordinal_(ordinal) {
     int count = 0;
@@ -68,7 +66,7 @@ class CudaDevice final : public Device, public std::enable_shared_from_this<Cuda
     check(d_.cuDeviceGet(&device_, ordinal), "cuDeviceGet");
     check(d_.cuDevicePrimaryCtxRetain(&context_, device_), "cuDevicePrimaryCtxRetain");
     ScopedContext scope(d_, context_);
-    check(d_.cuStreamCreate(&stream_, kStreamNonBlocking), "cuStreamCreate");
+    check(d_.cuStreamCreate(&stream_, cuda::kStreamNonBlocking), "cuStreamCreate");
   }
 
   ~CudaDevice() override {
@@ -81,9 +79,9 @@ class CudaDevice final : public Device, public std::enable_shared_from_this<Cuda
   }
 
   /// Throws for a failed driver call, naming the device and the call.
-  void check(CUresult result, const char* call) const {
-    if (result == kSuccess) return;
-    fail(ErrorCode::kIoError, "{}: {} failed: {}", name_, call, error_text(result));
+  void check(cuda::CUresult result, const char* call) const {
+    if (result == cuda::kSuccess) return;
+    fail(ErrorCode::kIoError, "{}: {} failed: {}", name_, call, cuda::error_text(result));
   }
 
   const std::string& name() const override { return name_; }
@@ -93,14 +91,14 @@ class CudaDevice final : public Device, public std::enable_shared_from_this<Cuda
 
   std::unique_ptr<DeviceEvent> make_event() override {
     ScopedContext scope(d_, context_);
-    CUevent event = nullptr;
-    check(d_.cuEventCreate(&event, kEventDisableTiming), "cuEventCreate");
+    cuda::CUevent event = nullptr;
+    check(d_.cuEventCreate(&event, cuda::kEventDisableTiming), "cuEventCreate");
     return std::make_unique<CudaEvent>(shared_from_this(), event);
   }
 
   void copy_to_device(std::byte* device, const std::byte* host, size_t bytes) override {
     ScopedContext scope(d_, context_);
-    check(d_.cuMemcpyHtoDAsync(reinterpret_cast<CUdeviceptr>(device), host, bytes, stream_),
+    check(d_.cuMemcpyHtoDAsync(reinterpret_cast<cuda::CUdeviceptr>(device), host, bytes, stream_),
           "cuMemcpyHtoDAsync (copying a batch to the device)");
   }
   void record(DeviceEvent& event) override {
@@ -122,8 +120,8 @@ class CudaDevice final : public Device, public std::enable_shared_from_this<Cuda
   }
   bool done(DeviceEvent& event) override {
     ScopedContext scope(d_, context_);
-    const CUresult result = d_.cuEventQuery(get(event));
-    if (result == kNotReady) return false;
+    const cuda::CUresult result = d_.cuEventQuery(get(event));
+    if (result == cuda::kNotReady) return false;
     check(result, "cuEventQuery");
     return true;
   }
@@ -132,19 +130,21 @@ class CudaDevice final : public Device, public std::enable_shared_from_this<Cuda
     check(d_.cuEventSynchronize(get(event)), "cuEventSynchronize");
   }
 
-  const Driver& driver_api() const { return d_; }
-  CUcontext context() const { return context_; }
+  const cuda::Driver& driver_api() const { return d_; }
+  cuda::CUcontext context() const { return context_; }
 
  private:
-  static CUevent get(DeviceEvent& event) { return static_cast<CudaEvent&>(event).get(); }
-  static CUstream consumer(uintptr_t stream) { return reinterpret_cast<CUstream>(stream); }
+  static cuda::CUevent get(DeviceEvent& event) { return static_cast<CudaEvent&>(event).get(); }
+  static cuda::CUstream consumer(uintptr_t stream) {
+    return reinterpret_cast<cuda::CUstream>(stream);
+  }
 
-  const Driver& d_;
+  const cuda::Driver& d_;
   std::string name_;
   int ordinal_;
-  CUdevice device_ = 0;
-  CUcontext context_ = nullptr;
-  CUstream stream_ = nullptr;
+  cuda::CUdevice device_ = 0;
+  cuda::CUcontext context_ = nullptr;
+  cuda::CUstream stream_ = nullptr;
 };
 
 CudaEvent::~CudaEvent() {
@@ -158,26 +158,26 @@ class CudaMemory final : public BufferAllocator {
       : device_(std::move(device)), pinned_(pinned), consumer_copies_(consumer_copies) {}
 
   std::byte* allocate(size_t bytes) override {
-    const Driver& d = device_->driver_api();
+    const cuda::Driver& d = device_->driver_api();
     ScopedContext scope(d, device_->context());
     if (pinned_) {
       void* memory = nullptr;
-      const CUresult result = d.cuMemHostAlloc(&memory, bytes, kMemHostAllocPortable);
-      if (result != kSuccess) {
+      const cuda::CUresult result = d.cuMemHostAlloc(&memory, bytes, cuda::kMemHostAllocPortable);
+      if (result != cuda::kSuccess) {
         fail(ErrorCode::kIoError,
              "{}: cannot allocate {} bytes of page-locked host memory for a batch buffer: "
              "cuMemHostAlloc failed: {} (see ulimit -l and the machine's free memory)",
-             device_->name(), bytes, error_text(result));
+             device_->name(), bytes, cuda::error_text(result));
       }
       return static_cast<std::byte*>(memory);
     }
-    CUdeviceptr memory = 0;
-    const CUresult result = d.cuMemAlloc(&memory, bytes);
-    if (result == kOutOfMemory) {
+    cuda::CUdeviceptr memory = 0;
+    const cuda::CUresult result = d.cuMemAlloc(&memory, bytes);
+    if (result == cuda::kOutOfMemory) {
       fail(ErrorCode::kIoError,
            "{}: out of device memory allocating a batch buffer of {} bytes (cuMemAlloc: {}); "
            "use a smaller batch_size or prefetch, or free GPU memory",
-           device_->name(), bytes, error_text(result));
+           device_->name(), bytes, cuda::error_text(result));
     }
     device_->check(result, "cuMemAlloc (a batch buffer)");
     return reinterpret_cast<std::byte*>(memory);
@@ -188,33 +188,33 @@ class CudaMemory final : public BufferAllocator {
   // default stream when the buffer comes back, waited for before chute writes it again.
   void released(std::byte* memory) noexcept override {
     if (!consumer_copies_) return;
-    const Driver& d = device_->driver_api();
+    const cuda::Driver& d = device_->driver_api();
     ScopedContext scope(d, device_->context());
     std::lock_guard lock(mutex_);
-    CUevent& event = released_[memory];
-    if (event == nullptr && d.cuEventCreate(&event, kEventDisableTiming) != kSuccess) {
+    cuda::CUevent& event = released_[memory];
+    if (event == nullptr && d.cuEventCreate(&event, cuda::kEventDisableTiming) != cuda::kSuccess) {
       event = nullptr;
       return;
     }
-    d.cuEventRecord(event, legacy_stream());
+    d.cuEventRecord(event, cuda::legacy_stream());
   }
   void reusing(std::byte* memory) override {
     if (!consumer_copies_) return;
-    CUevent event = nullptr;
+    cuda::CUevent event = nullptr;
     {
       std::lock_guard lock(mutex_);
       const auto found = released_.find(memory);
       if (found != released_.end()) event = found->second;
     }
     if (event == nullptr) return;
-    const Driver& d = device_->driver_api();
+    const cuda::Driver& d = device_->driver_api();
     ScopedContext scope(d, device_->context());
     device_->check(d.cuEventSynchronize(event),
                    "cuEventSynchronize (a page-locked batch buffer's last copy)");
   }
 
   void deallocate(std::byte* memory, size_t /*bytes*/) noexcept override {
-    const Driver& d = device_->driver_api();
+    const cuda::Driver& d = device_->driver_api();
     ScopedContext scope(d, device_->context());
     if (pinned_) {
       {
@@ -230,7 +230,7 @@ class CudaMemory final : public BufferAllocator {
       }
       d.cuMemFreeHost(memory);
     } else {
-      d.cuMemFree(reinterpret_cast<CUdeviceptr>(memory));
+      d.cuMemFree(reinterpret_cast<cuda::CUdeviceptr>(memory));
     }
   }
   // Page-locked memory is backed when allocated; device memory has no pages to fault.
@@ -245,7 +245,8 @@ class CudaMemory final : public BufferAllocator {
   bool pinned_;
   bool consumer_copies_;
   std::mutex mutex_;
-  std::unordered_map<const std::byte*, CUevent> released_;  // page-locked buffers' last release
+  std::unordered_map<const std::byte*, cuda::CUevent>
+      released_;  // page-locked buffers' last release
 };
 
 std::shared_ptr<BufferAllocator> CudaDevice::device_memory() {
