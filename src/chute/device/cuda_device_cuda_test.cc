@@ -30,6 +30,13 @@ class Cuda : public ::testing::Test {
     } catch (const Error& e) {
       GTEST_SKIP() << e.what();
     }
+    // The test's own driver calls (read_back) run in the primary context, as a framework's do.
+    const cuda::Driver& d = cuda::driver("test");
+    cuda::CUdevice gpu = 0;
+    cuda::CUcontext context = nullptr;
+    ASSERT_EQ(d.cuDeviceGet(&gpu, 0), cuda::kSuccess);
+    ASSERT_EQ(d.cuDevicePrimaryCtxRetain(&context, gpu), cuda::kSuccess);
+    ASSERT_EQ(d.cuCtxSetCurrent(context), cuda::kSuccess);
   }
 
   // Reads device memory back with the driver's synchronous copy on the legacy default stream,
