@@ -67,9 +67,12 @@ TEST(LoaderDevice, BatchesEqualTheHostLoadersInOrder) {
     o.device_handle = device;
     Loader loader(packed_dataset(fixture), o);
     EXPECT_EQ(run_device_epochs(loader, 2, true), expected) << "prefetch " << prefetch;
+    loader.stop();  // the producer runs ahead into the next epoch: counted once it is joined
     const LoaderStats stats = loader.stats();
     ASSERT_TRUE(stats.delivery.has_value());
-    EXPECT_EQ(stats.delivery->copies, stats.batches_produced);
+    // Every batch queued was copied first; one more may have been copied when the queue closed.
+    EXPECT_GE(stats.delivery->copies, stats.batches_produced);
+    EXPECT_LE(stats.delivery->copies, stats.batches_produced + 1);
     EXPECT_EQ(
         device->counters().host_syncs.load() + device->counters().consumer_stream_waits.load(),
         stats.delivery->host_waits + stats.delivery->consumer_waits);
