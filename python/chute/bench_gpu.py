@@ -116,7 +116,7 @@ class _Workload:
 
 def _batch_nbytes(loader) -> int:
     total = 0
-    for _name, dtype, shape in loader.dataset.outputs():
+    for _name, dtype, shape in loader.dataset.outputs:
         elements = 1
         for extent in shape:
             elements *= int(extent)
