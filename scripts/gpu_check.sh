@@ -160,11 +160,11 @@ fi
 
 # --- CUDA tests ---------------------------------------------------------------------------------
 note "CUDA tests (C++)"
-timeout 300 "$BUILD/tests/chute_cuda_tests" --gtest_output="xml:$OUT/cuda_tests.xml" \
+timeout 120 "$BUILD/tests/chute_cuda_tests" --gtest_output="xml:$OUT/cuda_tests.xml" \
   >>"$OUT/tests.log" 2>&1
 note "chute_cuda_tests: exit $? ($(grep -cE '^\[       OK' "$OUT/tests.log") ok, $(grep -cE '^\[  FAILED' "$OUT/tests.log") failed lines)"
 note "CUDA tests (Python: torch, jax)"
-CHUTE_TEST_DEVICE=cuda:0 XLA_PYTHON_CLIENT_PREALLOCATE=false timeout 300 "$PY" -m pytest -q -p no:cacheprovider \
+CHUTE_TEST_DEVICE=cuda:0 XLA_PYTHON_CLIENT_PREALLOCATE=false timeout 180 "$PY" -m pytest -q -p no:cacheprovider \
   python/tests/test_device.py >>"$OUT/tests.log" 2>&1
 note "pytest test_device.py on cuda:0: exit $? ($(tail -1 "$OUT/tests.log"))"
 
