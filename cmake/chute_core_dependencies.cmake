@@ -39,3 +39,5 @@ foreach(module BLOSC:blosc ZSTD:libzstd LZ4:liblz4 HDF5:hdf5 CURL:libcurl CRYPTO
   endif()
   list(APPEND CHUTE_CORE_PRIVATE_LIBS PkgConfig::${prefix})
 endforeach()
+# dlopen, for the CUDA driver (src/chute/device/cuda_driver.cc), which is loaded at run time.
+list(APPEND CHUTE_CORE_PRIVATE_LIBS ${CMAKE_DL_LIBS})

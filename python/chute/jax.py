@@ -7,7 +7,9 @@
     ...     params, loss = train_step(params, batch["inputs"], batch["targets"])
     >>> state = loader.state_dict()                  # resume mid-epoch: loader.load_state_dict
 
-On CPU, `jax.numpy.from_dlpack` shares the batch buffer, typed as the loader made it (bfloat16
+With `chute.Loader(..., device=jax.devices("gpu")[0])` (or "cuda:0") the batches are delivered on
+that GPU by chute's own stream and `jax.numpy.from_dlpack` takes them without a copy (JAX's stream
+waits for chute's copy); see docs/gpu.md. On CPU, `jax.numpy.from_dlpack` shares the batch buffer, typed as the loader made it (bfloat16
 and float16 included); with `device=` given, arrays are put on that device (`jax.device_put`),
 which is where a GPU run copies host to device. `batch["indices"]` is the batch's sample numbers
 as a NumPy int64 array (JAX would narrow them to int32 unless x64 is enabled). `batches()` runs

@@ -587,6 +587,8 @@ def _checked_options(
     shuffle_window: Any = 4,
     io_concurrency: Any = None,
     read_ahead: Any = True,
+    pin_memory: Any = False,
+    device: Any = None,
 ) -> dict[str, Any]:
     """Every Loader option value checked on its own and normalised, nothing opened: an
     InvalidArgumentError names the option, the value and the range (issue 15). What needs the
@@ -615,6 +617,8 @@ def _checked_options(
         io_concurrency = _integer("io_concurrency", io_concurrency, 1, 65536, " or None")
     pad_to_batch = _flag("pad_to_batch", pad_to_batch)
     read_ahead = _flag("read_ahead", read_ahead)
+    pin_memory = _flag("pin_memory", pin_memory)
+    device = _device_name(device)
     if timeout is not None:
         if isinstance(timeout, bool) or not isinstance(timeout, (int, float, np.number)):
             raise _invalid(f"timeout must be a number of seconds or None, got {timeout!r}")
@@ -661,7 +665,27 @@ def _checked_options(
         "shuffle_window": shuffle_window,
         "io_concurrency": io_concurrency,
         "read_ahead": read_ahead,
+        "pin_memory": pin_memory,
+        "device": device,
     }
+
+
+def _device_name(device: Any) -> str:
+    """The device option as chute names it: None -> "" (host batches); "cuda", "cuda:N"; a
+    torch.device of type cuda; a jax.Device on a GPU. Other strings are checked by the loader."""
+    if device is None:
+        return ""
+    if isinstance(device, str):
+        return device
+    kind = getattr(device, "type", None)  # torch.device
+    if isinstance(kind, str) and hasattr(device, "index"):
+        return kind if device.index is None else f"{kind}:{device.index}"
+    platform = getattr(device, "platform", None)  # jax.Device
+    if platform == "gpu" and hasattr(device, "local_hardware_id"):
+        return f"cuda:{device.local_hardware_id}"
+    raise _invalid(
+        f'device must be None, "cuda", "cuda:N", a torch.device or a jax GPU device, got {device!r}'
+    )
 
 
 class Loader:
@@ -688,6 +712,13 @@ class Loader:
     TimeoutError) and cancel the epoch. Ctrl-C while waiting raises KeyboardInterrupt at once
     and joins the loader's threads. After os.fork() (DataLoader workers, multiprocessing), the
     child's first use of an inherited Loader rebuilds it with fresh threads at the same position.
+
+    `pin_memory=True` makes the batch buffers page-locked host memory (CUDA), so
+    `tensor.cuda(non_blocking=True)` is one DMA from them; it needs a CUDA driver and GPU and is
+    an error without one. `device="cuda:0"` copies each batch to that GPU on chute's own stream as
+    soon as it is assembled (`prefetch` then counts device batches): the batch's arrays are
+    DLPack exporters of device memory (`torch.from_dlpack`, `jax.numpy.from_dlpack`), whose
+    consumer's stream is ordered after chute's copy. See docs/gpu.md.
     """
 
     def __init__(
@@ -712,6 +743,8 @@ class Loader:
         shuffle_window: int = 4,
         io_concurrency: int | None = None,
         read_ahead: bool = True,
+        pin_memory: bool = False,
+        device: Any = None,
     ) -> None:
         o = _checked_options(
             data,
@@ -733,6 +766,8 @@ class Loader:
             shuffle_window=shuffle_window,
             io_concurrency=io_concurrency,
             read_ahead=read_ahead,
+            pin_memory=pin_memory,
+            device=device,
         )
         batch_size, shuffle, chunk_shuffle = o["batch_size"], o["shuffle"], o["chunk_shuffle"]
         seed, drop_last, threads, prefetch = o["seed"], o["drop_last"], o["threads"], o["prefetch"]
@@ -790,7 +825,10 @@ class Loader:
             shuffle_window,
             0 if io_concurrency is None else io_concurrency,
             o["read_ahead"],
+            o["pin_memory"],
+            o["device"],
         )
+        self.device = o["device"] or None
         self._pid = os.getpid()
         self._runs = 0  # epochs begun, so an abandoned loop stops only its own
         self._last_epoch: int | None = None  # the last epoch begun (for a fork child)
@@ -856,7 +894,11 @@ class Loader:
                     index,
                     indices,
                     padding,
-                    {name: _as_numpy(array, dtype) for name, array, dtype, _ in arrays},
+                    {
+                        # a device batch's arrays are DLPack exporters only (array is None)
+                        name: exported if array is None else _as_numpy(array, dtype)
+                        for name, array, dtype, exported in arrays
+                    },
                     {name: exported for name, _, _, exported in arrays},
                 )
         except BaseException:

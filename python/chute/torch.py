@@ -14,7 +14,10 @@ chute batches already come assembled by chute's own threads, so use `batch_size=
 `num_workers=0`: worker processes would only add copies. Rank and world size come from
 `torch.distributed` when it is initialised, else from the environment (see chute.Loader).
 Tensors share the batch buffer through DLPack with the loader's own dtype (bfloat16 and float16
-included).
+included). `device="cuda:0"` (a chute.Loader option, so also ChuteIterableDataset's) delivers
+batches on that GPU: the tensors are CUDA tensors, ready on the current stream (chute's copy, on
+its own stream, is ordered before it with an event). `pin_memory=True` gives page-locked CPU
+tensors for `.to("cuda", non_blocking=True)`. See docs/gpu.md.
 """
 
 from __future__ import annotations
@@ -39,7 +42,8 @@ def _exporter(batch: Mapping[str, Any], name: str) -> Any:
 
 
 def to_torch(batch: Mapping[str, Any]) -> dict[str, torch.Tensor]:
-    """The batch's arrays as CPU tensors sharing their memory (via DLPack), plus "indices"."""
+    """The batch's arrays as tensors sharing their memory (via DLPack; CUDA tensors on the current
+    stream for a loader with `device=`), plus "indices"."""
     out = {name: torch.from_dlpack(_exporter(batch, name)) for name in batch}
     out["indices"] = torch.from_numpy(batch.indices)
     return out

@@ -14,6 +14,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstring>
 #include <memory>
 #include <string>
 #include <utility>
@@ -97,11 +98,163 @@ NumpyArray indices_to_numpy(std::vector<int64_t> indices) {
   return NumpyArray(owner->data(), 1, shape, capsule, nullptr, nb::dtype<int64_t>());
 }
 
+// DLPack's C ABI (dlpack.h, v1.0), declared here: a device batch is exported by hand, with the
+// stream protocol, which nanobind's ndarray does not implement.
+struct DLDevice {
+  int32_t device_type;
+  int32_t device_id;
+};
+struct DLDataType {
+  uint8_t code;
+  uint8_t bits;
+  uint16_t lanes;
+};
+struct DLTensor {
+  void* data;
+  DLDevice device;
+  int32_t ndim;
+  DLDataType dtype;
+  int64_t* shape;
+  int64_t* strides;
+  uint64_t byte_offset;
+};
+struct DLManagedTensor {
+  DLTensor dl_tensor;
+  void* manager_ctx;
+  void (*deleter)(DLManagedTensor*);
+};
+struct DLPackVersion {
+  uint32_t major;
+  uint32_t minor;
+};
+struct DLManagedTensorVersioned {
+  DLPackVersion version;
+  void* manager_ctx;
+  void (*deleter)(DLManagedTensorVersioned*);
+  uint64_t flags;
+  DLTensor dl_tensor;
+};
+
+/// A batch array in device memory (Loader(device=...)): exported through DLPack only. Holding it
+/// (or a tensor made from it) holds the device buffer; the buffer returns to the loader's pool
+/// when the last holder lets go (the DLPack deleter).
+struct DeviceArray {
+  BatchArray array;
+  std::string device;
+};
+
+// What a DLPack capsule owns: the shape and a reference to the device buffer.
+template <typename Managed>
+struct Exported {
+  Managed managed{};
+  std::vector<int64_t> shape;
+  std::shared_ptr<std::byte> owner;
+};
+
+template <typename Managed>
+void fill_tensor(Exported<Managed>& e, const BatchArray& array) {
+  DLTensor& t = e.managed.dl_tensor;
+  t.data = array.data;
+  t.device = {array.place.device_type, array.place.device_id};
+  t.ndim = static_cast<int32_t>(e.shape.size());
+  nb::dlpack::dtype type = dlpack_dtype(array.dtype);
+  if (array.dtype.kind == DTypeKind::kBFloat) {
+    type.code = static_cast<uint8_t>(nb::dlpack::dtype_code::Bfloat);
+  }
+  t.dtype = {type.code, type.bits, type.lanes};
+  t.shape = e.shape.data();
+  t.strides = nullptr;  // C-contiguous
+  t.byte_offset = 0;
+  e.managed.manager_ctx = &e;
+}
+
+/// The capsule `__dlpack__` returns; its consumer orders itself after chute's copy first.
+nb::object export_device_array(const DeviceArray& self, nb::handle stream, nb::handle max_version,
+                               nb::handle dl_device, nb::handle copy) {
+  const BatchArray& array = self.array;
+  if (!copy.is_none() && nb::cast<bool>(copy)) {
+    throw nb::buffer_error(
+        "chute's device batches are exported without a copy (copy=True is not supported)");
+  }
+  if (!dl_device.is_none()) {
+    auto wanted = nb::cast<std::pair<int, int>>(dl_device);
+    if (wanted.first != array.place.device_type || wanted.second != array.place.device_id) {
+      throw nb::buffer_error("chute's device batch cannot be exported to another device");
+    }
+  }
+  // DLPack's stream protocol: None is the legacy default stream for CUDA (and "the host" for
+  // host memory), -1 asks for no ordering, anything else is the consumer's stream.
+  int64_t consumer = 0;
+  if (!stream.is_none()) consumer = nb::cast<int64_t>(stream);
+  if (array.ready) {
+    nb::gil_scoped_release release;
+    if (stream.is_none()) {
+      if (array.place.on_host()) {
+        array.ready->wait_host();
+      } else {
+        array.ready->order_stream(1);
+      }
+    } else if (consumer != -1) {
+      array.ready->order_stream(static_cast<uintptr_t>(consumer));
+    }
+  }
+  bool versioned = false;
+  if (!max_version.is_none()) {
+    versioned = nb::cast<std::pair<int, int>>(max_version).first >= 1;
+  }
+  if (versioned) {
+    auto* e = new Exported<DLManagedTensorVersioned>();
+    e->shape = array.shape;
+    e->owner = array.owner;
+    fill_tensor(*e, array);
+    e->managed.version = {1, 0};
+    e->managed.flags = 0;
+    e->managed.deleter = [](DLManagedTensorVersioned* m) {
+      delete static_cast<Exported<DLManagedTensorVersioned>*>(m->manager_ctx);
+    };
+    PyObject* capsule = PyCapsule_New(&e->managed, "dltensor_versioned", [](PyObject* o) {
+      if (PyCapsule_IsValid(o, "dltensor_versioned")) {  // never consumed
+        auto* m =
+            static_cast<DLManagedTensorVersioned*>(PyCapsule_GetPointer(o, "dltensor_versioned"));
+        m->deleter(m);
+      }
+    });
+    if (capsule == nullptr) {
+      delete e;
+      throw nb::python_error();
+    }
+    return nb::steal(capsule);
+  }
+  auto* e = new Exported<DLManagedTensor>();
+  e->shape = array.shape;
+  e->owner = array.owner;
+  fill_tensor(*e, array);
+  e->managed.deleter = [](DLManagedTensor* m) {
+    delete static_cast<Exported<DLManagedTensor>*>(m->manager_ctx);
+  };
+  PyObject* capsule = PyCapsule_New(&e->managed, "dltensor", [](PyObject* o) {
+    if (PyCapsule_IsValid(o, "dltensor")) {
+      auto* m = static_cast<DLManagedTensor*>(PyCapsule_GetPointer(o, "dltensor"));
+      m->deleter(m);
+    }
+  });
+  if (capsule == nullptr) {
+    delete e;
+    throw nb::python_error();
+  }
+  return nb::steal(capsule);
+}
+
 /// (epoch, index, indices, padding, [(name, array, dtype name, DLPack export)]) for
-/// chute.loader.Batch.
-nb::tuple batch_to_python(Batch batch) {
+/// chute.loader.Batch; a device batch's arrays are (name, None, dtype name, DeviceArray).
+nb::tuple batch_to_python(Batch batch, const std::string& device) {
   nb::list arrays;
   for (const BatchArray& array : batch.arrays) {
+    if (array.ready) {
+      arrays.append(
+          nb::make_tuple(array.name, nb::none(), array.dtype.name(), DeviceArray{array, device}));
+      continue;
+    }
     arrays.append(
         nb::make_tuple(array.name, to_numpy(array), array.dtype.name(), to_dlpack(array)));
   }
@@ -140,6 +293,20 @@ nb::dict stats_to_python(const LoaderStats& s) {
   d["batches_read_ahead"] = s.batches_read_ahead;
   d["reads_submitted_ahead"] = s.reads_submitted_ahead;
   d["cache"] = s.cache ? nb::object(cache_stats_to_python(*s.cache)) : nb::none();
+  if (s.delivery) {
+    nb::dict delivery;
+    delivery["copies"] = s.delivery->copies;
+    delivery["bytes_copied"] = s.delivery->bytes_copied;
+    delivery["copy_submit_s"] = s.delivery->copy_submit_ns * 1e-9;
+    delivery["host_waits"] = s.delivery->host_waits;
+    delivery["host_wait_s"] = s.delivery->host_wait_ns * 1e-9;
+    delivery["device_buffers"] = s.delivery->device_buffers;
+    delivery["consumer_waits"] = s.delivery->consumer_waits;
+    delivery["release_waits"] = s.delivery->release_waits;
+    d["delivery"] = delivery;
+  } else {
+    d["delivery"] = nb::none();
+  }
   nb::list occupancy;
   for (const OccupancySample& o : s.occupancy) {
     occupancy.append(nb::make_tuple(o.time_ns * 1e-9, o.queued));
@@ -340,14 +507,79 @@ void bind_loader(nb::module_& m) {
       },
       "(axes, flips) of each cube symmetry id: y = np.flip(np.transpose(x, axes), flips).");
 
+  // For `chute bench --device`: the delivery stage alone, over one assembled page-locked batch
+  // buffer of `nbytes` delivered `batches` times (each released at once); seconds.
+  m.def(
+      "_testing_delivery_seconds",
+      [](const std::string& device_name, size_t nbytes, int64_t batches) {
+        nb::gil_scoped_release release;
+        DevicePtr device = open_device(device_name);
+        BufferPool host(nbytes, 1, device->pinned_memory(/*consumer_copies=*/false));
+        std::shared_ptr<std::byte> buffer = host.acquire();
+        host.reserve(1);
+        std::memset(buffer.get(), 1, host.buffer_bytes());
+        DeviceDelivery delivery(device, host.buffer_bytes(), 4);
+        delivery.reserve(4);
+        const auto one = [&] {
+          Batch batch;
+          batch.indices = {0};
+          BatchArray array;
+          array.dtype = DataType{DTypeKind::kUInt, 1};
+          array.shape = {static_cast<int64_t>(host.buffer_bytes())};
+          array.data = buffer.get();
+          array.owner = buffer;
+          batch.arrays.push_back(std::move(array));
+          Batch delivered = delivery.deliver(std::move(batch), buffer);
+          delivered.arrays[0].ready->order_stream(1);
+        };
+        one();
+        delivery.drain();
+        const auto start = std::chrono::steady_clock::now();
+        for (int64_t i = 0; i < batches; ++i) one();
+        delivery.drain();
+        return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      },
+      nb::arg("device"), nb::arg("nbytes"), nb::arg("batches"));
+
+  nb::class_<DeviceArray>(m, "_DeviceArray",
+                          "A batch array in device memory, for DLPack consumers "
+                          "(torch.from_dlpack, jax.numpy.from_dlpack).")
+      .def_prop_ro("shape",
+                   [](const DeviceArray& a) {
+                     nb::list shape;
+                     for (int64_t extent : a.array.shape) shape.append(extent);
+                     return nb::tuple(shape);
+                   })
+      .def_prop_ro("dtype", [](const DeviceArray& a) { return a.array.dtype.name(); })
+      .def_prop_ro("device", [](const DeviceArray& a) { return a.device; })
+      .def_prop_ro("nbytes", [](const DeviceArray& a) { return a.array.nbytes(); })
+      .def("__dlpack_device__",
+           [](const DeviceArray& a) {
+             return nb::make_tuple(a.array.place.device_type, a.array.place.device_id);
+           })
+      .def("__dlpack__", &export_device_array, nb::kw_only(), nb::arg("stream").none() = nb::none(),
+           nb::arg("max_version").none() = nb::none(), nb::arg("dl_device").none() = nb::none(),
+           nb::arg("copy").none() = nb::none(),
+           "DLPack export: the consumer's `stream` is ordered after chute's copy (an event, no "
+           "synchronisation of the device).")
+      .def("__repr__", [](const DeviceArray& a) {
+        std::string shape;
+        for (int64_t extent : a.array.shape) {
+          shape += (shape.empty() ? "" : ", ") + std::to_string(extent);
+        }
+        return "chute device array(" + a.device + ", " + a.array.dtype.name() + "[" + shape + "])";
+      });
+
   nb::class_<Loader>(m, "_Loader", "The core loader; use chute.Loader instead.")
       .def(
           "__init__",
           [](Loader* self, DatasetPtr dataset, int64_t batch_size, bool shuffle, uint64_t seed,
              bool drop_last, size_t threads, size_t prefetch, int64_t rank, int64_t world_size,
              bool pad_to_batch, double timeout_s, int64_t shuffle_block, int64_t shuffle_window,
-             size_t io_concurrency, bool read_ahead) {
+             size_t io_concurrency, bool read_ahead, bool pin_memory, std::string device) {
             LoaderOptions options;
+            options.pin_memory = pin_memory;
+            options.device = std::move(device);
             options.shuffle_block = shuffle_block;
             options.shuffle_window = shuffle_window;
             options.batch_size = batch_size;
@@ -369,7 +601,9 @@ void bind_loader(nb::module_& m) {
           nb::arg("drop_last"), nb::arg("threads"), nb::arg("prefetch"), nb::arg("rank"),
           nb::arg("world_size"), nb::arg("pad_to_batch"), nb::arg("timeout_s"),
           nb::arg("shuffle_block") = 0, nb::arg("shuffle_window") = 4,
-          nb::arg("io_concurrency") = 0, nb::arg("read_ahead") = true)
+          nb::arg("io_concurrency") = 0, nb::arg("read_ahead") = true,
+          nb::arg("pin_memory") = false, nb::arg("device") = "")
+      .def_prop_ro("device", [](const Loader& l) { return l.options().device; })
       .def_prop_ro("batches_per_epoch", &Loader::batches_per_epoch)
       .def_prop_ro("threads", &Loader::threads)
       .def_prop_ro("num_samples", [](const Loader& l) { return l.dataset().num_samples(); })
@@ -417,7 +651,7 @@ void bind_loader(nb::module_& m) {
                batch = l.next();
              }
              if (!batch) return nb::none();
-             return batch_to_python(std::move(*batch));
+             return batch_to_python(std::move(*batch), l.options().device);
            })
       .def("stop",
            [](Loader& l) {

@@ -1,6 +1,8 @@
 // `chute bench DATASET`: measures the loader on a dataset (io / compute / full modes, roofline,
 // peers, sweeps) and prints the tables; --json and --out keep the record and the plots. The work
 // is in chute/bench/bench_session.h; this file only maps flags onto BenchOptions.
+#include <fmt/format.h>
+
 #include <iostream>
 #include <memory>
 #include <string>
@@ -9,9 +11,11 @@
 #include "chute/bench/bench_dataset.h"
 #include "chute/bench/bench_session.h"
 #include "chute/bench/peers.h"
+#include "chute/bench/python_tools.h"
 #include "chute/bench/report.h"
 #include "chute/dist/bench_on_ranks.h"
 #include "chute/store/caching_store.h"
+#include "chute/util/error.h"
 #include "commands.h"
 
 namespace chute::cli {
@@ -25,7 +29,46 @@ struct BenchFlags {
   std::string compare;
   bool quiet = false;
   CacheOptions cache;
+  std::string device;  // --device: the GPU run (python/chute/bench_gpu.py)
 };
+
+// `--device cuda:N`: the run on the accelerator is measured by the Python helper with PyTorch
+// (the host-to-device roofline, delivered batches, a real GPU step, the DataLoader peer with
+// pin_memory): the C++ bench has no GPU kernels of its own.
+void run_device_bench(const BenchFlags& flags) {
+  const bench::BenchOptions& o = flags.options;
+  std::vector<std::string> arguments = {o.dataset, "--device", flags.device};
+  const auto add = [&](const char* flag, const std::string& value) {
+    arguments.push_back(flag);
+    arguments.push_back(value);
+  };
+  if (o.threads > 0) add("--threads", std::to_string(o.threads));
+  add("--batch-size", std::to_string(o.batch_size));
+  add("--prefetch", std::to_string(o.prefetch));
+  add("--batches", std::to_string(o.batches));
+  add("--warmup", std::to_string(o.warmup));
+  add("--trials", std::to_string(o.trials));
+  add("--crop-size", std::to_string(o.volume.crop_size));
+  add("--crops-per-epoch", std::to_string(o.volume.crops_per_epoch));
+  if (o.step_ms > 0) add("--step-ms", fmt::format("{}", o.step_ms));
+  std::string modes;
+  for (const char* mode : {"io", "full"}) {
+    if (flags.modes == "all" || flags.modes.find(mode) != std::string::npos) {
+      modes += (modes.empty() ? "" : ",") + std::string(mode);
+    }
+  }
+  if (flags.compare.find("torch") != std::string::npos)
+    modes += (modes.empty() ? "" : ",") + std::string("peer");
+  add("--modes", modes.empty() ? "io" : modes);
+  if (!o.json_path.empty()) add("--json", o.json_path);
+  const bench::ToolResult result = bench::run_python_tool("bench_gpu", arguments);
+  for (const std::string& line : result.stdout_lines) std::cout << line << "\n";
+  std::cout << std::flush;
+  if (result.exit_code != 0) {
+    fail(ErrorCode::kIoError, "chute bench --device {}: the GPU helper exited with {}: {}",
+         flags.device, result.exit_code, bench::last_line(result.stderr_text));
+  }
+}
 
 }  // namespace
 
@@ -148,8 +191,15 @@ void register_bench(CLI::App& app) {
       ->capture_default_str()
       ->group(windows_group);
 
+  bench->add_option("--device", flags->device,
+                    "cuda:N: measure delivery to that GPU with PyTorch (host-to-device roofline, "
+                    "delivered batches, a GPU step, --compare torch: DataLoader pin_memory)");
   bench->callback([flags, bench] {
     bench::BenchOptions& options = flags->options;
+    if (!flags->device.empty()) {
+      run_device_bench(*flags);
+      return;
+    }
     set_default_cache_options(flags->cache);
     for (const std::string& argument : flags->arrays) {
       options.arrays.push_back(bench::parse_array_argument(argument));

@@ -11,8 +11,22 @@
 #include <vector>
 
 #include "chute/array/dtype.h"
+#include "chute/util/buffer_allocator.h"
 
 namespace chute {
+
+/// How the consumer of a batch delivered to a device waits for its copy: its stream is ordered
+/// after chute's copy with an event (never a device-wide synchronisation), or the host waits.
+class DeviceReady {
+ public:
+  virtual ~DeviceReady() = default;
+  /// Makes the consumer's `stream` (DLPack's integer: 1 legacy default, 2 per-thread default,
+  /// else a stream handle) wait for the copy, and remembers it: when the buffer is released,
+  /// chute's next copy into it waits for the work queued on that stream by then.
+  virtual void order_stream(uintptr_t stream) = 0;
+  /// Blocks the calling thread until the copy has completed.
+  virtual void wait_host() = 0;
+};
 
 /// One output of a batch: C-contiguous, shape (batch_size, sample_shape...).
 struct BatchArray {
@@ -20,7 +34,9 @@ struct BatchArray {
   DataType dtype;
   std::vector<int64_t> shape;
   std::byte* data = nullptr;
-  std::shared_ptr<std::byte> owner;  // the whole batch buffer; data points inside it
+  std::shared_ptr<std::byte> owner;    // the whole batch buffer; data points inside it
+  MemoryPlace place;                   // where `data` lives (the host unless delivered to a device)
+  std::shared_ptr<DeviceReady> ready;  // set when delivered to a device: orders its consumers
 
   int64_t elements() const;
   int64_t nbytes() const { return elements() * dtype.size; }

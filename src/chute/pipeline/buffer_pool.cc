@@ -4,15 +4,16 @@
 #include <cstdlib>
 #include <mutex>
 #include <new>
+#include <utility>
 #include <vector>
 
 #include "chute/util/error.h"
-#include "chute/util/page_memory.h"
 #include "chute/util/thread_pool.h"
 
 namespace chute {
 
 struct BufferPool::State {
+  std::shared_ptr<BufferAllocator> allocator;
   size_t buffer_bytes = 0;
   size_t max_idle = 0;
   mutable std::mutex mutex;
@@ -22,6 +23,7 @@ struct BufferPool::State {
   bool open = true;  // false once the BufferPool object is gone: released buffers are freed
 
   void give_back(std::byte* buffer) {
+    allocator->released(buffer);
     {
       std::lock_guard lock(mutex);
       if (open && idle.size() < max_idle) {
@@ -30,16 +32,19 @@ struct BufferPool::State {
       }
       --allocated;
     }
-    detail::free_pages(buffer);
+    allocator->deallocate(buffer, buffer_bytes);
   }
 
   ~State() {
-    for (std::byte* buffer : idle) detail::free_pages(buffer);
+    for (std::byte* buffer : idle) allocator->deallocate(buffer, buffer_bytes);
   }
 };
 
-BufferPool::BufferPool(size_t buffer_bytes, size_t max_idle) : state_(std::make_shared<State>()) {
+BufferPool::BufferPool(size_t buffer_bytes, size_t max_idle,
+                       std::shared_ptr<BufferAllocator> allocator)
+    : state_(std::make_shared<State>()) {
   if (buffer_bytes == 0) fail(ErrorCode::kInvalidArgument, "buffer pool: buffer size must be > 0");
+  state_->allocator = allocator ? std::move(allocator) : pageable_allocator();
   state_->buffer_bytes = (buffer_bytes + kAlignment - 1) / kAlignment * kAlignment;
   state_->max_idle = max_idle;
 }
@@ -52,7 +57,7 @@ BufferPool::~BufferPool() {
     idle.swap(state_->idle);
     state_->allocated -= idle.size();
   }
-  for (std::byte* buffer : idle) detail::free_pages(buffer);
+  for (std::byte* buffer : idle) state_->allocator->deallocate(buffer, state_->buffer_bytes);
 }
 
 void BufferPool::reserve(size_t count, ThreadPool* threads) {
@@ -67,8 +72,8 @@ void BufferPool::reserve(size_t count, ThreadPool* threads) {
   const size_t pieces_per_buffer = (bytes + kPieceBytes - 1) / kPieceBytes;
   const auto prefault_piece = [&](size_t i, size_t /*worker*/) {
     const size_t offset = (i % pieces_per_buffer) * kPieceBytes;
-    detail::prefault_pages(held[i / pieces_per_buffer].get() + offset,
-                           std::min(kPieceBytes, bytes - offset));
+    state_->allocator->prefault(held[i / pieces_per_buffer].get() + offset,
+                                std::min(kPieceBytes, bytes - offset));
   };
   const size_t pieces = held.size() * pieces_per_buffer;
   if (threads != nullptr && threads->size() > 1) {
@@ -90,13 +95,20 @@ std::shared_ptr<std::byte> BufferPool::acquire() {
       ++state_->allocations;
     }
   }
-  if (!buffer) {
-    buffer = detail::allocate_pages(state_->buffer_bytes, /*huge_pages=*/false);
-    if (!buffer) {
+  if (buffer) {
+    try {
+      state_->allocator->reusing(buffer);
+    } catch (...) {
+      state_->give_back(buffer);
+      throw;
+    }
+  } else {
+    try {
+      buffer = state_->allocator->allocate(state_->buffer_bytes);
+    } catch (...) {
       std::lock_guard lock(state_->mutex);
       --state_->allocated;
-      fail(ErrorCode::kIoError, "out of memory allocating a batch buffer of {} bytes",
-           state_->buffer_bytes);
+      throw;
     }
   }
   // The deleter holds the state, so a buffer outliving the pool still has somewhere to go.
@@ -105,6 +117,8 @@ std::shared_ptr<std::byte> BufferPool::acquire() {
 }
 
 size_t BufferPool::buffer_bytes() const { return state_->buffer_bytes; }
+
+const BufferAllocator& BufferPool::allocator() const { return *state_->allocator; }
 
 size_t BufferPool::allocated() const {
   std::lock_guard lock(state_->mutex);

@@ -11,6 +11,8 @@
 #include <cstdint>
 #include <memory>
 
+#include "chute/util/buffer_allocator.h"
+
 namespace chute {
 
 class ThreadPool;
@@ -21,8 +23,10 @@ class BufferPool {
   static constexpr size_t kAlignment = 64;
 
   /// `buffer_bytes` > 0. `max_idle` caps how many released buffers are kept for reuse (the rest
-  /// are freed).
-  explicit BufferPool(size_t buffer_bytes, size_t max_idle = 64);
+  /// are freed). `allocator` gives the memory (pageable host memory when null): page-locked host
+  /// memory or device memory pool the same way.
+  explicit BufferPool(size_t buffer_bytes, size_t max_idle = 64,
+                      std::shared_ptr<BufferAllocator> allocator = nullptr);
   ~BufferPool();
   BufferPool(const BufferPool&) = delete;
   BufferPool& operator=(const BufferPool&) = delete;
@@ -35,6 +39,7 @@ class BufferPool {
   void reserve(size_t count, ThreadPool* threads = nullptr);
 
   size_t buffer_bytes() const;
+  const BufferAllocator& allocator() const;
   /// Buffers currently allocated by this pool (handed out + idle).
   size_t allocated() const;
   /// Buffers waiting in the idle list.

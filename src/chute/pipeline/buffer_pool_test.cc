@@ -6,9 +6,11 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <string>
 #include <thread>
 #include <vector>
 
+#include "chute/util/error.h"
 #include "chute/util/thread_pool.h"
 
 namespace chute {
@@ -89,6 +91,52 @@ TEST(BufferPool, ReserveAllocatesUpFrontAndAcquireReusesThem) {
   EXPECT_EQ(pool.allocated(), 3u);
   held.clear();
   EXPECT_EQ(pool.idle(), 3u);
+}
+
+}  // namespace
+}  // namespace chute
+
+namespace chute {
+namespace {
+
+// An allocator that counts, to check the pool takes all its memory from the one it was given.
+class PoolCountingAllocator final : public BufferAllocator {
+ public:
+  std::byte* allocate(size_t bytes) override {
+    if (fail_next) fail(ErrorCode::kIoError, "counting allocator: refused");
+    ++allocations;
+    live += static_cast<int64_t>(bytes);
+    return pageable_allocator()->allocate(bytes);
+  }
+  void deallocate(std::byte* memory, size_t bytes) noexcept override {
+    live -= static_cast<int64_t>(bytes);
+    pageable_allocator()->deallocate(memory, bytes);
+  }
+  void prefault(std::byte* memory, size_t bytes) override { prefaulted += 1; }
+  std::string describe() const override { return "counting"; }
+  int allocations = 0;
+  int prefaulted = 0;
+  int64_t live = 0;
+  bool fail_next = false;
+};
+
+TEST(BufferPool, TakesItsMemoryFromTheGivenAllocator) {
+  auto allocator = std::make_shared<PoolCountingAllocator>();
+  {
+    BufferPool pool(1000, 2, allocator);
+    EXPECT_EQ(pool.allocator().describe(), "counting");
+    pool.reserve(2);
+    EXPECT_EQ(allocator->allocations, 2);
+    EXPECT_EQ(allocator->prefaulted, 2);
+    EXPECT_EQ(allocator->live, 2 * 1024);
+    auto a = pool.acquire();
+    auto b = pool.acquire();
+    allocator->fail_next = true;
+    EXPECT_THROW(pool.acquire(), Error);  // the allocator's error, and nothing counted
+    EXPECT_EQ(pool.allocated(), 2u);
+    allocator->fail_next = false;
+  }
+  EXPECT_EQ(allocator->live, 0);  // everything given back to the allocator it came from
 }
 
 }  // namespace

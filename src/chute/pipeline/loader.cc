@@ -11,6 +11,7 @@
 #include <system_error>
 #include <utility>
 
+#include "chute/device/cuda_driver.h"
 #include "chute/pipeline/batch_assembler.h"
 #include "chute/pipeline/buffer_pool.h"
 #include "chute/pipeline/prefetch_queue.h"
@@ -154,8 +155,27 @@ Loader::Loader(DatasetPtr dataset, LoaderOptions options)
   sampler_.set_chunk_shuffle({options_.shuffle_block, options_.shuffle_window});
   assembler_ = std::make_unique<BatchAssembler>(dataset_, options_.batch_size, options_.threads);
   assembler_->set_io_concurrency(options_.io_concurrency);
+  std::shared_ptr<BufferAllocator> host_memory;
+  if (options_.device_handle) {
+    device_ = options_.device_handle;
+  } else if (!options_.device.empty()) {
+    device_ = open_device(options_.device);
+  } else if (options_.pin_memory) {
+    cuda::driver("pin_memory=true");  // names the option in the error when there is no GPU
+    device_ = open_device("cuda:0");
+  }
+  const bool delivers = !options_.device.empty() || options_.device_handle != nullptr;
+  // Host batches are copied by the consumer, delivered ones only by chute (which waits for it).
+  if (options_.pin_memory) host_memory = device_->pinned_memory(/*consumer_copies=*/!delivers);
   // Enough idle buffers for the queue, the batch being assembled and a few held by the consumer.
-  pool_ = std::make_unique<BufferPool>(assembler_->layout().total_bytes, options_.prefetch + 8);
+  pool_ = std::make_unique<BufferPool>(assembler_->layout().total_bytes, options_.prefetch + 8,
+                                       host_memory);
+  if (delivers) {
+    delivery_ = std::make_unique<DeviceDelivery>(device_, assembler_->layout().total_bytes,
+                                                 options_.prefetch + 8);
+    // The queue's device batches, the consumer's and the one being copied.
+    delivery_->reserve(static_cast<size_t>(options_.prefetch) + 2);
+  }
   // What a consumer slower than the loader holds in the steady state: the queue, the batch
   // waiting to enter it and the consumer's own. Allocated and faulted in now: growing the pool
   // over the first tens of batches made them slower than the step (bench full mode).
@@ -170,7 +190,9 @@ Loader::~Loader() {
     // may have been held at the fork. Leave them be (the memory goes with the process).
     if (producer_.joinable()) new std::thread(std::move(producer_));
     (void)assembler_.release();
+    (void)delivery_.release();
     (void)pool_.release();
+    (void)new DevicePtr(std::move(device_));
     (void)new std::shared_ptr<PrefetchQueue>(std::move(queue_));
     return;
   }
@@ -244,6 +266,13 @@ void Loader::stop() {
   }
   if (queue) queue->close();
   if (producer.joinable()) producer.join();
+  if (delivery_) {
+    try {
+      delivery_->drain();
+    } catch (const Error&) {
+      // A lost device: the next batch reports it.
+    }
+  }
   epoch_done_ = false;
 }
 
@@ -425,6 +454,14 @@ void Loader::produce(int64_t epoch, int64_t start_batch, std::shared_ptr<Prefetc
       // Counted once in the queue, so a batch counted as produced can be taken at once.
       const int64_t produce_ns = a.start_ns + (now_ns() - finish_start);
       const bool ends_epoch = batch.index == per_epoch - 1;
+      if (delivery_) {
+        try {
+          batch = delivery_->deliver(std::move(batch), a.buffer);
+        } catch (const Error& error) {
+          throw error.with_context(fmt::format("epoch {}, batch {} (copying it to {})", batch.epoch,
+                                               batch.index, device_->name()));
+        }
+      }
       if (!queue->push(std::move(batch))) return;
       add_read_stats(a.stats, produce_ns, assembler_->last_finish_ns(), reads_ahead);
       started.batches.pop_front();
@@ -519,6 +556,7 @@ LoaderStats Loader::stats() const {
   copy.stored_buffers_allocated = static_cast<int64_t>(assembler_->stored_bytes_pool().fresh());
   copy.prefetch = static_cast<int64_t>(options_.prefetch);
   copy.read_ahead = options_.read_ahead ? 1 : 0;
+  if (delivery_) copy.delivery = delivery_->stats();
   for (size_t k = 0; k < caches_.size(); ++k) {
     const CacheStats now = *cache_stats_of(*caches_[k]);
     const CacheStats& base = cache_baselines_[k];

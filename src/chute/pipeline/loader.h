@@ -54,14 +54,16 @@
 
 #include "chute/array/array.h"
 #include "chute/dataset/dataset.h"
+#include "chute/device/device.h"
 #include "chute/pipeline/batch.h"
+#include "chute/pipeline/buffer_pool.h"
+#include "chute/pipeline/device_delivery.h"
 #include "chute/sampler/sampler.h"
 #include "chute/store/caching_store.h"
 
 namespace chute {
 
 class BatchAssembler;
-class BufferPool;
 class PrefetchQueue;
 
 struct LoaderOptions {
@@ -90,6 +92,16 @@ struct LoaderOptions {
   // of shuffle_block consecutive samples shuffled, then samples within shuffle_window groups.
   int64_t shuffle_block = 0;
   int64_t shuffle_window = 4;
+  // true: batch buffers are page-locked host memory (CUDA's cuMemHostAlloc), so a framework's
+  // non-blocking copy to the GPU is one DMA from them. Needs a CUDA driver and GPU (kUnsupported
+  // otherwise); with `device` set, the pinned memory is that device's.
+  bool pin_memory = false;
+  // "cuda:N" (or "cuda"): each batch is copied to that GPU on chute's own stream as soon as it is
+  // assembled, and handed out in device memory; `prefetch` then counts device batches. Empty:
+  // batches stay in host memory. "standin:N": a host-memory stand-in for a device (tests).
+  std::string device;
+  // Testing: the device to deliver to, used instead of opening `device` by name.
+  DevicePtr device_handle;
 };
 
 /// Checks every field on its own (no dataset needed): batch_size >= 1, world_size >= 1, rank in
@@ -140,6 +152,8 @@ struct LoaderStats {
   // Node-local cache counters summed over the caches the loader's reads went through (counted
   // since each cache was opened, or since reset_stats()); nullopt when no read went through one.
   std::optional<CacheStats> cache;
+  // Delivery to a device (LoaderOptions::device); nullopt for host batches.
+  std::optional<DeliveryStats> delivery;
   // The consumer's queue view at next() calls since reset: every call while fewer than 65,536
   // are kept, then every 2nd, 4th, ... (the list is halved when full), so it spans the whole run
   // in bounded memory (1 MiB).
@@ -235,6 +249,8 @@ class Loader {
   Sampler sampler_;
   std::unique_ptr<BatchAssembler> assembler_;
   std::unique_ptr<BufferPool> pool_;
+  DevicePtr device_;                          // LoaderOptions::device or pin_memory's GPU
+  std::unique_ptr<DeviceDelivery> delivery_;  // set when batches go to a device
 
   const int pid_;  // the process that owns the threads
   uint64_t dataset_fingerprint_ = 0;
