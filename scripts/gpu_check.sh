@@ -199,7 +199,7 @@ bench() {  # NAME DATASET extra flags...
   [ -f "$OUT/$name.json" ] && "$PY" - "$OUT/$name.json" >>"$SUMMARY" <<'EOF'
 import json, sys
 r = json.load(open(sys.argv[1]))
-from chute.bench_gpu import render
+from chute.bench.gpu import render
 print(render(r))
 EOF
 }

@@ -29,7 +29,7 @@ struct BenchFlags {
   std::string compare;
   bool quiet = false;
   CacheOptions cache;
-  std::string device;  // --device: the GPU run (python/chute/bench_gpu.py)
+  std::string device;  // --device: the GPU run (python/chute/bench/gpu.py)
 };
 
 // `--device cuda:N`: the run on the accelerator is measured by the Python helper with PyTorch
@@ -61,7 +61,7 @@ void run_device_bench(const BenchFlags& flags) {
     modes += (modes.empty() ? "" : ",") + std::string("peer");
   add("--modes", modes.empty() ? "io" : modes);
   if (!o.json_path.empty()) add("--json", o.json_path);
-  const bench::ToolResult result = bench::run_python_tool("bench_gpu", arguments);
+  const bench::ToolResult result = bench::run_python_tool("bench.gpu", arguments);
   for (const std::string& line : result.stdout_lines) std::cout << line << "\n";
   std::cout << std::flush;
   if (result.exit_code != 0) {

@@ -1,8 +1,8 @@
 """`chute bench --device cuda:0`: the loader delivering batches to a GPU, measured with PyTorch.
 
-    python -m chute.bench_gpu DATASET --device cuda:0 --threads 16 --batch-size 16 --json out.json
+    python -m chute.bench.gpu DATASET --device cuda:0 --threads 16 --batch-size 16 --json out.json
 
-DATASET is a `chute make-dataset` folder: packed (W1: inputs, targets) or volume (W3: crops of
+DATASET is a `chute make-dataset` folder: packed (inputs, targets) or volume (crops of
 input and target). One run measures, on the same batch size:
 
 - roofline: the host-to-device copy of one batch-sized buffer on one stream, from page-locked
@@ -14,7 +14,7 @@ input and target). One run measures, on the same batch size:
 - full: a real GPU step per batch (a chain of matrix products sized to the io mode's time per
   batch, reading the batch) with `device=` delivery: accelerator utilisation = the step's own
   time x batches / wall time;
-- peer: the PyTorch DataLoader (zarr-python for W1, h5py for W3; `threads` worker processes)
+- peer: the PyTorch DataLoader (zarr-python for packed samples, h5py for volumes; `threads` worker processes)
   with `pin_memory=True` and `non_blocking` copies, io and full.
 
 Prints a table and (with --json) writes every number.
@@ -77,7 +77,7 @@ class _Workload:
         """The DataLoader with pin_memory=True over the same batches as `reference` (a Loader)."""
         from torch.utils.data import DataLoader
 
-        from chute import bench_peers as peers
+        from chute.bench import peers
 
         batches = []
         crops = []
