@@ -129,7 +129,13 @@ note "configure + build (unity, -j$JOBS)"
     -DCMAKE_BUILD_RPATH="$ARCH_LIB;$ARCH_LIB/hdf5/serial" \
     -DPython_EXECUTABLE="$PY" &&
     cmake --build "$BUILD" -j"$JOBS" --target chute_cli _chute _bench chute_cuda_tests
-} >>"$OUT/build.log" 2>&1
+} >>"$OUT/build.log" 2>&1 || {
+  # A unity batch can clash on names a file-by-file build never sees: build file by file then.
+  note "unity build failed; building file by file"
+  cmake "$BUILD" -DCHUTE_UNITY_BUILD=OFF >>"$OUT/build.log" 2>&1 &&
+    cmake --build "$BUILD" -j"$JOBS" --target chute_cli _chute _bench chute_cuda_tests \
+      >>"$OUT/build.log" 2>&1
+}
 if [ $? -ne 0 ]; then
   note "FAILED: build (see build.log)"
   tail -30 "$OUT/build.log" >>"$SUMMARY"
@@ -142,7 +148,7 @@ note "built: $(cd "$BUILD" && ls src/chute/cli/chute python/_chute*.so tests/chu
 # The Python package: the sources plus the two extensions, importable from one folder.
 PKG=$BUILD/pypkg
 rm -rf "$PKG" && mkdir -p "$PKG/chute"
-cp python/chute/*.py "$PKG/chute/"
+cp -r python/chute/. "$PKG/chute/" && rm -rf "$PKG"/chute/__pycache__ "$PKG"/chute/*/__pycache__
 cp "$BUILD"/python/_chute*.so "$BUILD"/python/_bench*.so "$PKG/chute/"
 export PYTHONPATH=$PKG:$PYDEPS${PYTHONPATH:+:$PYTHONPATH}
 export CHUTE_PYTHON=$PY
