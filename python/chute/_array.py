@@ -208,7 +208,13 @@ class Array:
 
     @property
     def zarr_format(self) -> int:
+        """2 or 3 for a Zarr array, 0 for other formats."""
         return self._core.zarr_format
+
+    @property
+    def format(self) -> str:
+        """The format the array was opened from: "zarr", "hdf5" (HDF5 and NetCDF-4) or "npy"."""
+        return self._core.format
 
     @property
     def codecs(self) -> str:
@@ -292,6 +298,7 @@ class Group(Mapping):
     def __init__(self, info: dict, decode_cf: bool = False):
         self._path = info["name"]
         self._zarr_format = info["zarr_format"]
+        self._format = info["format"]
         self._attrs = json.loads(info["attrs_json"])
         self._groups = tuple(info["groups"])
         self._arrays = {
@@ -304,7 +311,13 @@ class Group(Mapping):
 
     @property
     def zarr_format(self) -> int:
+        """2 or 3 for a Zarr group, 0 for other formats."""
         return self._zarr_format
+
+    @property
+    def format(self) -> str:
+        """The format the group was opened from: "zarr" or "hdf5" (HDF5 and NetCDF-4)."""
+        return self._format
 
     @property
     def attrs(self) -> dict:

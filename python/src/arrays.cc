@@ -20,7 +20,7 @@
 #include "chute/array/element_convert.h"
 #include "chute/codec/codec_chain.h"
 #include "chute/dataset/cf_time.h"
-#include "chute/format/zarr.h"
+#include "chute/format/open.h"
 #include "chute/store/file_store.h"
 #include "chute/util/error.h"
 #include "chute/util/thread_pool.h"
@@ -213,6 +213,7 @@ nb::dict open_group_path(const std::string& path, const CacheOptions& cache) {
   for (const std::string& member : group.groups) groups.append(fs_str(member));
   nb::dict result;
   result["name"] = fs_str(group.name);
+  result["format"] = group.format;
   result["zarr_format"] = group.zarr_format;
   result["attrs_json"] = group.attributes.dump();
   result["arrays"] = arrays;
@@ -264,6 +265,7 @@ void bind_arrays(nb::module_& m) {
       .def_prop_ro("attrs_json", [](const Array& a) { return a.metadata().attributes.dump(); })
       .def_prop_ro("dimension_names", [](const Array& a) { return a.metadata().dimension_names; })
       .def_prop_ro("zarr_format", [](const Array& a) { return a.metadata().zarr_format; })
+      .def_prop_ro("format", [](const Array& a) { return a.metadata().format; })
       .def_prop_ro("codec_specs", &codec_specs)
       .def_prop_ro("codecs", [](const Array& a) { return a.codecs().describe(); })
       .def_prop_ro("cache_stats", &cache_stats_dict)

@@ -27,7 +27,8 @@ struct ChunkKeyEncoding {
 std::string chunk_key(const ChunkKeyEncoding& encoding, std::span<const int64_t> coords);
 
 struct ArrayMetadata {
-  int zarr_format = 3;
+  std::string format = "zarr";  // the format that opened it: "zarr", "hdf5", "npy"
+  int zarr_format = 3;          // 2 or 3 for Zarr, 0 for other formats
   std::vector<int64_t> shape;
   std::vector<int64_t> chunk_shape;  // the chunk grid (for sharded arrays: the shard shape)
   DataType data_type;

@@ -31,6 +31,7 @@ Group open_hdf5_group(const std::string& file, const std::string& group) {
   const std::string where = fmt::format("HDF5 file '{}', group '{}'", file, inner);
   Group result;
   result.name = group.empty() ? file : file + "/" + group;
+  result.format = "hdf5";
   result.zarr_format = 0;
   Members members;
   {
@@ -53,6 +54,26 @@ Group open_hdf5_group(const std::string& file, const std::string& group) {
   }
   result.groups = members.groups;
   return result;
+}
+
+bool is_hdf5_group(const std::string& file, const std::string& group) {
+  const std::string inner = group.empty() ? "/" : group;
+  try {
+    hdf5::OpenFile opened = hdf5::open_file(file);
+    auto lock = hdf5::lock_library();
+    if (inner != "/" && H5Lexists(opened.file.get(), inner.c_str(), H5P_DEFAULT) <= 0) {
+      hdf5::take_error_stack();
+      return false;
+    }
+    H5O_info_t info;
+    const herr_t status =
+        H5Oget_info_by_name2(opened.file.get(), inner.c_str(), &info, H5O_INFO_BASIC, H5P_DEFAULT);
+    hdf5::take_error_stack();
+    return status >= 0 && info.type == H5O_TYPE_GROUP;
+  } catch (const Error& e) {
+    if (is_transient(e.code())) throw;
+    return false;
+  }
 }
 
 }  // namespace chute

@@ -1,12 +1,9 @@
 // Opening one HDF5 dataset: metadata through libhdf5 (under its lock), then a chunk source
 // that never calls the library again: the mapped contiguous region, or the chunk table.
 
-#include <sys/stat.h>
-
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <map>
 
 #include "chute/array/chunk_grid.h"
@@ -30,17 +27,6 @@ std::atomic<Hdf5IndexMethod> index_method{[] {
   if (method == "coord") return Hdf5IndexMethod::kByCoordinate;
   return Hdf5IndexMethod::kBTree;
 }()};
-
-constexpr char kSignature[] = "\x89HDF\r\n\x1a\n";
-
-bool has_hdf5_signature(const std::string& path) {
-  struct stat st;
-  if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return false;
-  std::ifstream in(path, std::ios::binary);
-  char head[8] = {};
-  in.read(head, 8);
-  return in.gcount() == 8 && std::memcmp(head, kSignature, 8) == 0;
-}
 
 std::vector<Hdf5Filter> read_filters(hid_t dcpl) {
   std::vector<Hdf5Filter> filters;
@@ -66,19 +52,6 @@ std::vector<Hdf5Filter> read_filters(hid_t dcpl) {
 
 void set_hdf5_index_method(Hdf5IndexMethod method) { index_method = method; }
 
-std::optional<std::pair<std::string, std::string>> split_hdf5_path(const std::string& path) {
-  std::string clean = path;
-  while (clean.size() > 1 && clean.back() == '/') clean.pop_back();
-  for (size_t slash = 0;; ++slash) {
-    slash = clean.find('/', slash);
-    const std::string file = slash == std::string::npos ? clean : clean.substr(0, slash);
-    if (!file.empty() && has_hdf5_signature(file)) {
-      return std::pair{file, slash == std::string::npos ? std::string() : clean.substr(slash + 1)};
-    }
-    if (slash == std::string::npos) return std::nullopt;
-  }
-}
-
 ArrayPtr open_hdf5(const std::string& file, const std::string& dataset) {
   const std::string name = dataset.empty() ? file : file + "/" + dataset;
   const std::string where = fmt::format("HDF5 file '{}', dataset '{}'", file, dataset);
@@ -100,6 +73,7 @@ ArrayPtr open_hdf5(const std::string& file, const std::string& dataset) {
                                   static_cast<int>(ErrorCode::kCorruptData), where);
 
   ArrayMetadata metadata;
+  metadata.format = "hdf5";
   metadata.zarr_format = 0;
   Endian endian = Endian::kLittle;
   metadata.data_type = hdf5::data_type(type.get(), &endian, where);
