@@ -3,6 +3,7 @@
 // is mapped onto the v3 form (one codec list), so everything below format/ sees one model.
 
 #include <cstdint>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <span>
 #include <string>
@@ -42,6 +43,10 @@ struct ArrayMetadata {
   /// Empty, or one per dimension ("" where unnamed); from dimension_names or _ARRAY_DIMENSIONS.
   std::vector<std::string> dimension_names;
   nlohmann::json attributes = nlohmann::json::object();
+  /// The stored type of numeric attributes whose format records one (HDF5, NetCDF-4: a float32
+  /// scale_factor), by name; none for Zarr, whose attributes are JSON numbers. CF decoding picks
+  /// its result type from them as xarray does.
+  std::map<std::string, DataType> attribute_types;
 
   size_t rank() const { return shape.size(); }
   int64_t num_elements() const;

@@ -18,6 +18,9 @@ struct Group {
   nlohmann::json attributes = nlohmann::json::object();
   std::map<std::string, ArrayPtr> arrays;  // member path relative to the group -> array
   std::vector<std::string> groups;         // member groups (relative paths)
+  /// Members that are not arrays chute reads (an HDF5 string variable), with the reason; they
+  /// do not stop the group or its other arrays from opening.
+  std::map<std::string, std::string> unsupported;
 };
 
 }  // namespace chute

@@ -28,6 +28,43 @@ std::atomic<Hdf5IndexMethod> index_method{[] {
   return Hdf5IndexMethod::kBTree;
 }()};
 
+// Attributes netCDF-C and the dimension scale API keep for themselves (netCDF4-python hides
+// them too).
+void hide_netcdf_attributes(ArrayMetadata& metadata) {
+  nlohmann::json& attrs = metadata.attributes;
+  std::vector<std::string> hidden = {"_Netcdf4Dimid", "_Netcdf4Coordinates", "_nc3_strict"};
+  auto cls = attrs.find("CLASS");
+  if (cls != attrs.end() && *cls == "DIMENSION_SCALE") {
+    hidden.push_back("CLASS");
+    hidden.push_back("NAME");
+  }
+  for (const std::string& name : hidden) {
+    attrs.erase(name);
+    metadata.attribute_types.erase(name);
+  }
+}
+
+// The chunk table of the stored grid placed into a larger grid (chunks past it: never written).
+std::vector<Hdf5ChunkEntry> regrid(const std::vector<Hdf5ChunkEntry>& entries,
+                                   const std::vector<int64_t>& from,
+                                   const std::vector<int64_t>& to) {
+  int64_t count = 1;
+  for (int64_t g : to) count *= g;
+  std::vector<Hdf5ChunkEntry> result(static_cast<size_t>(count));
+  std::vector<int64_t> coords(from.size(), 0);
+  for (size_t i = 0; i < entries.size(); ++i) {
+    int64_t rest = static_cast<int64_t>(i);
+    int64_t target = 0;
+    for (size_t d = from.size(); d-- > 0;) {
+      coords[d] = rest % from[d];
+      rest /= from[d];
+    }
+    for (size_t d = 0; d < to.size(); ++d) target = target * to[d] + coords[d];
+    result[static_cast<size_t>(target)] = entries[i];
+  }
+  return result;
+}
+
 std::vector<Hdf5Filter> read_filters(hid_t dcpl) {
   std::vector<Hdf5Filter> filters;
   const int count = H5Pget_nfilters(dcpl);
@@ -53,9 +90,15 @@ std::vector<Hdf5Filter> read_filters(hid_t dcpl) {
 void set_hdf5_index_method(Hdf5IndexMethod method) { index_method = method; }
 
 ArrayPtr open_hdf5(const std::string& file, const std::string& dataset) {
+  hdf5::OpenFile opened = hdf5::open_file(file);
+  hdf5::NetcdfScales scales;
+  return hdf5::open_dataset(opened, file, dataset, scales);
+}
+
+ArrayPtr hdf5::open_dataset(const OpenFile& opened, const std::string& file,
+                            const std::string& dataset, NetcdfScales& scales) {
   const std::string name = dataset.empty() ? file : file + "/" + dataset;
   const std::string where = fmt::format("HDF5 file '{}', dataset '{}'", file, dataset);
-  hdf5::OpenFile opened = hdf5::open_file(file);
   auto lock = hdf5::lock_library();
   if (dataset.empty() || H5Lexists(opened.file.get(), dataset.c_str(), H5P_DEFAULT) <= 0) {
     hdf5::take_error_stack();
@@ -84,7 +127,18 @@ ArrayPtr open_hdf5(const std::string& file, const std::string& dataset) {
   H5Sget_simple_extent_dims(space.get(), dims.data(), nullptr);
   metadata.shape.assign(dims.begin(), dims.end());
   metadata.fill_value = hdf5::fill_value(dcpl.get(), type.get(), metadata.data_type, endian);
-  metadata.attributes = hdf5::read_attributes(dset.get(), where);
+  metadata.attributes = hdf5::read_attributes(dset.get(), where, &metadata.attribute_types);
+  hide_netcdf_attributes(metadata);
+  // NetCDF-4 dimensions: their names, and the current length of each, which an unlimited
+  // dimension another variable grew makes longer than this dataset (read as fill past it).
+  std::vector<int64_t> netcdf_shape = metadata.shape;
+  const auto dimensions = hdf5::dataset_dimensions(opened.file.get(), dset.get(), scales, where);
+  for (size_t axis = 0; axis < dimensions.size(); ++axis) {
+    if (!dimensions[axis]) continue;
+    metadata.dimension_names.resize(metadata.shape.size());
+    metadata.dimension_names[axis] = dimensions[axis]->name;
+    netcdf_shape[axis] = std::max(netcdf_shape[axis], dimensions[axis]->length);
+  }
 
   if (H5Pget_external_count(dcpl.get()) > 0) {
     fail(ErrorCode::kUnsupported, "{}: external storage (data in other files) is not supported",
@@ -130,10 +184,13 @@ ArrayPtr open_hdf5(const std::string& file, const std::string& dataset) {
   metadata.chunk_shape.assign(chunk.begin(), chunk.end());
   const std::vector<Hdf5Filter> filters = read_filters(dcpl.get());
   metadata.codecs = hdf5_codec_specs(filters, metadata.data_type, endian, 0, where);
-  const auto grid = chunk_grid_shape(metadata.shape, metadata.chunk_shape);
+  const auto stored_grid = chunk_grid_shape(metadata.shape, metadata.chunk_shape);
   std::vector<Hdf5ChunkEntry> entries = hdf5::read_chunk_index(
-      dset.get(), *file_store, grid, metadata.chunk_shape, index_method, where);
+      dset.get(), *file_store, stored_grid, metadata.chunk_shape, index_method, where);
   lock.unlock();
+  metadata.shape = netcdf_shape;
+  const auto grid = chunk_grid_shape(metadata.shape, metadata.chunk_shape);
+  if (grid != stored_grid) entries = regrid(entries, stored_grid, grid);
 
   // One chain per filter mask found (mask 0 first).
   std::vector<CodecChainPtr> chains;
