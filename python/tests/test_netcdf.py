@@ -291,3 +291,21 @@ def test_statistics_ignore_string_variables(files):
         np.testing.assert_allclose(
             stats["t2m"]["mean"], float(np.nanmean(ds["t2m"].values.astype("f8"))), rtol=1e-5
         )
+
+
+def test_a_grown_variable_inside_its_last_chunk_reads_as_netcdf4(tmp_path):
+    path = str(tmp_path / "edge.nc")
+    with netCDF4.Dataset(path, "w") as ds:
+        ds.createDimension("time", None)
+        ds.createDimension("x", 3)
+        ds.createVariable("a", "f4", ("time", "x"), chunksizes=(2, 3))[0:4] = np.ones((4, 3))
+        ds.createVariable("b", "i2", ("time", "x"), chunksizes=(2, 3))[0:3] = np.ones((3, 3))
+        c = ds.createVariable("c", "f8", ("time", "x"), chunksizes=(2, 3), fill_value=-1.5)
+        c[0:1] = np.ones((1, 3))
+    with netCDF4.Dataset(path) as ds:
+        ds.set_auto_maskandscale(False)
+        for name in ("b", "c"):  # stored 3 and 1 of the 4 steps; chunks of 2 steps
+            array = chute.open(f"{path}/{name}")
+            assert array.shape == ds[name].shape == (4, 3)
+            np.testing.assert_array_equal(array[...], ds[name][...], err_msg=name)
+            np.testing.assert_array_equal(array[3], np.full(3, array.fill_value))
