@@ -16,6 +16,8 @@ set(CHUTE_PUBLIC_HEADERS
     chute/array/strided_view.h
     chute/vocab/dtype.h
     chute/vocab/codec_spec.h
+    chute/format/open.h
+    chute/format/group.h
     chute/format/zarr.h
     chute/format/npy.h
     chute/format/hdf5.h

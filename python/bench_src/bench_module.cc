@@ -11,7 +11,7 @@
 
 #include "chute/bench/machine.h"
 #include "chute/bench/roofline.h"
-#include "chute/format/zarr.h"
+#include "chute/format/open.h"
 #include "chute/util/thread_pool.h"
 
 namespace nb = nanobind;

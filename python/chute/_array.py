@@ -195,9 +195,19 @@ class Array:
 
     @property
     def attrs(self) -> dict:
-        """The user attributes (.zattrs or zarr.json attributes; HDF5 attributes)."""
+        """The user attributes (.zattrs or zarr.json attributes; HDF5 attributes). Numeric HDF5
+        and NetCDF-4 attributes come as NumPy values of their stored type, as netCDF4-python
+        gives them (a float32 scale_factor is a numpy.float32; several values an array)."""
         if self._attrs is None:
-            self._attrs = json.loads(self._core.attrs_json)
+            attrs = json.loads(self._core.attrs_json)
+            for name, dtype in self._core.attribute_types.items():
+                value = attrs.get(name)
+                if isinstance(value, list):
+                    typed = np.array(value, dtype=dtype).astype(np.dtype(dtype).newbyteorder("="))
+                    attrs[name] = typed[0] if typed.size == 1 else typed
+                elif isinstance(value, (int, float)) and not isinstance(value, bool):
+                    attrs[name] = np.dtype(dtype).newbyteorder("=").type(value)
+            self._attrs = attrs
         return self._attrs
 
     @property
@@ -208,7 +218,13 @@ class Array:
 
     @property
     def zarr_format(self) -> int:
+        """2 or 3 for a Zarr array, 0 for other formats."""
         return self._core.zarr_format
+
+    @property
+    def format(self) -> str:
+        """The format the array was opened from: "zarr", "hdf5" (HDF5 and NetCDF-4) or "npy"."""
+        return self._core.format
 
     @property
     def codecs(self) -> str:
@@ -292,8 +308,10 @@ class Group(Mapping):
     def __init__(self, info: dict, decode_cf: bool = False):
         self._path = info["name"]
         self._zarr_format = info["zarr_format"]
+        self._format = info["format"]
         self._attrs = json.loads(info["attrs_json"])
         self._groups = tuple(info["groups"])
+        self._unsupported = dict(info.get("unsupported", {}))
         self._arrays = {
             name: Array(core, decode_cf) for name, core in sorted(info["arrays"].items())
         }
@@ -304,7 +322,13 @@ class Group(Mapping):
 
     @property
     def zarr_format(self) -> int:
+        """2 or 3 for a Zarr group, 0 for other formats."""
         return self._zarr_format
+
+    @property
+    def format(self) -> str:
+        """The format the group was opened from: "zarr" or "hdf5" (HDF5 and NetCDF-4)."""
+        return self._format
 
     @property
     def attrs(self) -> dict:
@@ -315,11 +339,22 @@ class Group(Mapping):
         """The member groups (relative paths)."""
         return self._groups
 
+    @property
+    def unsupported(self) -> dict[str, str]:
+        """Members that are not arrays chute reads (an HDF5 string variable such as ERA5's
+        `expver`), with the reason; they are not in the mapping and stop nothing else."""
+        return dict(self._unsupported)
+
     def __getitem__(self, name: str) -> Array:
         try:
             return self._arrays[name]
         except KeyError:
+            if name in self._unsupported:
+                raise _chute.UnsupportedError(self._unsupported[name]) from None
             raise KeyError(f"{name!r} is not an array of group {self._path!r}") from None
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._arrays
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._arrays)

@@ -2,8 +2,10 @@
 
 Values: a stored value equal to `_FillValue` or `missing_value` (for Zarr v2 also the array's
 fill_value, which xarray reads as `_FillValue`) becomes NaN, then value * scale_factor +
-add_offset, in the float dtype xarray chooses (float64 when scaled by attributes read from JSON,
-float32 for float16/float32 and int8/int16 data without scaling, else float64).
+add_offset, in the float dtype xarray chooses from the attributes' types: float64 when scaled by
+attributes read from JSON (Python floats), float32 when HDF5/NetCDF-4 attributes scale_factor and
+add_offset are both float32 (on int8/int16/float32 data), float32 for int8/int16 data only
+masked, the stored float type for masked floats, else float64.
 
 Times: an array whose `units` read "<unit> since <date>" with a standard, gregorian or
 proleptic_gregorian calendar decodes to numpy.datetime64[ns]; other calendars raise.
@@ -162,9 +164,28 @@ def _nanoseconds(
     return total.astype("datetime64[ns]")
 
 
-def _attribute_number(value: Any, name: str, field: str) -> float:
+def _typed_value(value: Any) -> Any:
+    """The attribute as xarray's arithmetic sees it: a NumPy scalar keeps its type (HDF5 and
+    NetCDF-4 attributes are typed: a float32 scale_factor), a one-element list or array becomes
+    its element, JSON's specials ("NaN", base64 doubles) become floats."""
+    if isinstance(value, np.ndarray) and value.size == 1:
+        value = value.reshape(-1)[0]
     if isinstance(value, list) and len(value) == 1:
         value = value[0]
+    return value
+
+
+def _value_dtype(value: Any) -> np.dtype:
+    """np.dtype(type(value)), as xarray picks the decoded type from the attributes' types."""
+    if isinstance(value, np.generic):
+        return value.dtype
+    return np.dtype(np.float64 if isinstance(value, str) else type(value))
+
+
+def _attribute_number(value: Any, name: str, field: str) -> float:
+    value = _typed_value(value)
+    if isinstance(value, np.generic) and value.dtype.kind in "iuf":
+        value = value.item()
     if isinstance(value, bool) or not isinstance(value, (int, float, str)):
         raise _chute.InvalidMetadataError(f"array {name!r}: attribute {field!r} is {value!r}")
     if isinstance(value, str):
@@ -190,12 +211,16 @@ class CfDecoder:
         self.attrs = attrs
         self.raw_dtype = array.dtype
         self.is_time = time_units(attrs.get("units")) is not None and array.dtype.kind in "iuf"
-        self.scale = attrs.get("scale_factor")
-        self.offset = attrs.get("add_offset")
+        # The values as numbers (for the C++ decoding and checks) and as xarray multiplies by
+        # them (typed: a float32 scale_factor scales a float32 array in float32).
+        self.scale = self.scale_value = attrs.get("scale_factor")
+        self.offset = self.offset_value = attrs.get("add_offset")
         if self.scale is not None:
             self.scale = _attribute_number(self.scale, name, "scale_factor")
+            self.scale_value = self._typed(attrs["scale_factor"], self.scale)
         if self.offset is not None:
             self.offset = _attribute_number(self.offset, name, "add_offset")
+            self.offset_value = self._typed(attrs["add_offset"], self.offset)
         missing = []
         if "_FillValue" in attrs:
             if attrs["_FillValue"] is not None:
@@ -206,6 +231,8 @@ class CfDecoder:
             missing.append(array.fill_value.item())
         mv = attrs.get("missing_value")
         if mv is not None:
+            if isinstance(mv, np.ndarray):
+                mv = mv.tolist()
             for value in mv if isinstance(mv, list) else [mv]:
                 missing.append(_attribute_number(value, name, "missing_value"))
         self.missing = [m for m in missing if not (isinstance(m, float) and np.isnan(m))]
@@ -215,13 +242,17 @@ class CfDecoder:
             )
         self.dtype = self._decoded_dtype()
         # Values (not times) decode in C++ while each chunk is placed (_Array.read_decoded_into,
-        # src/chute/array/element_convert.h); decode() does the same to a raw read and is what
-        # times use.
+        # src/chute/array/element_convert.h), which scales in float64 only; decode() does the
+        # same to a raw read in NumPy and is what times and float32 scaling use.
+        packed = self.scale is not None or self.offset is not None
         self.fused = (
             not self.is_time
             and self.active
             and self.raw_dtype.kind in "iuf"
-            and self.dtype in (np.dtype(np.float32), np.dtype(np.float64))
+            and (
+                self.dtype == np.dtype(np.float64)
+                or (self.dtype == np.dtype(np.float32) and not packed)
+            )
         )
 
     @property
@@ -233,16 +264,39 @@ class CfDecoder:
             or (self.offset is not None)
         )
 
+    @staticmethod
+    def _typed(attribute: Any, number: float) -> Any:
+        value = _typed_value(attribute)
+        if isinstance(value, np.generic) and value.dtype.kind in "iuf":
+            return value
+        return number  # a Python number (JSON), as xarray reads Zarr attributes
+
     def _decoded_dtype(self) -> np.dtype:
+        """xarray's choice (coding/variables.py: maybe_promote when only masked,
+        _choose_float_dtype when packed), from the attributes' own types."""
         if self.is_time:
             return np.dtype("datetime64[ns]")
         raw = self.raw_dtype
         if self.scale is not None or self.offset is not None:
-            return np.dtype(np.float64)  # attributes from JSON are Python floats, as in xarray
+            scale = None if self.scale is None else _value_dtype(self.scale_value)
+            offset = None if self.offset is None else _value_dtype(self.offset_value)
+            if (
+                scale is not None
+                and offset is not None
+                and scale == offset
+                and scale in (np.float32, np.float64)
+            ):
+                if raw.itemsize == 4 and raw.kind in "iu":
+                    return np.dtype(np.float64)
+                return scale
+            if offset is not None:
+                return np.dtype(np.float64)
+            # a scale of an integer type would decode to integers, which cannot hold NaN
+            return scale if scale.kind == "f" else np.dtype(np.float64)
         if not self.missing:
             return raw
-        if raw.kind == "f" and raw.itemsize <= 4:
-            return np.dtype(np.float32)
+        if raw.kind == "f":
+            return raw
         if raw.kind in "iu" and raw.itemsize <= 2:
             return np.dtype(np.float32)
         return np.dtype(np.float64)
@@ -267,11 +321,16 @@ class CfDecoder:
             return decode_times(raw, self.attrs, self.name)
         if not self.active:
             return raw
+        # xarray's steps: cast, mask (compared in the decoded type), then `*=` and `+=` with the
+        # attribute values themselves, so NumPy rounds exactly as it does there.
         data = raw.astype(self.dtype)
         if self.missing:
-            data[np.isin(raw, np.asarray(self.missing, dtype=np.float64))] = np.nan
+            condition = np.zeros(data.shape, bool)
+            for value in self.missing:
+                condition |= data == value
+            data[condition] = np.nan
         if self.scale is not None:
-            data *= self.scale
+            data *= self.scale_value
         if self.offset is not None:
-            data += self.offset
+            data += self.offset_value
         return data

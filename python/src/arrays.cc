@@ -10,6 +10,7 @@
 #include <pthread.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -20,7 +21,7 @@
 #include "chute/array/element_convert.h"
 #include "chute/codec/codec_chain.h"
 #include "chute/dataset/cf_time.h"
-#include "chute/format/zarr.h"
+#include "chute/format/open.h"
 #include "chute/store/file_store.h"
 #include "chute/util/error.h"
 #include "chute/util/missing_values.h"
@@ -156,6 +157,49 @@ void read_decoded_into(const Array& array, const std::vector<int64_t>& start, Nu
   array.read_converted(start, view, convert, pool.get());
 }
 
+/// JSON text Python's json.loads reads back, with non-finite floats as its NaN, Infinity and
+/// -Infinity (an HDF5 attribute _FillValue = NaN stays a float; nlohmann writes null).
+void python_json(const nlohmann::json& value, std::string& out) {
+  if (value.is_number_float() && !std::isfinite(value.get<double>())) {
+    const double v = value.get<double>();
+    out += std::isnan(v) ? "NaN" : (v > 0 ? "Infinity" : "-Infinity");
+  } else if (value.is_object()) {
+    out += '{';
+    bool first = true;
+    for (auto it = value.begin(); it != value.end(); ++it) {
+      if (!first) out += ',';
+      first = false;
+      out += nlohmann::json(it.key()).dump();
+      out += ':';
+      python_json(it.value(), out);
+    }
+    out += '}';
+  } else if (value.is_array()) {
+    out += '[';
+    for (size_t i = 0; i < value.size(); ++i) {
+      if (i) out += ',';
+      python_json(value[i], out);
+    }
+    out += ']';
+  } else {
+    out += value.dump();
+  }
+}
+
+std::string python_json(const nlohmann::json& value) {
+  std::string out;
+  python_json(value, out);
+  return out;
+}
+
+nb::dict attribute_types(const Array& array) {
+  nb::dict types;
+  for (const auto& [name, type] : array.metadata().attribute_types) {
+    types[nb::str(name.c_str(), name.size())] = type.numpy_str();
+  }
+  return types;
+}
+
 nb::bytes fill_value_bytes(const Array& array) {
   const std::vector<std::byte>& fill = array.metadata().fill_value;
   return nb::bytes(reinterpret_cast<const char*>(fill.data()), fill.size());
@@ -215,8 +259,12 @@ nb::dict open_group_path(const std::string& path, const CacheOptions& cache) {
   for (const std::string& member : group.groups) groups.append(fs_str(member));
   nb::dict result;
   result["name"] = fs_str(group.name);
+  result["format"] = group.format;
   result["zarr_format"] = group.zarr_format;
-  result["attrs_json"] = group.attributes.dump();
+  result["attrs_json"] = python_json(group.attributes);
+  nb::dict unsupported;
+  for (const auto& [member, why] : group.unsupported) unsupported[fs_str(member)] = why;
+  result["unsupported"] = unsupported;
   result["arrays"] = arrays;
   result["groups"] = groups;
   return result;
@@ -263,9 +311,12 @@ void bind_arrays(nb::module_& m) {
       .def_prop_ro("dtype_name", [](const Array& a) { return a.metadata().data_type.name(); })
       .def_prop_ro("fill_value_bytes", &fill_value_bytes)
       .def_prop_ro("fill_value_null", [](const Array& a) { return a.metadata().fill_value_null; })
-      .def_prop_ro("attrs_json", [](const Array& a) { return a.metadata().attributes.dump(); })
+      .def_prop_ro("attrs_json",
+                   [](const Array& a) { return python_json(a.metadata().attributes); })
+      .def_prop_ro("attribute_types", &attribute_types)
       .def_prop_ro("dimension_names", [](const Array& a) { return a.metadata().dimension_names; })
       .def_prop_ro("zarr_format", [](const Array& a) { return a.metadata().zarr_format; })
+      .def_prop_ro("format", [](const Array& a) { return a.metadata().format; })
       .def_prop_ro("codec_specs", &codec_specs)
       .def_prop_ro("codecs", [](const Array& a) { return a.codecs().describe(); })
       .def_prop_ro("cache_stats", &cache_stats_dict)

@@ -16,7 +16,7 @@ from cli_support import run_cli, stored_bytes
 ARRAY_FIELDS = [
     "path",
     "node",
-    "zarr format",
+    "format",
     "shape",
     "chunk shape",
     "dtype",
@@ -33,6 +33,7 @@ ARRAY_FIELDS = [
 ARRAY_KEYS = {
     "name",
     "node_type",
+    "format",
     "zarr_format",
     "shape",
     "chunk_shape",
@@ -60,7 +61,16 @@ CHUNK_KEYS = {
     "stored_nbytes_min",
     "stored_nbytes_max",
 }
-GROUP_KEYS = {"name", "node_type", "zarr_format", "attributes", "groups", "arrays", "totals"}
+GROUP_KEYS = {
+    "name",
+    "node_type",
+    "format",
+    "zarr_format",
+    "attributes",
+    "groups",
+    "arrays",
+    "totals",
+}
 
 
 @pytest.fixture(scope="module")
@@ -98,7 +108,7 @@ def test_info_array_table(packed):
     fields = {line.split("  ")[0]: line[16:] for line in result.stdout.splitlines()}
     assert fields["path"] == str(packed / "inputs")
     assert fields["node"] == "array"
-    assert fields["zarr format"] == "2"
+    assert fields["format"] == "zarr v2"
     assert fields["shape"] == "(2, 10, 12, 6)"
     assert fields["chunk shape"] == "(1, 10, 12, 4)"
     assert fields["dtype"] == "float32 (<f4)"
@@ -122,6 +132,7 @@ def test_info_array_json_agrees_with_zarr(packed):
     assert set(info["chunks"]) == CHUNK_KEYS
     z = zarr.open_array(packed / "targets", mode="r")
     assert info["node_type"] == "array"
+    assert info["format"] == "zarr"
     assert info["zarr_format"] == 2
     assert tuple(info["shape"]) == z.shape
     assert tuple(info["chunk_shape"]) == z.chunks
@@ -150,7 +161,7 @@ def test_info_group(packed):
     assert field_names(text)[:6] == [
         "path",
         "node",
-        "zarr format",
+        "format",
         "attributes",
         "groups",
         "arrays",
@@ -168,6 +179,26 @@ def test_info_group(packed):
     assert all(set(a) == ARRAY_KEYS for a in info["arrays"])
     assert info["totals"]["arrays"] == 2
     assert info["totals"]["stored_nbytes"] == sum(a["stored_nbytes"] for a in info["arrays"])
+
+
+def test_info_names_the_format_of_hdf5_and_npy(tmp_path):
+    h5py = pytest.importorskip("h5py")
+    with h5py.File(tmp_path / "f.h5", "w") as f:
+        f.create_dataset("grp/x", data=np.arange(24, dtype="<i4").reshape(4, 6), chunks=(2, 3))
+    fields = {
+        line.split("  ")[0]: line[16:]
+        for line in run_cli("info", tmp_path / "f.h5" / "grp" / "x").stdout.splitlines()
+    }
+    assert fields["format"] == "hdf5"
+    assert fields["chunk grid"] == "(2, 2): 4 chunks, 4 stored"
+    info = json.loads(run_cli("info", tmp_path / "f.h5", "--json").stdout)
+    assert info["node_type"] == "group" and info["format"] == "hdf5"
+    assert info["zarr_format"] is None
+    assert [a["name"] for a in info["arrays"]] == ["grp/x"]
+    np.save(tmp_path / "a.npy", np.zeros((3, 5), "<f4"))
+    info = json.loads(run_cli("info", tmp_path / "a.npy", "--json").stdout)
+    assert info["format"] == "npy" and info["zarr_format"] is None
+    assert info["stored_nbytes"] == 60
 
 
 def test_info_variables_group_lists_subgroups(tmp_path):

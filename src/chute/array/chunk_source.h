@@ -65,6 +65,11 @@ class ChunkSource {
 
   /// The key (in store()) of the stored value holding the chunk at `coords`.
   virtual std::string storage_key(std::span<const int64_t> coords) const = 0;
+  /// The stored size of the value holding the chunk at `coords` (its object, or shard), for
+  /// reports; nullopt when it was never written. Default: the size of storage_key's value.
+  virtual std::optional<uint64_t> stored_nbytes(std::span<const int64_t> coords) const {
+    return store().size(storage_key(coords));
+  }
   virtual const Store& store() const = 0;
   virtual StorePtr store_ptr() const = 0;
 };

@@ -3,6 +3,7 @@
 // is mapped onto the v3 form (one codec list), so everything below format/ sees one model.
 
 #include <cstdint>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <span>
 #include <string>
@@ -27,7 +28,8 @@ struct ChunkKeyEncoding {
 std::string chunk_key(const ChunkKeyEncoding& encoding, std::span<const int64_t> coords);
 
 struct ArrayMetadata {
-  int zarr_format = 3;
+  std::string format = "zarr";  // the format that opened it: "zarr", "hdf5", "npy"
+  int zarr_format = 3;          // 2 or 3 for Zarr, 0 for other formats
   std::vector<int64_t> shape;
   std::vector<int64_t> chunk_shape;  // the chunk grid (for sharded arrays: the shard shape)
   DataType data_type;
@@ -41,6 +43,10 @@ struct ArrayMetadata {
   /// Empty, or one per dimension ("" where unnamed); from dimension_names or _ARRAY_DIMENSIONS.
   std::vector<std::string> dimension_names;
   nlohmann::json attributes = nlohmann::json::object();
+  /// The stored type of numeric attributes whose format records one (HDF5, NetCDF-4: a float32
+  /// scale_factor), by name; none for Zarr, whose attributes are JSON numbers. CF decoding picks
+  /// its result type from them as xarray does.
+  std::map<std::string, DataType> attribute_types;
 
   size_t rank() const { return shape.size(); }
   int64_t num_elements() const;

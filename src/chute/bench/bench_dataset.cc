@@ -8,7 +8,7 @@
 #include "chute/codec/codec_chain.h"
 #include "chute/dataset/packed_dataset.h"
 #include "chute/dataset/window_dataset.h"
-#include "chute/format/zarr.h"
+#include "chute/format/open.h"
 #include "chute/synth/manifest.h"
 #include "chute/util/error.h"
 

@@ -9,7 +9,6 @@
 #include "chute/array/chunk_source.h"
 #include "chute/codec/codec_chain.h"
 #include "chute/codec/sharding.h"
-#include "chute/format/hdf5_chunked_source.h"
 #include "chute/util/element_count.h"
 
 namespace chute::cli {
@@ -93,17 +92,6 @@ namespace {
 
 constexpr int64_t kMaxCheckedChunks = 100'000;
 
-/// The stored size of the value holding the chunk at read-grid `coords`: a Zarr chunk's (or
-/// shard's) object; an HDF5 chunk's entry; for arrays stored uncompressed in one file (.npy,
-/// contiguous HDF5) the chunk's bytes.
-std::optional<uint64_t> stored_size(const Array& array, std::span<const int64_t> coords) {
-  if (const auto* hdf5 = dynamic_cast<const Hdf5ChunkedSource*>(&array.source())) {
-    return hdf5->stored_nbytes(coords);
-  }
-  if (array.source().mapped() != nullptr) return array.read_chunk_nbytes();
-  return array.store().size(array.storage_key(coords));
-}
-
 }  // namespace
 
 json array_info(const Array& array, const std::string& name) {
@@ -128,7 +116,7 @@ json array_info(const Array& array, const std::string& name) {
       rest /= grid[d];
       read_coords[d] = sharding ? coords[d] * sharding->chunks_per_shard[d] : coords[d];
     }
-    if (auto size = stored_size(array, read_coords)) {
+    if (auto size = array.source().stored_nbytes(read_coords)) {
       int64_t n = static_cast<int64_t>(*size);
       ++stored;
       stored_bytes += n;
@@ -156,7 +144,8 @@ json array_info(const Array& array, const std::string& name) {
   }
   return {{"name", name},
           {"node_type", "array"},
-          {"zarr_format", m.zarr_format},
+          {"format", m.format},
+          {"zarr_format", m.format == "zarr" ? json(m.zarr_format) : json()},
           {"shape", m.shape},
           {"chunk_shape", m.chunk_shape},
           {"inner_chunk_shape", sharding ? json(sharding->inner_chunk_shape) : json()},
@@ -188,7 +177,8 @@ json group_info(const Group& group, const std::string& name) {
                  {"ratio", stored ? json(double(logical) / stored) : json()}};
   return {{"name", name},
           {"node_type", "group"},
-          {"zarr_format", group.zarr_format},
+          {"format", group.format},
+          {"zarr_format", group.format == "zarr" ? json(group.zarr_format) : json()},
           {"attributes", group.attributes},
           {"groups", group.groups},
           {"arrays", arrays},

@@ -6,7 +6,7 @@
 #include <memory>
 
 #include "array_info.h"
-#include "chute/format/zarr.h"
+#include "chute/format/open.h"
 #include "commands.h"
 #include "output.h"
 
@@ -17,6 +17,13 @@ namespace {
 
 std::string ratio_string(const json& ratio) {
   return ratio.is_number() ? fmt::format("{:.2f}:1", ratio.get<double>()) : "-";
+}
+
+// "zarr v2", "hdf5", "npy".
+std::string format_label(const json& info) {
+  std::string label = info["format"].get<std::string>();
+  if (info["zarr_format"].is_number()) label += " v" + info["zarr_format"].dump();
+  return label;
 }
 
 std::string join(const json& names) {
@@ -30,7 +37,7 @@ std::string array_text(const json& info) {
   std::string out;
   out += field_line("path", info["name"].get<std::string>());
   out += field_line("node", "array");
-  out += field_line("zarr format", info["zarr_format"].dump());
+  out += field_line("format", format_label(info));
   out += field_line("shape", shape_string(info["shape"]));
   out += field_line("chunk shape", shape_string(info["chunk_shape"]));
   if (!info["inner_chunk_shape"].is_null()) {
@@ -80,7 +87,7 @@ std::string group_text(const json& info) {
   std::string out;
   out += field_line("path", info["name"].get<std::string>());
   out += field_line("node", "group");
-  out += field_line("zarr format", info["zarr_format"].dump());
+  out += field_line("format", format_label(info));
   out += field_line("attributes", info["attributes"].dump());
   out += field_line("groups", join(info["groups"]));
   out += field_line("arrays",
@@ -111,7 +118,9 @@ void register_info(CLI::App& app) {
   };
   auto options = std::make_shared<Options>();
   auto* info = app.add_subcommand("info", "Show an array's or a group's metadata and chunk sizes");
-  info->add_option("PATH", options->path, "Zarr array or group folder (or group/member)")
+  info->add_option("PATH", options->path,
+                   "Zarr array or group folder (or group/member), HDF5/NetCDF file (or "
+                   "file/dataset), .npy file")
       ->required();
   info->add_flag("--json", options->json, "Print one JSON document instead of a table");
   add_cache_options(*info, options->cache);

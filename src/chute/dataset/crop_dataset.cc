@@ -8,7 +8,7 @@
 
 #include "chute/array/read_plan.h"
 #include "chute/dataset/cube_symmetry.h"
-#include "chute/format/zarr.h"
+#include "chute/format/open.h"
 #include "chute/sampler/sampler.h"
 #include "chute/util/error.h"
 #include "chute/util/option_check.h"

@@ -6,7 +6,7 @@
 #include <set>
 
 #include "chute/array/read_plan.h"
-#include "chute/format/zarr.h"
+#include "chute/format/open.h"
 #include "chute/util/error.h"
 
 namespace chute {

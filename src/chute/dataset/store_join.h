@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "chute/format/zarr.h"
+#include "chute/format/group.h"
 
 namespace chute {
 

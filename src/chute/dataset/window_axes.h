@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "chute/array/array.h"
-#include "chute/format/zarr.h"
+#include "chute/format/group.h"
 
 namespace chute {
 

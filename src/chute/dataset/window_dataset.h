@@ -40,7 +40,7 @@
 #include "chute/array/dtype.h"
 #include "chute/dataset/cf_decoding.h"
 #include "chute/dataset/dataset.h"
-#include "chute/format/zarr.h"
+#include "chute/format/open.h"
 
 namespace chute {
 

@@ -8,7 +8,7 @@
 
 #include "chute/dist/all_ranks.h"
 #include "chute/dist/mpi_test_support.h"
-#include "chute/format/zarr.h"
+#include "chute/format/open.h"
 #include "chute/util/error.h"
 
 namespace chute::dist {

@@ -46,6 +46,8 @@ ContiguousSource::ContiguousSource(std::shared_ptr<const SingleFileStore> file, 
          name, nbytes, offset, file_->file_size());
   }
   chunk_shape_ = contiguous_slab_shape(shape, data_type.size, fortran_order);
+  chunk_nbytes_ = data_type.size;
+  for (int64_t extent : chunk_shape_) chunk_nbytes_ *= static_cast<uint64_t>(extent);
   nlohmann::json config = nlohmann::json::object();
   if (data_type.size > 1) config["endian"] = endian == Endian::kBig ? "big" : "little";
   specs_.push_back({"bytes", config});

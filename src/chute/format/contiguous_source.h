@@ -29,6 +29,10 @@ class ContiguousSource final : public ChunkSource {
                        ReadStats* stats) const override;
   const MappedElements* mapped() const override { return &mapped_; }
   std::string storage_key(std::span<const int64_t> coords) const override { return {}; }
+  /// The bytes of one slab of the read grid (stored uncompressed).
+  std::optional<uint64_t> stored_nbytes(std::span<const int64_t> coords) const override {
+    return chunk_nbytes_;
+  }
   const Store& store() const override { return *file_; }
   StorePtr store_ptr() const override { return file_; }
 
@@ -38,6 +42,7 @@ class ContiguousSource final : public ChunkSource {
  private:
   std::shared_ptr<const SingleFileStore> file_;
   std::vector<int64_t> chunk_shape_;
+  uint64_t chunk_nbytes_ = 0;
   std::vector<CodecSpec> specs_;
   CodecChainPtr chain_;
   MappedElements mapped_;

@@ -9,7 +9,7 @@
 #include <utility>
 
 #include "chute/array/array.h"
-#include "chute/format/zarr.h"
+#include "chute/format/group.h"
 
 namespace chute {
 
@@ -24,9 +24,12 @@ ArrayPtr open_hdf5(const std::string& file, const std::string& dataset);
 /// path relative to the group, "sub/x") and its sub-groups; attributes become JSON.
 Group open_hdf5_group(const std::string& file, const std::string& group);
 
-/// Splits "train.h5/Nbody" into ("train.h5", "Nbody") when a leading part of `path` is an HDF5
-/// file (by its signature); ("train.h5", "") for the file itself; nullopt otherwise.
-std::optional<std::pair<std::string, std::string>> split_hdf5_path(const std::string& path);
+/// True when `group` ("" or "/" for the root) of the HDF5 file at `file` is a group; false when
+/// it is a dataset, is missing, or the file does not open.
+bool is_hdf5_group(const std::string& file, const std::string& group);
+
+/// True when `file` is a regular file with the HDF5 signature at offset 0, 512, 1024, 2048, ...
+bool has_hdf5_signature(const std::string& file);
 
 /// How the chunk index is read at open: kBTree (the default: chute walks the version 1 B-tree
 /// in the file itself, linear; other index kinds fall back to kByCoordinate),

@@ -44,7 +44,7 @@ class Hdf5ChunkedSource final : public ChunkSource {
 
   size_t stored_chunks() const { return entries_.size(); }
   /// The stored (filtered) size of the chunk at grid `coords`; nullopt when never written.
-  std::optional<uint64_t> stored_nbytes(std::span<const int64_t> coords) const;
+  std::optional<uint64_t> stored_nbytes(std::span<const int64_t> coords) const override;
 
  private:
   /// nullptr when the chunk is not stored.

@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 
 #include <cerrno>
+#include <optional>
 #include <vector>
 
 #include "chute/util/error.h"
@@ -36,7 +37,7 @@ OpenFile open_file(const std::string& path) {
 
 namespace {
 
-nlohmann::json read_attribute(hid_t attr) {
+nlohmann::json read_attribute(hid_t attr, std::optional<DataType>* stored) {
   Handle type(H5Aget_type(attr));
   Handle space(H5Aget_space(attr));
   if (!type.valid() || !space.valid()) return nullptr;
@@ -50,6 +51,11 @@ nlohmann::json read_attribute(hid_t attr) {
   switch (H5Tget_class(type.get())) {
     case H5T_INTEGER: {
       const bool is_signed = H5Tget_sign(type.get()) == H5T_SGN_2;
+      const size_t size = H5Tget_size(type.get());
+      if (size == 1 || size == 2 || size == 4 || size == 8) {
+        *stored =
+            DataType{is_signed ? DTypeKind::kInt : DTypeKind::kUInt, static_cast<uint8_t>(size)};
+      }
       nlohmann::json values = nlohmann::json::array();
       if (is_signed) {
         std::vector<int64_t> v(n);
@@ -63,6 +69,10 @@ nlohmann::json read_attribute(hid_t attr) {
       return shaped(values);
     }
     case H5T_FLOAT: {
+      const size_t size = H5Tget_size(type.get());
+      if (size == 2 || size == 4 || size == 8) {
+        *stored = DataType{DTypeKind::kFloat, static_cast<uint8_t>(size)};
+      }
       std::vector<double> v(n);
       if (H5Aread(attr, H5T_NATIVE_DOUBLE, v.data()) < 0) return nullptr;
       nlohmann::json values = nlohmann::json::array();
@@ -98,7 +108,8 @@ nlohmann::json read_attribute(hid_t attr) {
 
 }  // namespace
 
-nlohmann::json read_attributes(hid_t object, const std::string& where) {
+nlohmann::json read_attributes(hid_t object, const std::string& where,
+                               std::map<std::string, DataType>* types) {
   auto lock = lock_library();
   nlohmann::json attrs = nlohmann::json::object();
   H5O_info_t info;
@@ -112,8 +123,11 @@ nlohmann::json read_attributes(hid_t object, const std::string& where) {
     if (!attr.valid()) continue;
     char name[1024] = {};
     H5Aget_name(attr.get(), sizeof(name), name);
-    nlohmann::json value = read_attribute(attr.get());
-    if (!value.is_null()) attrs[name] = std::move(value);
+    std::optional<DataType> stored;
+    nlohmann::json value = read_attribute(attr.get(), &stored);
+    if (value.is_null()) continue;
+    attrs[name] = std::move(value);
+    if (types && stored) (*types)[name] = *stored;
   }
   take_error_stack();
   return attrs;

@@ -1,12 +1,15 @@
 #pragma once
 // An HDF5 file opened for metadata (libhdf5) next to the same file opened for reads (pread and
-// mmap); and attributes as JSON.
+// mmap); attributes as JSON; one dataset of it opened as an array.
 
+#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "chute/array/array.h"
 #include "chute/format/hdf5_library.h"
+#include "chute/format/hdf5_netcdf.h"
 #include "chute/store/single_file_store.h"
 
 namespace chute::hdf5 {
@@ -21,8 +24,15 @@ struct OpenFile {
 /// or libhdf5 cannot open it (a truncated file), with the library's messages.
 OpenFile open_file(const std::string& path);
 
-/// The attributes of object `object` as a JSON object: numbers, strings and lists of them
-/// (other types are left out).
-nlohmann::json read_attributes(hid_t object, const std::string& where);
+/// The attributes of object `object` as a JSON object: numbers (NaN and infinities as such),
+/// strings and lists of them (other types are left out). With `types`, the stored type of each
+/// numeric attribute is recorded there.
+nlohmann::json read_attributes(hid_t object, const std::string& where,
+                               std::map<std::string, DataType>* types = nullptr);
+
+/// Opens dataset `dataset` of `opened` (the file at `file`) as open_hdf5 does; `scales` keeps
+/// the dimension scales read so far in this file (a group opens each once).
+ArrayPtr open_dataset(const OpenFile& opened, const std::string& file, const std::string& dataset,
+                      NetcdfScales& scales);
 
 }  // namespace chute::hdf5

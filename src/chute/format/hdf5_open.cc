@@ -35,15 +35,39 @@ std::atomic<Hdf5IndexMethod> index_method{[] {
   return Hdf5IndexMethod::kBTree;
 }()};
 
-constexpr char kSignature[] = "\x89HDF\r\n\x1a\n";
+// Attributes netCDF-C and the dimension scale API keep for themselves (netCDF4-python hides
+// them too).
+void hide_netcdf_attributes(ArrayMetadata& metadata) {
+  nlohmann::json& attrs = metadata.attributes;
+  std::vector<std::string> hidden = {"_Netcdf4Dimid", "_Netcdf4Coordinates", "_nc3_strict"};
+  auto cls = attrs.find("CLASS");
+  if (cls != attrs.end() && *cls == "DIMENSION_SCALE") {
+    hidden.push_back("CLASS");
+    hidden.push_back("NAME");
+  }
+  for (const std::string& name : hidden) {
+    attrs.erase(name);
+    metadata.attribute_types.erase(name);
+  }
+}
 
-bool has_hdf5_signature(const std::string& path) {
-  struct stat st;
-  if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return false;
-  std::ifstream in(path, std::ios::binary);
-  char head[8] = {};
-  in.read(head, 8);
-  return in.gcount() == 8 && std::memcmp(head, kSignature, 8) == 0;
+// The chunk table of the stored grid placed into a larger grid (chunks past it: never written).
+std::vector<Hdf5ChunkEntry> regrid(std::vector<Hdf5ChunkEntry> entries,
+                                   const std::vector<int64_t>& from,
+                                   const std::vector<int64_t>& to) {
+  // Entries hold only stored chunks: move each one's grid position, allocate nothing per chunk.
+  std::vector<int64_t> coords(from.size(), 0);
+  for (Hdf5ChunkEntry& e : entries) {
+    int64_t rest = e.chunk;
+    for (size_t d = from.size(); d-- > 0;) {
+      coords[d] = rest % from[d];
+      rest /= from[d];
+    }
+    int64_t target = 0;
+    for (size_t d = 0; d < to.size(); ++d) target = target * to[d] + coords[d];
+    e.chunk = target;
+  }
+  return entries;
 }
 
 std::vector<Hdf5Filter> read_filters(hid_t dcpl) {
@@ -95,23 +119,16 @@ void check_layout_before_open(const hdf5::OpenFile& opened, const std::string& d
 
 void set_hdf5_index_method(Hdf5IndexMethod method) { index_method = method; }
 
-std::optional<std::pair<std::string, std::string>> split_hdf5_path(const std::string& path) {
-  std::string clean = path;
-  while (clean.size() > 1 && clean.back() == '/') clean.pop_back();
-  for (size_t slash = 0;; ++slash) {
-    slash = clean.find('/', slash);
-    const std::string file = slash == std::string::npos ? clean : clean.substr(0, slash);
-    if (!file.empty() && has_hdf5_signature(file)) {
-      return std::pair{file, slash == std::string::npos ? std::string() : clean.substr(slash + 1)};
-    }
-    if (slash == std::string::npos) return std::nullopt;
-  }
+ArrayPtr open_hdf5(const std::string& file, const std::string& dataset) {
+  hdf5::OpenFile opened = hdf5::open_file(file);
+  hdf5::NetcdfScales scales;
+  return hdf5::open_dataset(opened, file, dataset, scales);
 }
 
-ArrayPtr open_hdf5(const std::string& file, const std::string& dataset) {
+ArrayPtr hdf5::open_dataset(const OpenFile& opened, const std::string& file,
+                            const std::string& dataset, NetcdfScales& scales) {
   const std::string name = dataset.empty() ? file : file + "/" + dataset;
   const std::string where = fmt::format("HDF5 file '{}', dataset '{}'", file, dataset);
-  hdf5::OpenFile opened = hdf5::open_file(file);
   auto lock = hdf5::lock_library();
   if (dataset.empty() || H5Lexists(opened.file.get(), dataset.c_str(), H5P_DEFAULT) <= 0) {
     hdf5::take_error_stack();
@@ -130,6 +147,7 @@ ArrayPtr open_hdf5(const std::string& file, const std::string& dataset) {
                                   static_cast<int>(ErrorCode::kCorruptData), where);
 
   ArrayMetadata metadata;
+  metadata.format = "hdf5";
   metadata.zarr_format = 0;
   Endian endian = Endian::kLittle;
   metadata.data_type = hdf5::data_type(type.get(), &endian, where);
@@ -152,7 +170,18 @@ ArrayPtr open_hdf5(const std::string& file, const std::string& dataset) {
          where, fmt::join(metadata.shape, ", "), metadata.data_type.size);
   }
   metadata.fill_value = hdf5::fill_value(dcpl.get(), type.get(), metadata.data_type, endian);
-  metadata.attributes = hdf5::read_attributes(dset.get(), where);
+  metadata.attributes = hdf5::read_attributes(dset.get(), where, &metadata.attribute_types);
+  hide_netcdf_attributes(metadata);
+  // NetCDF-4 dimensions: their names, and the current length of each, which an unlimited
+  // dimension another variable grew makes longer than this dataset (read as fill past it).
+  std::vector<int64_t> netcdf_shape = metadata.shape;
+  const auto dimensions = hdf5::dataset_dimensions(opened.file.get(), dset.get(), scales, where);
+  for (size_t axis = 0; axis < dimensions.size(); ++axis) {
+    if (!dimensions[axis]) continue;
+    metadata.dimension_names.resize(metadata.shape.size());
+    metadata.dimension_names[axis] = dimensions[axis]->name;
+    netcdf_shape[axis] = std::max(netcdf_shape[axis], dimensions[axis]->length);
+  }
 
   if (H5Pget_external_count(dcpl.get()) > 0) {
     fail(ErrorCode::kUnsupported, "{}: external storage (data in other files) is not supported",
@@ -202,10 +231,13 @@ ArrayPtr open_hdf5(const std::string& file, const std::string& dataset) {
   }
   const std::vector<Hdf5Filter> filters = read_filters(dcpl.get());
   metadata.codecs = hdf5_codec_specs(filters, metadata.data_type, endian, 0, where);
-  const auto grid = chunk_grid_shape(metadata.shape, metadata.chunk_shape);
+  const auto stored_grid = chunk_grid_shape(metadata.shape, metadata.chunk_shape);
   std::vector<Hdf5ChunkEntry> entries = hdf5::read_chunk_index(
-      dset.get(), *file_store, grid, metadata.chunk_shape, index_method, where);
+      dset.get(), *file_store, stored_grid, metadata.chunk_shape, index_method, where);
   lock.unlock();
+  metadata.shape = netcdf_shape;
+  const auto grid = chunk_grid_shape(metadata.shape, metadata.chunk_shape);
+  if (grid != stored_grid) entries = regrid(std::move(entries), stored_grid, grid);
 
   // One chain per filter mask found (mask 0 first).
   std::vector<CodecChainPtr> chains;

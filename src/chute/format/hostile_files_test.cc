@@ -10,7 +10,7 @@
 #include <fstream>
 #include <vector>
 
-#include "chute/format/zarr.h"
+#include "chute/format/open.h"
 #include "chute/store/file_store.h"
 #include "chute/util/error.h"
 

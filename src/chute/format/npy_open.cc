@@ -32,6 +32,7 @@ ArrayPtr open_npy(const std::string& path) {
                                                          header.data_type, header.endian,
                                                          header.fortran_order, path);
   ArrayMetadata metadata;
+  metadata.format = "npy";
   metadata.zarr_format = 0;
   metadata.shape = header.shape;
   metadata.chunk_shape = source->chunk_shape();

@@ -1,6 +1,7 @@
 #pragma once
-// Opening Zarr v2 and v3 arrays and groups from a store or a local path. Metadata documents are
-// parsed into ArrayMetadata without I/O (parse_* functions) so they are tested and fuzzed alone.
+// Opening Zarr v2 and v3 arrays and groups from a store (open.h opens any path). Metadata documents
+// are parsed into ArrayMetadata without I/O (parse_* functions) so they are tested and fuzzed
+// alone.
 
 #include <map>
 #include <memory>
@@ -9,6 +10,7 @@
 #include <string_view>
 
 #include "chute/array/array.h"
+#include "chute/format/group.h"
 #include "chute/store/caching_store.h"
 
 namespace chute {
@@ -20,14 +22,6 @@ ArrayMetadata parse_zarr_v2_array(std::string_view zarray_json, std::string_view
 /// Parses a v3 `zarr.json` array document.
 ArrayMetadata parse_zarr_v3_array(std::string_view zarr_json, const std::string& name);
 
-struct Group {
-  std::string name;  // path, for messages
-  int zarr_format = 3;
-  nlohmann::json attributes = nlohmann::json::object();
-  std::map<std::string, ArrayPtr> arrays;  // member path relative to the group -> array
-  std::vector<std::string> groups;         // member groups (relative paths)
-};
-
 /// Opens the array at `prefix` in `store` (v3 zarr.json, else v2 .zarray). kNotFound if neither.
 ArrayPtr open_zarr_array(StorePtr store, const std::string& prefix, const std::string& name);
 
@@ -35,20 +29,8 @@ ArrayPtr open_zarr_array(StorePtr store, const std::string& prefix, const std::s
 /// (v2 .zmetadata, v3 consolidated_metadata) when present, else lists the store.
 Group open_zarr_group(StorePtr store, const std::string& prefix, const std::string& name);
 
-/// Opens a local path: an array folder, or "group/member" inside a group. kNotFound otherwise.
-/// Both use default_cache_options() (no cache unless the process set one).
-ArrayPtr open_array(const std::string& path);
-Group open_group(const std::string& path);
-/// The same with the Zarr store's reads going through a node-local cache (see CachingStore);
-/// HDF5 files and .npy files are read directly.
-ArrayPtr open_array(const std::string& path, const CacheOptions& cache);
-Group open_group(const std::string& path, const CacheOptions& cache);
-
 /// The store for a local Zarr path, behind a cache when `cache` names a folder. (Where URL
 /// stores plug in: the one place an opener turns a location into a store.)
 StorePtr open_path_store(const std::string& path, const CacheOptions& cache);
-
-/// True when `path` is a Zarr group (has .zgroup or a zarr.json with node_type group).
-bool is_group(const std::string& path);
 
 }  // namespace chute

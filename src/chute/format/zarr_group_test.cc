@@ -8,6 +8,7 @@
 #include <fstream>
 
 #include "chute/format/test_util.h"
+#include "chute/format/open.h"
 #include "chute/format/zarr.h"
 #include "chute/store/counting_store.h"
 #include "chute/store/memory_store.h"

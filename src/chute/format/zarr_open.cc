@@ -2,9 +2,8 @@
 
 #include <fmt/format.h>
 
-#include "chute/format/hdf5.h"
+#include "chute/format/format.h"
 #include "chute/format/json_fields.h"
-#include "chute/format/npy.h"
 #include "chute/format/zarr.h"
 #include "chute/format/zarr_parse.h"
 #include "chute/store/caching_store.h"
@@ -41,11 +40,6 @@ bool store_has_group(const Store& store, const std::string& prefix) {
   check_json_limits(*text, fmt::format("'{}': zarr.json", store_location(store, prefix)));
   json doc = json::parse(*text, nullptr, /*allow_exceptions=*/false);
   return is_group_node(doc);
-}
-
-std::string strip_trailing_slashes(std::string path) {
-  while (path.size() > 1 && path.back() == '/') path.pop_back();
-  return path;
 }
 
 }  // namespace
@@ -85,34 +79,32 @@ ArrayPtr open_zarr_array(StorePtr store, const std::string& prefix, const std::s
 
 namespace {
 
-// HDF5 and .npy are read through the local file APIs; over a URL they are refused clearly.
-void refuse_single_file_url(const std::string& location, const char* kind) {
-  fail(ErrorCode::kUnsupported,
-       "'{}': {} files are read from local paths only; over a URL chute reads Zarr stores "
-       "(copy the file locally, or convert it to Zarr)",
-       location, kind);
-}
-
-bool looks_like_hdf5_url(const std::string& url) {
-  for (const char* ext : {".h5/", ".hdf5/", ".he5/", ".nc/"}) {
-    if ((url + "/").find(ext) != std::string::npos) return true;
+// Zarr takes every path the formats asked before it leave: a folder, a store URL, or a path that
+// does not exist (whose error then names the Zarr metadata it lacks).
+class ZarrStoreFormat final : public Format {
+ public:
+  std::string_view name() const override { return "zarr"; }
+  std::optional<FormatMatch> recognise(const std::string& path) const override {
+    return FormatMatch{path, ""};
   }
-  return false;
-}
-
-}  // namespace
-
-ArrayPtr open_array(const std::string& path) { return open_array(path, default_cache_options()); }
-
-ArrayPtr open_array(const std::string& path, const CacheOptions& cache) {
-  const std::string clean = strip_trailing_slashes(path);
-  if (is_url(clean)) {
-    if (is_npy_path(clean)) refuse_single_file_url(clean, "NumPy .npy");
-    if (looks_like_hdf5_url(clean)) refuse_single_file_url(clean, "HDF5");
-  } else {
-    if (is_npy_path(clean)) return open_npy(clean);
-    if (auto hdf5 = split_hdf5_path(clean)) return open_hdf5(hdf5->first, hdf5->second);
+  ArrayPtr open_array(const FormatMatch&, const std::string& path,
+                      const CacheOptions& cache) const override;
+  Group open_group(const FormatMatch&, const std::string& path,
+                   const CacheOptions& cache) const override {
+    return open_zarr_group(open_path_store(path, cache), "", path);
   }
+  bool is_group(const FormatMatch&, const std::string& path) const override {
+    try {
+      return store_has_group(*open_store(path), "");
+    } catch (const Error& e) {
+      if (is_transient(e.code())) throw;  // a store failing now is not "not a group"
+      return false;
+    }
+  }
+};
+
+ArrayPtr ZarrStoreFormat::open_array(const FormatMatch&, const std::string& clean,
+                                     const CacheOptions& cache) const {
   StorePtr store = open_path_store(clean, cache);
   if (ArrayPtr array = try_open_zarr_array(store, "", clean)) return array;
   if (store_has_group(*store, "")) {
@@ -137,29 +129,11 @@ ArrayPtr open_array(const std::string& path, const CacheOptions& cache) {
   fail(ErrorCode::kNotFound, "no Zarr array at '{}' (no zarr.json or .zarray)", clean);
 }
 
-Group open_group(const std::string& path) { return open_group(path, default_cache_options()); }
+}  // namespace
 
-Group open_group(const std::string& path, const CacheOptions& cache) {
-  const std::string clean = strip_trailing_slashes(path);
-  if (is_url(clean)) {
-    if (looks_like_hdf5_url(clean)) refuse_single_file_url(clean, "HDF5");
-  } else if (auto hdf5 = split_hdf5_path(clean)) {
-    return open_hdf5_group(hdf5->first, hdf5->second);
-  }
-  return open_zarr_group(open_path_store(clean, cache), "", clean);
-}
-
-bool is_group(const std::string& path) {
-  try {
-    if (auto hdf5 = is_url(path) ? std::nullopt : split_hdf5_path(strip_trailing_slashes(path))) {
-      open_hdf5_group(hdf5->first, hdf5->second);
-      return true;
-    }
-    return store_has_group(*open_store(strip_trailing_slashes(path)), "");
-  } catch (const Error& e) {
-    if (is_transient(e.code())) throw;  // a store failing now is not "not a group"
-    return false;
-  }
+const Format& zarr_store_format() {
+  static const ZarrStoreFormat format;
+  return format;
 }
 
 }  // namespace chute

@@ -14,7 +14,7 @@
 #include "chute/array/metadata.h"
 #include "chute/codec/codec_chain.h"
 #include "chute/dataset/packed_dataset.h"
-#include "chute/format/zarr.h"
+#include "chute/format/open.h"
 #include "chute/store/memory_store.h"
 #include "chute/util/element_count.h"
 

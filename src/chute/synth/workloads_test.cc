@@ -8,7 +8,7 @@
 #include <mutex>
 
 #include "chute/array/strided_view.h"
-#include "chute/format/zarr.h"
+#include "chute/format/open.h"
 #include "chute/synth/testing.h"
 #include "chute/synth/zarr_writer.h"
 #include "chute/util/error.h"
