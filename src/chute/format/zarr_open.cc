@@ -9,6 +9,7 @@
 #include "chute/format/zarr_parse.h"
 #include "chute/store/caching_store.h"
 #include "chute/store/open_store.h"
+#include "chute/store/reference_store.h"
 #include "chute/util/error.h"
 #include "chute/util/json_limits.h"
 
@@ -100,12 +101,45 @@ bool looks_like_hdf5_url(const std::string& url) {
   return false;
 }
 
+// "refs.json/temperature" -> ("refs.json", "temperature") when a leading part of `path` is a
+// reference set (reference_store.h); ("refs.json", "") for the set itself.
+std::optional<std::pair<std::string, std::string>> split_reference_path(const std::string& path) {
+  if (is_reference_location(path)) return std::pair{path, std::string()};
+  for (size_t slash = path.rfind('/'); slash != std::string::npos && slash > 0;
+       slash = path.rfind('/', slash - 1)) {
+    const std::string head = path.substr(0, slash);
+    if (is_reference_location(head)) return std::pair{head, path.substr(slash + 1)};
+  }
+  return std::nullopt;
+}
+
+void refuse_parquet_references(const std::string& path) {
+  if (is_parquet_reference_folder(path)) {
+    fail(ErrorCode::kUnsupported,
+         "'{}' is a Parquet reference set (kerchunk); chute's core reads JSON reference files: "
+         "open it from Python with pyarrow installed (chute.open_group), or write the "
+         "references as JSON",
+         path);
+  }
+}
+
 }  // namespace
 
 ArrayPtr open_array(const std::string& path) { return open_array(path, default_cache_options()); }
 
 ArrayPtr open_array(const std::string& path, const CacheOptions& cache) {
   const std::string clean = strip_trailing_slashes(path);
+  if (auto refs = split_reference_path(clean)) {
+    StorePtr store = with_cache(open_reference_store(refs->first), cache);
+    if (ArrayPtr array = try_open_zarr_array(store, refs->second, clean)) return array;
+    if (ArrayPtr array = open_consolidated_member(store, "", refs->second, clean)) return array;
+    if (store_has_group(*store, refs->second)) {
+      fail(ErrorCode::kInvalidArgument, "'{}' is a Zarr group, not an array; open it as a group",
+           clean);
+    }
+    fail(ErrorCode::kNotFound, "reference file '{}' holds no array '{}'", refs->first,
+         refs->second);
+  }
   if (is_url(clean)) {
     if (is_npy_path(clean)) refuse_single_file_url(clean, "NumPy .npy");
     if (looks_like_hdf5_url(clean)) refuse_single_file_url(clean, "HDF5");
@@ -134,6 +168,7 @@ ArrayPtr open_array(const std::string& path, const CacheOptions& cache) {
     fail(ErrorCode::kNotFound, "no Zarr array at '{}' (group '{}' has no array member '{}')", clean,
          group_path, member);
   }
+  refuse_parquet_references(clean);
   fail(ErrorCode::kNotFound, "no Zarr array at '{}' (no zarr.json or .zarray)", clean);
 }
 
@@ -141,11 +176,16 @@ Group open_group(const std::string& path) { return open_group(path, default_cach
 
 Group open_group(const std::string& path, const CacheOptions& cache) {
   const std::string clean = strip_trailing_slashes(path);
+  if (auto refs = split_reference_path(clean)) {
+    return open_zarr_group(with_cache(open_reference_store(refs->first), cache), refs->second,
+                           clean);
+  }
   if (is_url(clean)) {
     if (looks_like_hdf5_url(clean)) refuse_single_file_url(clean, "HDF5");
   } else if (auto hdf5 = split_hdf5_path(clean)) {
     return open_hdf5_group(hdf5->first, hdf5->second);
   }
+  refuse_parquet_references(clean);
   return open_zarr_group(open_path_store(clean, cache), "", clean);
 }
 
@@ -155,7 +195,11 @@ bool is_group(const std::string& path) {
       open_hdf5_group(hdf5->first, hdf5->second);
       return true;
     }
-    return store_has_group(*open_store(strip_trailing_slashes(path)), "");
+    const std::string clean = strip_trailing_slashes(path);
+    if (auto refs = split_reference_path(clean)) {
+      return store_has_group(*open_reference_store(refs->first), refs->second);
+    }
+    return store_has_group(*open_store(clean), "");
   } catch (const Error& e) {
     if (is_transient(e.code())) throw;  // a store failing now is not "not a group"
     return false;
