@@ -101,6 +101,8 @@ def decode_times(values: np.ndarray, attrs: dict, name: str) -> np.ndarray:
 def _attribute_number(value: Any, name: str, field: str) -> float:
     if isinstance(value, list) and len(value) == 1:
         value = value[0]
+    if value is None and field in ("_FillValue", "missing_value"):
+        return np.nan  # an HDF5 NaN attribute (xarray's fill for float coordinates): JSON null
     if isinstance(value, bool) or not isinstance(value, (int, float, str)):
         raise _chute.InvalidMetadataError(f"array {name!r}: attribute {field!r} is {value!r}")
     if isinstance(value, str):

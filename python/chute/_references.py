@@ -81,10 +81,7 @@ def _read_columns(folder: str, name: str, zarray: dict, record_size: int, out: d
         first = record * record_size
         for j, path in enumerate(paths):
             if first + j >= len(keys):
-                raise _chute.InvalidMetadataError(
-                    f"reference set {folder!r}: {file!r} has {len(paths)} rows, more than the "
-                    f"{len(keys) - first} chunks of {name!r} left"
-                )
+                break  # a record is written whole: rows past the last chunk are padding
             key = keys[first + j]
             raw = raws[j]
             if raw is not None:

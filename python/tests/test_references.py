@@ -70,7 +70,7 @@ def test_json_references_read_what_the_netcdf_file_holds(tmp_path, netcdf):
 
 def test_windows_and_loader_take_a_reference_file(tmp_path, netcdf):
     refs = tmp_path / "refs.json"
-    refs.write_text(json.dumps(references(netcdf)))
+    refs.write_text(json.dumps(references(netcdf, inline_threshold=0)))
     via_refs = chute.windows(refs, ["t2m", "z"], channels_last=False)
     direct = chute.windows(str(netcdf), ["t2m", "z"], channels_last=False)
     assert len(via_refs) == len(direct) == 3
@@ -126,7 +126,7 @@ def test_bad_reference_files_say_what_is_wrong(tmp_path, netcdf):
     other.write_text(json.dumps({"hello": "world"}))
     with pytest.raises(chute.InvalidMetadataError, match="not a Zarr reference set"):
         chute.open_group(other)
-    doc = references(netcdf)
+    doc = references(netcdf, inline_threshold=0)
     doc["refs"]["t2m/0.0.0"] = [str(tmp_path / "gone.nc"), 0, 10]
     doc["refs"]["t2m/1.0.0"][2] += 10**6  # a range past the end of the file
     (tmp_path / "bad.json").write_text(json.dumps(doc))

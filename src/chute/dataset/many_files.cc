@@ -110,7 +110,7 @@ int64_t start_from_name(const std::string& path, const std::string& pattern) {
     if (fields[f] == "day") day = v;
     if (fields[f] == "hour") hour = v;
   }
-  return days_from_civil(year, month, day) * 86400 + hour * 3600;
+  return detail::days_from_civil(year, month, day) * 86400 + hour * 3600;
 }
 
 struct Member {
@@ -358,6 +358,14 @@ JoinedFiles join_along_time(std::vector<Group> groups, std::vector<std::string> 
         fail(ErrorCode::kInvalidArgument, "member '{}' has no variable '{}' (member '{}' has)",
              m.path, v, first.path);
       }
+    }
+    for (const std::string& n : names) {
+      if (!variables.count(n)) {
+        fail(ErrorCode::kInvalidArgument, "member '{}' has variable '{}', member '{}' has not",
+             m.path, n, first.path);
+      }
+    }
+    for (const std::string& v : variables) {
       const auto& a = first.group.arrays.at(v)->metadata();
       const auto& b = m.group.arrays.at(v)->metadata();
       if (a.dimension_names != b.dimension_names) {
@@ -382,7 +390,7 @@ JoinedFiles join_along_time(std::vector<Group> groups, std::vector<std::string> 
         for (const char* key : {"scale_factor", "add_offset", "_FillValue", "missing_value"}) {
           const auto x = a.attributes.find(key), y = b.attributes.find(key);
           const bool hx = x != a.attributes.end(), hy = y != b.attributes.end();
-          if (hx != hy || (hx && *x != *y)) {
+          if (hx != hy || (hx && x->dump() != y->dump())) {  // NaN fill values dump alike
             fail(ErrorCode::kInvalidArgument,
                  "member '{}': variable '{}' has {} {}, member '{}' has {}", m.path, v, key,
                  hy ? y->dump() : "none", first.path, hx ? x->dump() : "none");
@@ -393,12 +401,6 @@ JoinedFiles join_along_time(std::vector<Group> groups, std::vector<std::string> 
         fail(ErrorCode::kInvalidArgument,
              "member '{}': variable '{}' has {} steps along '{}', its time coordinate {}", m.path,
              v, b.shape[0], options.concat_dim, m.times.size());
-      }
-    }
-    for (const std::string& n : names) {
-      if (!variables.count(n)) {
-        fail(ErrorCode::kInvalidArgument, "member '{}' has variable '{}', member '{}' has not",
-             m.path, n, first.path);
       }
     }
   }

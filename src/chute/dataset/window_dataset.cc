@@ -559,6 +559,7 @@ std::string WindowDataset::describe() const {
 
 std::shared_ptr<WindowDataset> open_window_dataset(const std::string& path, WindowOptions options,
                                                    const CacheOptions& cache) {
+  if (is_glob(path)) return open_window_dataset(std::vector<std::string>{path}, options, cache);
   validate(options);  // before anything is opened
   validate(cache);
   return std::make_shared<WindowDataset>(open_group(path, cache), std::move(options));
