@@ -339,17 +339,17 @@ std::vector<Reference> parse_json_references(std::string_view text, const std::s
       for (const auto& gen : *g) expand_generator(gen, templates, name, out);
     }
   }
-  out.reserve(out.size() + refs->size());
-  for (const auto& [key, value] : refs->items()) {
-    out.push_back(parse_value(key, value, templates, name));
-  }
   bool zarr = false;
-  for (const auto& ref : out) zarr = zarr || is_metadata_key(ref.key);
+  for (const auto& [key, value] : refs->items()) zarr = zarr || is_metadata_key(key);
   if (!zarr) {
     fail(ErrorCode::kInvalidMetadata,
          "{}: JSON, but not a Zarr reference set (no .zgroup, .zarray or zarr.json key among {} "
          "keys)",
-         context, out.size());
+         context, refs->size());
+  }
+  out.reserve(out.size() + refs->size());
+  for (const auto& [key, value] : refs->items()) {
+    out.push_back(parse_value(key, value, templates, name));
   }
   return out;
 }

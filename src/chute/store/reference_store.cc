@@ -337,8 +337,18 @@ void register_reference_set(const std::string& location, StorePtr store) {
 
 bool is_parquet_reference_folder(const std::string& path) {
   if (is_url(path) || !is_directory(path)) return false;
+  // kerchunk writes {"metadata": {...}, "record_size": N}: the tail tells, without parsing a
+  // Zarr store's (possibly large) consolidated metadata.
+  FileStore folder(path);
+  const auto size = folder.size(".zmetadata");
+  if (!size) return false;
+  const uint64_t tail = std::min<uint64_t>(*size, 256);
+  std::string end(tail, '\0');
+  folder.read_range(".zmetadata", *size - tail,
+                    std::span(reinterpret_cast<std::byte*>(end.data()), end.size()));
+  if (end.find("\"record_size\"") == std::string::npos) return false;
   ByteBuffer bytes;
-  if (!FileStore(path).read(".zmetadata", bytes)) return false;
+  if (!folder.read(".zmetadata", bytes)) return false;
   const auto doc = nlohmann::json::parse(
       std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()), nullptr, false);
   return doc.is_object() && doc.contains("record_size");
