@@ -172,3 +172,13 @@ def test_fourcastnet_per_year_files(tmp_path):
     ]
     np.testing.assert_allclose(batch["inputs"], want, rtol=1e-5, atol=1e-5)
     assert batch["inputs"].shape == (12, 2, 6, 8)  # (N, C, H, W)
+
+
+def test_a_truncated_member_is_an_error_naming_it(days, tmp_path):
+    folder, paths, expected = days
+    cut = tmp_path / "era5_2020-01-02.nc"
+    data = open(paths[1], "rb").read()
+    cut.write_bytes(data[: len(data) * 2 // 3])
+    with pytest.raises(chute.Error, match=r"era5_2020-01-02\.nc"):
+        group = chute.open_group([paths[0], str(cut), paths[2]])
+        group["z"][:]  # if the metadata survived the cut, the chunks past it did not
