@@ -175,9 +175,9 @@ def test_fourcastnet_per_year_files(tmp_path):
 
 
 def test_a_truncated_member_is_an_error_naming_it(days, tmp_path):
-    folder, paths, expected = days
+    paths = days[1]
     cut = tmp_path / "era5_2020-01-02.nc"
-    data = open(paths[1], "rb").read()
+    data = Path(paths[1]).read_bytes()
     cut.write_bytes(data[: len(data) * 2 // 3])
     with pytest.raises(chute.Error, match=r"era5_2020-01-02\.nc"):
         group = chute.open_group([paths[0], str(cut), paths[2]])
