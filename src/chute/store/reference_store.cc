@@ -11,6 +11,7 @@
 
 #include "chute/store/file_store.h"
 #include "chute/store/open_store.h"
+#include "chute/store/single_file_store.h"
 #include "chute/util/error.h"
 
 namespace chute {
@@ -96,9 +97,15 @@ const Store& ReferenceStore::target_store(int32_t t) const {
   std::lock_guard lock(stores_->mutex);
   StorePtr& store = stores_->by_target[static_cast<size_t>(t)];
   if (!store) {
-    StorePtr& shared = stores_->by_dir[targets_[static_cast<size_t>(t)].dir];
-    if (!shared) shared = open_store(targets_[static_cast<size_t>(t)].dir);
-    store = shared;
+    const Target& target = targets_[static_cast<size_t>(t)];
+    if (!is_url(target.url)) {
+      // A local file kept open: no path lookup per read (a store over its folder would stat).
+      store = std::make_shared<const SingleFileStore>(target.url);
+    } else {
+      StorePtr& shared = stores_->by_dir[target.dir];
+      if (!shared) shared = open_store(target.dir);
+      store = shared;
+    }
   }
   return *store;
 }
@@ -136,7 +143,12 @@ std::optional<uint64_t> ReferenceStore::size(std::string_view key) const {
   if (!entry) return std::nullopt;
   if (entry->target < 0) return entry->data.size();
   if (entry->length) return *entry->length;
-  auto size = target_store(entry->target).size(targets_[static_cast<size_t>(entry->target)].file);
+  std::optional<uint64_t> size;
+  try {
+    size = target_store(entry->target).size(targets_[static_cast<size_t>(entry->target)].file);
+  } catch (...) {
+    std::rethrow_exception(name_target(key, *entry, std::current_exception()));
+  }
   if (!size) fail_missing_target(key, *entry);
   return size;
 }
