@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from . import _chute
+from . import _chute, _references
 from ._options import INT64_MAX
 from ._options import flag as _flag
 from ._options import integer as _integer
@@ -315,6 +315,10 @@ class Group(Mapping):
         self._arrays = {
             name: Array(core, decode_cf) for name, core in sorted(info["arrays"].items())
         }
+        # Files joined along time: the member paths in time order, and the first time index of
+        # each run of members without a gap between them.
+        self.members: tuple[str, ...] = tuple(info.get("members", ()))
+        self.segments: tuple[int, ...] = tuple(info.get("segments", (0,)))
 
     @property
     def path(self) -> str:
@@ -424,25 +428,111 @@ def open(
     """
     decode_cf = _flag("decode_cf", decode_cf)
     cache_args = _cache_args(cache, cache_size)
+    _references.prepare(path)
     with symlink_policy(follow_symlinks):
         return Array(_chute._open_array(_native_path(path), *cache_args), decode_cf)
 
 
+def _is_many(path: Any) -> bool:
+    """A list of stores, or a glob pattern: files joined along time."""
+    if isinstance(path, (list, tuple)):
+        return True
+    if isinstance(path, (str, bytes, os.PathLike)):
+        text = os.fsdecode(path)
+        return any(c in text for c in "*?[") and not os.path.exists(text)
+    return False
+
+
+def _many_paths(path: Any) -> list[bytes]:
+    items = list(path) if isinstance(path, (list, tuple)) else [path]
+    if not items:
+        raise _invalid("a list of stores needs at least one path")
+    return [_native_path(p) for p in items]
+
+
+def _seconds(step: Any, name: str) -> int:
+    """A step ("6h", numpy.timedelta64, datetime.timedelta or integer seconds) in seconds."""
+    if isinstance(step, (int, np.integer)) and not isinstance(step, bool):
+        seconds = int(step)
+    else:
+        from ._weather import as_timedelta
+
+        seconds = int(as_timedelta(step, name) / np.timedelta64(1, "s"))
+    if seconds <= 0:
+        raise _invalid(f"{name} must be a positive time step, got {step!r}")
+    return seconds
+
+
+def open_many(
+    paths: Any,
+    *,
+    concat_dim: str = "time",
+    allow_gaps: bool = False,
+    file_pattern: str | None = None,
+    file_step: Any = None,
+    channels: Sequence[str] | None = None,
+    channel_array: str = "fields",
+    or_by_name: bool = False,
+    cache_args: tuple = (b"", 0),
+) -> dict:
+    """The core's joined group (see open_group)."""
+    if (file_pattern is None) != (file_step is None):
+        raise _invalid("file_pattern and file_step go together (members' times from their names)")
+    files = _many_paths(paths)
+    for p in files:
+        _references.prepare(p)
+    info = _chute._open_many(
+        files,
+        str(concat_dim),
+        _flag("allow_gaps", allow_gaps),
+        "" if file_pattern is None else str(file_pattern),
+        0 if file_step is None else _seconds(file_step, "file_step"),
+        [str(c) for c in (channels or [])],
+        str(channel_array),
+        bool(or_by_name),
+        *cache_args,
+    )
+    return info
+
+
 def open_group(
-    path: str | bytes | os.PathLike,
+    path: str | bytes | os.PathLike | Sequence[str | os.PathLike],
     decode_cf: bool = False,
     *,
+    concat_dim: str = "time",
+    allow_gaps: bool = False,
+    file_pattern: str | None = None,
+    file_step: Any = None,
+    channels: Sequence[str] | None = None,
+    channel_array: str = "fields",
     follow_symlinks: bool | None = None,
     cache: str | os.PathLike | None = None,
     cache_size: int | None = None,
 ) -> Group:
     """Opens the Zarr v2 or v3 group at `path` with all its arrays (consolidated if available),
-    or an HDF5 file or group ("file.h5", "file.h5/group") with all datasets below it.
+    an HDF5 file or group ("file.h5", "file.h5/group"), or a Zarr reference set (a kerchunk
+    JSON file, or a Parquet reference folder when pyarrow is installed).
+
+    A list of paths or a glob pattern ("era5/*.nc") opens many files as one group joined along
+    `concat_dim` (see docs/many-files.md): members are ordered by their times and checked
+    (same variables, dims, dtypes and grid; no overlap; no gap unless `allow_gaps`); each
+    variable reads across members as one array. Members without a time coordinate take their
+    times from `file_pattern` ("{year}.h5") and `file_step` ("6h"); `channels` names the
+    channels (axis 1) of the stacked array `channel_array`, each becoming a variable.
 
     decode_cf=True opens every array with CF decoding (see `open`); follow_symlinks as in `open`;
     `cache`, `cache_size`: the node-local cache of `open`, shared by all arrays of the group.
     """
     decode_cf = _flag("decode_cf", decode_cf)
     cache_args = _cache_args(cache, cache_size)
+    many = _is_many(path) or file_pattern is not None or channels is not None
     with symlink_policy(follow_symlinks):
+        if many:
+            info = open_many(
+                path, concat_dim=concat_dim, allow_gaps=allow_gaps, file_pattern=file_pattern,
+                file_step=file_step, channels=channels, channel_array=channel_array,
+                cache_args=cache_args,
+            )  # fmt: skip
+            return Group(info, decode_cf)
+        _references.prepare(path)
         return Group(_chute._open_group(_native_path(path), *cache_args), decode_cf)

@@ -186,6 +186,8 @@ def _attribute_number(value: Any, name: str, field: str) -> float:
     value = _typed_value(value)
     if isinstance(value, np.generic) and value.dtype.kind in "iuf":
         value = value.item()
+    if value is None and field in ("_FillValue", "missing_value"):
+        return np.nan  # an HDF5 NaN attribute (xarray's fill for float coordinates): JSON null
     if isinstance(value, bool) or not isinstance(value, (int, float, str)):
         raise _chute.InvalidMetadataError(f"array {name!r}: attribute {field!r} is {value!r}")
     if isinstance(value, str):

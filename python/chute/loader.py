@@ -159,14 +159,26 @@ def windows(
     std_floor: float = 0.0,
     level_coordinate: str = "level",
     time_range: tuple[int, int] | None = None,
+    concat_dim: str = "time",
+    allow_gaps: bool = False,
+    file_pattern: str | None = None,
+    file_step: Any = None,
+    channels: Sequence[str] | None = None,
+    channel_array: str = "fields",
     cache: str | os.PathLike | None = None,
     cache_size: int | None = None,
 ) -> Dataset:
     """Weather windows over the time axis of a Zarr group as xarray writes it (ERA5, WeatherBench2).
 
-    `path` may be a list of stores sharing the time/lat/lon coordinates (e.g. pressure levels
-    and single levels): their variables are joined; a coordinate that differs is an error
-    naming both stores and the coordinate.
+    `path` may be a list of stores or a glob pattern ("era5/*.nc"). Stores holding the same
+    variables are files of one time series, joined along `concat_dim` as
+    `chute.open_group(paths)` joins them (docs/many-files.md: ordered by time, checked, read
+    across file boundaries as one store; `allow_gaps`, `file_pattern`/`file_step` for files
+    without a time coordinate, `channels` naming the channels of a stacked `channel_array`).
+    With `allow_gaps`, windows never cross a gap (with dates, use gaps="skip").
+    Stores of different variables sharing the time/lat/lon coordinates (e.g. pressure levels
+    and single levels) are joined by name; a coordinate that differs is an error naming both
+    stores and the coordinate.
 
     `cache`, `cache_size`: a node-local cache folder for the stored chunks (see `chute.open`).
 
@@ -230,6 +242,10 @@ def windows(
         paths = [check.path(f"path[{i}]", p) for i, p in enumerate(items)]
     if not paths:
         raise _chute.InvalidArgumentError("windows() needs a store path (or a list of them)")
+    from . import _references
+
+    for p in paths:
+        _references.prepare(p)
     inputs_name = "input_variables" if input_variables is not None else "variables"
     inputs = input_variables if input_variables is not None else variables
     if not inputs:
@@ -288,15 +304,27 @@ def windows(
             raise check.invalid(f"time_range must be (i, j) with 0 <= i < j, got {time_range!r}")
         time_range = (bounds[0], bounds[1])
     path = paths[0]
-    path = paths[0]
+    from ._array import Group, _is_many, open_many
+
+    joined = None
+    if len(paths) > 1 or _is_many(path) or file_pattern is not None or channels is not None:
+        joined = open_many(
+            paths, concat_dim=concat_dim, allow_gaps=allow_gaps, file_pattern=file_pattern,
+            file_step=file_step, channels=channels, channel_array=channel_array,
+            or_by_name=file_pattern is None and channels is None,
+            cache_args=_cache_args(cache, cache_size),
+        )  # fmt: skip
     dated = start is not None or end is not None or frequency is not None
     stepped = input_steps is not None or target_steps is not None or bool(computed_forcings)
     needs_coords = dated or stepped or area is not None or grid_shard is not None
     group = None
     if needs_coords:  # the arrays of every store by name (the core checks shared coordinates)
-        group = {}
-        for store in reversed(paths):
-            group.update(open_group(store, decode_cf=True).items())
+        if joined is not None:
+            group = Group(joined, decode_cf=True)
+        else:
+            group = {}
+            for store in reversed(paths):
+                group.update(open_group(store, decode_cf=True).items())
     sample_times: list[int] = []
     time_start, time_stop = time_range if time_range is not None else (0, -1)
     in_offsets = [int(o) for o in input_offsets]
@@ -394,6 +422,8 @@ def windows(
             masked_points,
             float(std_floor),
             *_cache_args(cache, cache_size),
+            None if joined is None else joined["arrays"],
+            [] if joined is None else list(joined["segments"]),
         )
     )
 

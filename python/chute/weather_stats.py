@@ -126,7 +126,7 @@ def _channels_first(block: np.ndarray, time: int, level: int | None,
 
 
 def compute_statistics(
-    path: str,
+    path: str | list[str],
     variables: list[str] | None = None,
     start: Any = None,
     end: Any = None,
@@ -138,7 +138,8 @@ def compute_statistics(
     per_gridpoint: shaped (level?, lat, lon) over time only (see the module doc)."""
     from . import _options as check
 
-    path = check.path("path", path)
+    if not isinstance(path, (list, tuple)):  # a list of files is joined along time
+        path = check.path("path", path)
     if variables is not None:
         variables = check.non_empty("variables", check.texts("variables", variables))
     if threads is not None:

@@ -21,8 +21,12 @@
 #include "chute/array/element_convert.h"
 #include "chute/codec/codec_chain.h"
 #include "chute/dataset/cf_time.h"
+#include "chute/dataset/many_files.h"
+#include "chute/dataset/store_join.h"
 #include "chute/format/open.h"
+#include "chute/format/zarr.h"
 #include "chute/store/file_store.h"
+#include "chute/store/reference_store.h"
 #include "chute/util/error.h"
 #include "chute/util/missing_values.h"
 #include "chute/util/thread_pool.h"
@@ -247,12 +251,7 @@ nb::str fs_str(const std::string& name) {
   return nb::steal<nb::str>(text);
 }
 
-nb::dict open_group_path(const std::string& path, const CacheOptions& cache) {
-  Group group;
-  {
-    nb::gil_scoped_release release;
-    group = open_group(path, cache);
-  }
+nb::dict group_to_python(const Group& group) {
   nb::dict arrays;
   for (const auto& [member, array] : group.arrays) arrays[fs_str(member)] = array;
   nb::list groups;
@@ -268,6 +267,15 @@ nb::dict open_group_path(const std::string& path, const CacheOptions& cache) {
   result["arrays"] = arrays;
   result["groups"] = groups;
   return result;
+}
+
+nb::dict open_group_path(const std::string& path, const CacheOptions& cache) {
+  Group group;
+  {
+    nb::gil_scoped_release release;
+    group = open_group(path, cache);
+  }
+  return group_to_python(group);
 }
 
 }  // namespace
@@ -352,6 +360,77 @@ void bind_arrays(nb::module_& m) {
         return open_group_path(native(path), cache_options(cache, cache_size));
       },
       nb::arg("path"), nb::arg("cache") = nb::bytes(""), nb::arg("cache_size") = 0);
+  m.def(
+      "_open_many",
+      [native](const std::vector<nb::bytes>& paths, const std::string& concat_dim, bool allow_gaps,
+               const std::string& file_pattern, int64_t step_seconds,
+               const std::vector<std::string>& channels, const std::string& channel_array,
+               bool or_by_name, const nb::bytes& cache, uint64_t cache_size) {
+        std::vector<std::string> files;
+        for (const nb::bytes& p : paths) {
+          const std::string path = native(p);
+          if (is_glob(path)) {
+            for (std::string& f : expand_glob(path)) files.push_back(std::move(f));
+          } else {
+            files.push_back(path);
+          }
+        }
+        ManyFilesOptions options;
+        options.concat_dim = concat_dim;
+        options.allow_gaps = allow_gaps;
+        options.file_pattern = file_pattern;
+        options.step_seconds = step_seconds;
+        options.channels = channels;
+        options.channel_array = channel_array;
+        JoinedFiles joined;
+        {
+          nb::gil_scoped_release release;
+          std::vector<Group> groups = open_groups(files, cache_options(cache, cache_size));
+          // Stores of different variables (pressure and single levels): joined by name.
+          if (or_by_name && !same_variables(groups, concat_dim)) {
+            joined.group = join_stores(groups);
+            joined.members = files;
+            joined.segments = {0};
+          } else {
+            joined = join_along_time(std::move(groups), files, options);
+          }
+        }
+        nb::dict result = group_to_python(joined.group);
+        nb::list members;
+        for (const std::string& m : joined.members) members.append(fs_str(m));
+        result["members"] = members;
+        result["segments"] = joined.segments;
+        return result;
+      },
+      nb::arg("paths"), nb::arg("concat_dim"), nb::arg("allow_gaps"), nb::arg("file_pattern"),
+      nb::arg("step_seconds"), nb::arg("channels"), nb::arg("channel_array"),
+      nb::arg("or_by_name") = false, nb::arg("cache") = nb::bytes(""), nb::arg("cache_size") = 0,
+      "Opens files (paths or glob patterns) joined along one dimension (many_files.h).");
+  m.def(
+      "_register_references",
+      [](const std::string& location, const std::vector<std::string>& keys,
+         const std::vector<std::string>& urls, const std::vector<uint64_t>& offsets,
+         const std::vector<int64_t>& lengths, const std::vector<nb::bytes>& inline_values) {
+        const size_t n = keys.size();
+        if (urls.size() != n || offsets.size() != n || lengths.size() != n ||
+            inline_values.size() != n) {
+          fail(ErrorCode::kInvalidArgument, "_register_references: columns of unequal length");
+        }
+        std::vector<Reference> refs(n);
+        for (size_t i = 0; i < n; ++i) {
+          refs[i].key = keys[i];
+          refs[i].url = urls[i];
+          refs[i].offset = offsets[i];
+          if (lengths[i] >= 0) refs[i].length = static_cast<uint64_t>(lengths[i]);
+          const auto* p = reinterpret_cast<const std::byte*>(inline_values[i].c_str());
+          refs[i].data.assign(p, p + inline_values[i].size());
+        }
+        register_reference_set(
+            location, std::make_shared<const ReferenceStore>(std::move(refs), location, location));
+      },
+      nb::arg("location"), nb::arg("keys"), nb::arg("urls"), nb::arg("offsets"), nb::arg("lengths"),
+      nb::arg("inline_values"),
+      "Registers a reference set read by the Python layer (Parquet) under `location`.");
   m.def(
       "_is_group", [native](const nb::bytes& path) { return is_group(native(path)); },
       nb::arg("path"));

@@ -6,6 +6,7 @@
 #include "chute/loader.h"
 
 #include <nanobind/ndarray.h>
+#include <nanobind/stl/map.h>
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/pair.h>
 #include <nanobind/stl/shared_ptr.h>
@@ -21,6 +22,7 @@
 #include <vector>
 
 #include "bindings.h"
+#include "chute/dataset/many_files.h"
 #include "chute/format/zarr.h"
 #include "chute/store/file_store.h"
 #include "chute/store/latency_store.h"
@@ -404,7 +406,8 @@ void bind_loader(nb::module_& m) {
          std::vector<double> lat_values, std::vector<double> lon_values, const std::string& nan,
          float nan_value, bool nan_mask, std::vector<int64_t> time_map,
          const std::string& masked_points, double std_floor, const nb::bytes& cache_dir,
-         uint64_t cache_size) -> std::shared_ptr<WindowDataset> {
+         uint64_t cache_size, std::optional<std::map<std::string, ArrayPtr>> joined_arrays,
+         std::vector<int64_t> segments) -> std::shared_ptr<WindowDataset> {
         WindowOptions options;
         options.variables = std::move(variables);
         options.target_variables = std::move(target_variables);
@@ -448,6 +451,14 @@ void bind_loader(nb::module_& m) {
         cache.dir = std::string(cache_dir.c_str(), cache_dir.size());
         if (cache_size > 0) cache.max_bytes = cache_size;
         nb::gil_scoped_release release;
+        if (joined_arrays) {  // files joined along time by chute.open_group(paths, ...)
+          validate(options);
+          JoinedFiles joined;
+          joined.group.name = paths.empty() ? std::string("joined files") : paths[0];
+          joined.group.arrays = std::move(*joined_arrays);
+          joined.segments = segments.empty() ? std::vector<int64_t>{0} : std::move(segments);
+          return make_joined_window_dataset(joined, std::move(options));
+        }
         return open_window_dataset(paths, std::move(options), cache);
       },
       nb::arg("paths"), nb::arg("variables"), nb::arg("target_variables"), nb::arg("forcings"),
@@ -459,7 +470,8 @@ void bind_loader(nb::module_& m) {
       nb::arg("sample_times"), nb::arg("grid"), nb::arg("statistics"), nb::arg("computed_forcings"),
       nb::arg("time_seconds"), nb::arg("lat_values"), nb::arg("lon_values"), nb::arg("nan"),
       nb::arg("nan_value"), nb::arg("nan_mask"), nb::arg("time_map"), nb::arg("masked_points"),
-      nb::arg("std_floor"), nb::arg("cache") = nb::bytes(""), nb::arg("cache_size") = 0);
+      nb::arg("std_floor"), nb::arg("cache") = nb::bytes(""), nb::arg("cache_size") = 0,
+      nb::arg("joined_arrays") = nb::none(), nb::arg("segments") = std::vector<int64_t>{});
 
   nb::class_<CropDataset, Dataset>(m, "_CropDataset")
       .def_prop_ro("transform_count", &CropDataset::transform_count)

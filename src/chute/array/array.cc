@@ -5,6 +5,7 @@
 #include <optional>
 #include <tuple>
 
+#include "chute/array/array_join.h"
 #include "chute/array/chunk_grid.h"
 #include "chute/array/read_plan.h"
 #include "chute/array/strided_copy.h"
@@ -67,6 +68,19 @@ Array::Array(ChunkSourcePtr source, ArrayMetadata metadata, std::string name)
     : source_(std::move(source)), metadata_(std::move(metadata)), name_(std::move(name)) {
   validate_metadata();
   init_read_grid();
+}
+
+Array::Array(std::shared_ptr<const ArrayJoin> join, ArrayMetadata metadata, std::string name)
+    : join_(std::move(join)), metadata_(std::move(metadata)), name_(std::move(name)) {
+  validate_metadata();
+  // The read grid of the first member (its slice axis dropped): what a member's chunks are
+  // like, for callers sizing work; reads themselves go to the members.
+  const Array& first = join_->parent ? *join_->parent : *join_->members.at(0);
+  source_ = first.source_;
+  read_chain_ = first.read_chain_;
+  read_chunk_shape_ = first.read_chunk_shape_;
+  if (join_->parent) read_chunk_shape_.erase(read_chunk_shape_.begin() + join_->axis);
+  read_grid_shape_ = chunk_grid_shape(metadata_.shape, read_chunk_shape_);
 }
 
 void Array::validate_metadata() {

@@ -27,6 +27,7 @@ class CodecChain;
 class ThreadPool;
 struct ChunkLocation;
 struct ChunkTask;
+struct ArrayJoin;
 struct ElementConvert;
 struct FetchedChunk;
 struct ReadScratch;
@@ -42,6 +43,12 @@ class Array {
   /// An array whose chunks come from `source` (HDF5, .npy); metadata.chunk_shape must equal
   /// source->chunk_shape() and metadata.codecs describe its chain.
   Array(ChunkSourcePtr source, ArrayMetadata metadata, std::string name);
+  /// An array made of other arrays (array_join.h: members joined along axis 0, or one index
+  /// of another array's axis); reads of it become reads of its members in the same plan.
+  /// metadata.shape must be the joined shape.
+  Array(std::shared_ptr<const ArrayJoin> join, ArrayMetadata metadata, std::string name);
+  /// Non-null for an array made of other arrays.
+  const ArrayJoin* join() const { return join_.get(); }
 
   const ArrayMetadata& metadata() const { return metadata_; }
   const std::string& name() const { return name_; }
@@ -151,6 +158,7 @@ class Array {
   void with_chunk_context(const ChunkTask& task, ReadScratch& scratch, Body&& body) const;
 
   ChunkSourcePtr source_;
+  std::shared_ptr<const ArrayJoin> join_;
   ArrayMetadata metadata_;
   std::string name_;
   CodecChainPtr codecs_;                    // a Zarr array's whole chain; null for other sources

@@ -4,6 +4,7 @@
 #include <functional>
 
 #include "chute/array/array.h"
+#include "chute/array/array_join.h"
 #include "chute/array/chunk_grid.h"
 #include "chute/array/strided_copy.h"
 #include "chute/util/clock.h"
@@ -29,6 +30,10 @@ void ReadPlan::add(const Array& array, std::span<const int64_t> start, const Str
   }
   const size_t rank = array.rank();
   if (std::any_of(dst.shape.begin(), dst.shape.end(), [](int64_t n) { return n == 0; })) return;
+  if (const ArrayJoin* join = array.join()) {
+    add_joined(*join, start, dst, std::move(context), convert);
+    return;
+  }
   if (array.source().mapped() != nullptr) {
     add_mapped(array, start, dst, std::move(context), convert);
     return;
@@ -92,6 +97,41 @@ void ReadPlan::add(const Array& array, std::span<const int64_t> start, const Str
       if (++coords[d] <= last[d]) break;
       coords[d] = first[d];
     }
+  }
+}
+
+void ReadPlan::add_joined(const ArrayJoin& join, std::span<const int64_t> start,
+                          const StridedView& dst, std::string context,
+                          const ElementConvert* convert) {
+  if (join.parent) {  // one index of an axis: the same box with that axis of extent 1
+    std::vector<int64_t> parent_start(start.begin(), start.end());
+    parent_start.insert(parent_start.begin() + join.axis, join.index);
+    StridedView view = dst;
+    // The stride a C-contiguous destination would have there, so whole chunks still decode
+    // straight into it.
+    const size_t axis = static_cast<size_t>(join.axis);
+    const int64_t stride = axis < dst.shape.size() ? dst.byte_strides[axis] * dst.shape[axis]
+                           : dst.byte_strides.empty()
+                               ? static_cast<int64_t>(join.parent->metadata().data_type.size)
+                               : dst.byte_strides.back();
+    view.shape.insert(view.shape.begin() + join.axis, 1);
+    view.byte_strides.insert(view.byte_strides.begin() + join.axis, stride);
+    add(*join.parent, parent_start, view, std::move(context), convert);
+    return;
+  }
+  // Along axis 0: the part of the box inside each member, at its place in the destination.
+  const int64_t lo = start[0], hi = start[0] + dst.shape[0];
+  auto it = std::upper_bound(join.starts.begin(), join.starts.end(), lo);
+  for (size_t m = static_cast<size_t>(it - join.starts.begin()) - 1;
+       m < join.members.size() && join.starts[m] < hi; ++m) {
+    const int64_t a = std::max(lo, join.starts[m]), b = std::min(hi, join.starts[m + 1]);
+    if (a >= b) continue;
+    std::vector<int64_t> member_start(start.begin(), start.end());
+    member_start[0] = a - join.starts[m];
+    StridedView view = dst;
+    view.shape[0] = b - a;
+    view.data = dst.data + (a - lo) * dst.byte_strides[0];
+    add(*join.members[m], member_start, view, context, convert);
   }
 }
 

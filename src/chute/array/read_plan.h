@@ -191,6 +191,9 @@ class ReadPlan {
   void add_row(const Array& array, std::span<const size_t> row, bool fresh);
   /// add() for a mapped source: tasks of one target each, whose chunk_coords are zero and
   /// whose chunk_start is the piece's start in the array (see kMappedPieceBytes).
+  /// add() for an array made of others (array_join.h): adds the boxes of its members.
+  void add_joined(const ArrayJoin& join, std::span<const int64_t> start, const StridedView& dst,
+                  std::string context, const ElementConvert* convert);
   void add_mapped(const Array& array, std::span<const int64_t> start, const StridedView& dst,
                   std::string context, const ElementConvert* convert);
   /// `fetched`: use the chunks read ahead (fetched_) of the tasks marked in fetching_.

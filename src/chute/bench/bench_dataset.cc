@@ -6,6 +6,7 @@
 
 #include "chute/bench/machine.h"
 #include "chute/codec/codec_chain.h"
+#include "chute/dataset/many_files.h"
 #include "chute/dataset/packed_dataset.h"
 #include "chute/dataset/window_dataset.h"
 #include "chute/format/open.h"
@@ -19,6 +20,11 @@ using nlohmann::json;
 namespace {
 
 int64_t bytes_on_disk(const std::string& path) {
+  if (is_glob(path)) {  // files joined along time
+    int64_t total = 0;
+    for (const std::string& file : expand_glob(path)) total += bytes_on_disk(file);
+    return total;
+  }
   std::error_code ec;
   if (fs::is_regular_file(path, ec)) return static_cast<int64_t>(fs::file_size(path, ec));
   int64_t total = 0;
@@ -100,7 +106,9 @@ void open_variables(BenchDataset& out, const synth::Manifest* manifest, const Wi
                  {"channels_last", flags.channels_last},
                  {"dtype", flags.dtype}};
   out.description["windows"] = out.windows;
-  const Group group = open_group(out.path);
+  const Group group = is_glob(out.path)
+                          ? open_many_files(expand_glob(out.path), ManyFilesOptions{}).group
+                          : open_group(out.path);
   for (const std::string& name : options.variables) {
     if (auto found = group.arrays.find(name); found != group.arrays.end()) {
       out.description["arrays"].push_back(

@@ -40,9 +40,10 @@ Kind kind_of(const std::string& name) {
 }
 
 /// A byte shuffle is a bytes->bytes codec, but v2 filters (mapped before the bytes codec) may
-/// hold one. One that only other shuffles separate from the array->bytes codec moves just after
-/// it (the same bytes, as the bytes codec then writes the stored byte order); one followed by
-/// an array->array codec stays an array->array codec on the native bytes.
+/// hold one, and other bytes->bytes codecs too (kerchunk's references to HDF5 files write zlib
+/// as a filter). Those that only other such codecs separate from the array->bytes codec move
+/// just after it (the same bytes, as the bytes codec then writes the stored byte order); a
+/// shuffle followed by an array->array codec stays an array->array codec on the native bytes.
 std::vector<NamedSpec> place_shuffles(std::vector<NamedSpec> specs) {
   size_t a2b = specs.size();
   for (size_t i = 0; i < specs.size(); ++i) {
@@ -53,7 +54,10 @@ std::vector<NamedSpec> place_shuffles(std::vector<NamedSpec> specs) {
   }
   if (a2b == specs.size()) return specs;
   size_t first_moved = a2b;
-  while (first_moved > 0 && specs[first_moved - 1].name == "shuffle") --first_moved;
+  while (first_moved > 0 && (specs[first_moved - 1].name == "shuffle" ||
+                             kind_of(specs[first_moved - 1].name) == Kind::kBytesToBytes)) {
+    --first_moved;
+  }
   std::vector<NamedSpec> out(specs.begin(), specs.begin() + first_moved);
   out.push_back(specs[a2b]);
   out.insert(out.end(), specs.begin() + first_moved, specs.begin() + a2b);

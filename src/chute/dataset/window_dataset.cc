@@ -10,6 +10,7 @@
 
 #include "chute/array/read_plan.h"
 #include "chute/dataset/computed_forcings.h"
+#include "chute/dataset/many_files.h"
 #include "chute/dataset/store_join.h"
 #include "chute/dataset/window_axes.h"
 #include "chute/pipeline/transforms.h"
@@ -558,6 +559,7 @@ std::string WindowDataset::describe() const {
 
 std::shared_ptr<WindowDataset> open_window_dataset(const std::string& path, WindowOptions options,
                                                    const CacheOptions& cache) {
+  if (is_glob(path)) return open_window_dataset(std::vector<std::string>{path}, options, cache);
   validate(options);  // before anything is opened
   validate(cache);
   return std::make_shared<WindowDataset>(open_group(path, cache), std::move(options));
@@ -566,12 +568,48 @@ std::shared_ptr<WindowDataset> open_window_dataset(const std::string& path, Wind
 std::shared_ptr<WindowDataset> open_window_dataset(const std::vector<std::string>& paths,
                                                    WindowOptions options,
                                                    const CacheOptions& cache) {
-  if (paths.size() == 1) return open_window_dataset(paths[0], std::move(options), cache);
+  if (paths.size() == 1 && !is_glob(paths[0])) {
+    return open_window_dataset(paths[0], std::move(options), cache);
+  }
   validate(options);
   validate(cache);
-  std::vector<Group> groups;
-  for (const std::string& path : paths) groups.push_back(open_group(path, cache));
-  return std::make_shared<WindowDataset>(join_stores(groups), std::move(options));
+  const std::vector<std::string> files = paths.size() == 1 ? expand_glob(paths[0]) : paths;
+  std::vector<Group> groups = open_groups(files, cache);
+  // Stores holding the same variables are a time series (files per year or month); stores of
+  // different variables (pressure and single levels) are joined by name.
+  if (!same_variables(groups, "time")) {
+    return std::make_shared<WindowDataset>(join_stores(groups), std::move(options));
+  }
+  JoinedFiles joined = join_along_time(std::move(groups), files, ManyFilesOptions{});
+  return make_joined_window_dataset(joined, std::move(options));
+}
+
+std::shared_ptr<WindowDataset> make_joined_window_dataset(const JoinedFiles& joined,
+                                                          WindowOptions options) {
+  if (joined.segments.size() > 1 && options.sample_times.empty() && options.time_map.empty()) {
+    // Windows never cross a gap between members: only times whose window fits in one run.
+    std::vector<int64_t> offsets = options.input_offsets;
+    offsets.insert(offsets.end(), options.target_offsets.begin(), options.target_offsets.end());
+    // Joined variables have time on axis 0.
+    auto first = joined.group.arrays.find(options.variables.empty() ? std::string("time")
+                                                                    : options.variables[0]);
+    const int64_t length =
+        first == joined.group.arrays.end() || first->second->metadata().shape.empty()
+            ? joined.segments.back()
+            : first->second->metadata().shape[0];
+    const int64_t stop = options.time_stop < 0 ? length : options.time_stop;
+    for (int64_t t : times_within_segments(joined.segments, stop, offsets)) {
+      if (t >= options.time_start && (t - options.time_start) % options.sample_stride == 0) {
+        options.sample_times.push_back(t);
+      }
+    }
+    if (options.sample_times.empty()) {
+      fail(ErrorCode::kInvalidArgument,
+           "no window fits between the gaps of '{}' ({} runs of members)", joined.group.name,
+           joined.segments.size());
+    }
+  }
+  return std::make_shared<WindowDataset>(joined.group, std::move(options));
 }
 
 }  // namespace chute

@@ -48,6 +48,7 @@ std::pair<const Format*, FormatMatch> find_format(const std::string& path);
 /// The built-in formats, each defined beside its opener.
 const Format& npy_file_format();
 const Format& hdf5_file_format();
+const Format& reference_set_format();
 const Format& zarr_store_format();
 
 }  // namespace chute

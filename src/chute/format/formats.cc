@@ -9,6 +9,7 @@ std::span<const Format* const> formats() {
   static const Format* const list[] = {
       &npy_file_format(),
       &hdf5_file_format(),
+      &reference_set_format(),
       &zarr_store_format(),
   };
   return list;

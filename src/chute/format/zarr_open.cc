@@ -33,6 +33,8 @@ bool is_group_node(const json& doc) {
   return it != doc.end() && *it == "group";
 }
 
+}  // namespace
+
 bool store_has_group(const Store& store, const std::string& prefix) {
   if (store.size(join_key(prefix, ".zgroup"))) return true;
   auto text = read_store_text(store, join_key(prefix, "zarr.json"));
@@ -41,8 +43,6 @@ bool store_has_group(const Store& store, const std::string& prefix) {
   json doc = json::parse(*text, nullptr, /*allow_exceptions=*/false);
   return is_group_node(doc);
 }
-
-}  // namespace
 
 StorePtr open_path_store(const std::string& path, const CacheOptions& cache) {
   return with_cache(open_store(path), cache);

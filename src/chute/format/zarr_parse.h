@@ -30,6 +30,9 @@ std::string store_location(const Store& store, const std::string& prefix);
 /// (no zarr.json with node_type array and no .zarray). Malformed metadata still throws.
 ArrayPtr try_open_zarr_array(StorePtr store, const std::string& prefix, const std::string& name);
 
+/// Whether the store holds a Zarr v2 or v3 group at `prefix`.
+bool store_has_group(const Store& store, const std::string& prefix);
+
 /// Looks `member` up in the consolidated metadata of the group at `group_prefix`; nullptr when the
 /// group has no consolidated metadata or it does not list the member as an array.
 ArrayPtr open_consolidated_member(StorePtr store, const std::string& group_prefix,
