@@ -17,6 +17,7 @@
 #include "chute/array/array_join.h"
 #include "chute/dataset/cf_time.h"
 #include "chute/dataset/window_axes.h"
+#include "chute/format/open.h"
 #include "chute/store/memory_store.h"
 #include "chute/util/civil_date.h"
 #include "chute/util/error.h"

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "chute/array/array.h"
+#include "chute/format/open.h"
 #include "chute/format/zarr.h"
 #include "chute/util/error.h"
 
