@@ -1,0 +1,31 @@
+#pragma once
+// Walks of the two B-tree kinds, each node read once: version 1 (old-style group symbol tables
+// and chunk indexes) and version 2 (dense links and attributes, chunk indexes). A node reached
+// twice, a level that does not decrease or a record count past the header's is kCorruptData.
+
+#include <cstdint>
+#include <functional>
+#include <span>
+#include <string>
+
+#include "chute/format/hdf5_native/bytes.h"
+
+namespace chute::h5native {
+
+/// Calls `entry(link name offset in the local heap, object header address)` for each symbol of
+/// the group whose v1 B-tree is at `address`.
+void walk_group_btree(const FileReader& file, uint64_t address, const std::string& where,
+                      const std::function<void(uint64_t name, uint64_t header)>& entry);
+
+/// Calls `chunk(key bytes, chunk address)` for each leaf entry of a v1 chunk B-tree over
+/// `dims` key dimensions (rank + 1); key bytes: size (4), filter mask (4), dims offsets (8 each).
+void walk_chunk_btree(const FileReader& file, uint64_t address, size_t dims,
+                      const std::string& where,
+                      const std::function<void(Cursor& key, uint64_t child)>& chunk);
+
+/// Calls `record(bytes)` for every record of the v2 B-tree whose header is at `address`,
+/// checking that its type is `type`.
+void walk_btree2(const FileReader& file, uint64_t address, int type, const std::string& where,
+                 const std::function<void(Cursor& record)>& record);
+
+}  // namespace chute::h5native
