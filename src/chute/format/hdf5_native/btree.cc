@@ -54,7 +54,7 @@ struct Btree1Walk {
 }  // namespace
 
 void walk_group_btree(const FileReader& file, uint64_t address, const std::string& where,
-                      const std::function<void(uint64_t, uint64_t)>& entry) {
+                      const std::function<void(const SymbolEntry&)>& entry) {
   std::unordered_set<uint64_t> nodes;
   const std::function<void(Cursor&, uint64_t)> leaf = [&](Cursor&, uint64_t snod) {
     const std::string what = fmt::format("{}: symbol table node at byte {}", where, snod);
@@ -69,10 +69,14 @@ void walk_group_btree(const FileReader& file, uint64_t address, const std::strin
     auto bytes = file.read(snod + 8, count * entry_size, what);
     Cursor in(bytes, what, file);
     for (size_t i = 0; i < count; ++i) {
-      const uint64_t name = in.offset();
-      const uint64_t header = in.offset();
-      in.skip(24);
-      entry(name, header);
+      SymbolEntry e;
+      e.name = in.offset();
+      e.header = in.offset();
+      e.cache_type = static_cast<uint32_t>(in.u32());
+      in.skip(4);
+      Cursor scratch(in.take(16), what, file);
+      if (e.cache_type == 2) e.soft_link_value = static_cast<uint32_t>(scratch.u32());
+      entry(e);
     }
   };
   Btree1Walk walk{file, 0, static_cast<size_t>(file.length_size()), where, leaf, {}};

@@ -12,10 +12,17 @@
 
 namespace chute::h5native {
 
-/// Calls `entry(link name offset in the local heap, object header address)` for each symbol of
-/// the group whose v1 B-tree is at `address`.
+/// One symbol table entry of an old-style group.
+struct SymbolEntry {
+  uint64_t name = 0;              // offset of the link name in the group's local heap
+  uint64_t header = kUndefined;   // object header
+  uint32_t cache_type = 0;        // 2: a soft link whose value is at soft_link_value
+  uint32_t soft_link_value = 0;   // offset in the local heap
+};
+
+/// Calls `entry` for each symbol of the group whose v1 B-tree is at `address`.
 void walk_group_btree(const FileReader& file, uint64_t address, const std::string& where,
-                      const std::function<void(uint64_t name, uint64_t header)>& entry);
+                      const std::function<void(const SymbolEntry&)>& entry);
 
 /// Calls `chunk(key bytes, chunk address)` for each leaf entry of a v1 chunk B-tree over
 /// `dims` key dimensions (rank + 1); key bytes: size (4), filter mask (4), dims offsets (8 each).

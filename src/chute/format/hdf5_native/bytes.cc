@@ -75,10 +75,9 @@ bool FileReader::contains(uint64_t address, uint64_t n) const {
 
 uint64_t FileReader::absolute(uint64_t address, uint64_t n, std::string_view what) const {
   if (!contains(address, n)) {
-    if (address == kUndefined) corrupt(name_, fmt::format("{} has an undefined address", what));
-    fail(ErrorCode::kCorruptData,
-         "{}: {} of {} bytes at byte {} lies outside the file ({} bytes; truncated?)", name_, what,
-         n, address, size_);
+    if (address == kUndefined) corrupt(what, "an undefined address");
+    fail(ErrorCode::kCorruptData, "{}: {} bytes at byte {} lie outside the file ({} bytes; truncated?)",
+         what, n, address, size_);
   }
   return base_ + address;
 }

@@ -15,9 +15,13 @@ namespace {
 uint64_t ceil_div(uint64_t a, uint64_t b) { return a / b + (a % b != 0); }
 
 /// Bytes of a filtered chunk's size field in fixed/extensible array elements and v2 B-tree
-/// records: room for the unfiltered size plus one byte.
-size_t chunk_size_bytes(const Layout& layout) {
-  return std::min<size_t>(8, 1 + (static_cast<size_t>(log2_floor(layout.chunk_bytes())) + 8) / 8);
+/// records, from the element or record size the structure's header declares (HDF5 1.10 makes
+/// room for the unfiltered size plus one byte; HDF5 2.0 writes 8).
+size_t chunk_size_bytes(const std::string& where, uint64_t declared, uint64_t other) {
+  if (declared <= other || declared - other > 8) {
+    corrupt(where, fmt::format("filtered chunk entries of {} bytes", declared));
+  }
+  return static_cast<size_t>(declared - other);
 }
 
 struct Context {
@@ -29,6 +33,7 @@ struct Context {
   std::vector<uint64_t> grid;      // current chunk grid
   std::vector<uint64_t> max_grid;  // kUndefined for unlimited dimensions
   ChunkIndex out;
+  size_t size_bytes = 0;  // of a filtered chunk's size field
 
   Context(const FileReader& f, const Layout& l, const Dataspace& s, const std::string& w)
       : file(f), layout(l), space(s), where(w), rank(l.chunk.size()) {
@@ -73,7 +78,7 @@ struct Context {
   bool element(Cursor& in, bool filtered, ChunkRecord& r) const {
     r.address = in.offset();
     if (filtered) {
-      r.size = in.uint(chunk_size_bytes(layout));
+      r.size = in.uint(size_bytes);
       r.filter_mask = static_cast<uint32_t>(in.u32());
     } else {
       r.size = layout.chunk_bytes();
@@ -162,7 +167,9 @@ struct Context {
     h.checksum(0);
     if (client > 1) h.fail(fmt::format("client {}", client));
     const bool filtered = client == 1;
-    if (entry != o + (filtered ? chunk_size_bytes(layout) + 4 : 0)) {
+    if (filtered) {
+      size_bytes = chunk_size_bytes(what, entry, o + 4);
+    } else if (entry != o) {
       h.fail(fmt::format("elements of {} bytes", entry));
     }
     if (page_bits > 32) h.fail("page bits");
@@ -221,12 +228,16 @@ struct Context {
   void extensible_array();
   void btree2() {
     std::vector<uint64_t> coords(rank);
-    const size_t size_bytes = chunk_size_bytes(layout);
     // The record type says whether chunks are filtered: 10 plain, 11 filtered.
-    int type = 10;
-    {
-      auto head = file.read(layout.address, 6, where + ": chunk v2 B-tree header");
-      type = static_cast<int>(head[5]);
+    const std::string what = where + ": chunk v2 B-tree header";
+    auto head = file.read(layout.address, 16, what);
+    const int type = static_cast<int>(head[5]);
+    const uint64_t record_size = static_cast<uint64_t>(head[10]) | (static_cast<uint64_t>(head[11]) << 8);
+    const uint64_t fixed = static_cast<uint64_t>(file.offset_size()) + 8 * rank;
+    if (type == 11) {
+      size_bytes = chunk_size_bytes(what, record_size, fixed + 4);
+    } else if (record_size != fixed) {
+      corrupt(what, fmt::format("records of {} bytes", record_size));
     }
     if (type != 10 && type != 11) {
       corrupt(where, fmt::format("chunk v2 B-tree of record type {}", type));
@@ -268,7 +279,9 @@ void Context::extensible_array() {
   h.checksum(0);
   if (client > 1) h.fail(fmt::format("client {}", client));
   const bool filtered = client == 1;
-  if (entry != o + (filtered ? chunk_size_bytes(layout) + 4 : 0)) {
+  if (filtered) {
+    size_bytes = chunk_size_bytes(what, entry, o + 4);
+  } else if (entry != o) {
     h.fail(fmt::format("elements of {} bytes", entry));
   }
   if (max_bits == 0 || max_bits > 64 || page_bits > 32 || min_elements == 0 ||
@@ -350,8 +363,10 @@ void Context::extensible_array() {
   in.checksum(0);
   const size_t offset_bytes = static_cast<size_t>((max_bits + 7) / 8);
   const uint64_t page = uint64_t{1} << page_bits;
+  // page_init: the super block's bitmap of written pages, one bit per page of each of its data
+  // blocks in turn (most significant bit first); first_page: this block's first bit.
   auto data_block = [&](uint64_t address, uint64_t first_index, uint64_t n,
-                        std::span<const std::byte> page_init) {
+                        std::span<const std::byte> page_init, uint64_t first_page) {
     const std::string dwhat = fmt::format("{}: extensible array data block at byte {}", where,
                                           address);
     const bool paged = n > page;
@@ -364,11 +379,7 @@ void Context::extensible_array() {
     if (d.u8() != 0) d.fail("version");
     if (d.u8() != client) d.fail("client");
     d.offset();
-    const uint64_t block_offset = d.uint(offset_bytes);
-    if (block_offset != first_index - index_elements) {
-      d.fail(fmt::format("block offset {}, expected {}", block_offset,
-                         first_index - index_elements));
-    }
+    d.uint(offset_bytes);  // block offset (not the element position: unchecked)
     if (!paged) {
       elements(d, first_index, n);
       d.checksum(0);
@@ -376,9 +387,10 @@ void Context::extensible_array() {
     }
     d.checksum(0);
     for (uint64_t p = 0; p < pages; ++p) {
+      const uint64_t bit = first_page + p;
       const bool written =
-          p / 8 < page_init.size() &&
-          ((static_cast<unsigned>(page_init[static_cast<size_t>(p / 8)]) >> (7 - p % 8)) & 1);
+          bit / 8 < page_init.size() &&
+          ((static_cast<unsigned>(page_init[static_cast<size_t>(bit / 8)]) >> (7 - bit % 8)) & 1);
       if (!written) {
         d.skip(static_cast<size_t>(page * entry + 4));
         continue;
@@ -394,7 +406,7 @@ void Context::extensible_array() {
       const uint64_t start = supers[u].first + b * supers[u].elements;
       if (start >= max_index) break;
       if (next < dblocks.size() && dblocks[next] != kUndefined) {
-        data_block(dblocks[next], start, supers[u].elements, {});
+        data_block(dblocks[next], start, supers[u].elements, {}, 0);
       }
     }
   }
@@ -420,8 +432,7 @@ void Context::extensible_array() {
     for (uint64_t b = 0; b < sup.data_blocks; ++b) {
       const uint64_t start = sup.first + b * sup.elements;
       if (start >= max_index || addresses[b] == kUndefined) continue;
-      data_block(addresses[b], start, sup.elements,
-                 init.subspan(static_cast<size_t>(b * init_size), static_cast<size_t>(init_size)));
+      data_block(addresses[b], start, sup.elements, init, b * (sup.elements / page));
     }
   }
 }

@@ -151,14 +151,24 @@ void walk(const h5n::File& file, const h5n::Object& o, json& objects, std::set<u
   }
   objects[o.path] = j;
   if (o.kind != h5n::Object::Kind::kGroup) return;
-  for (const auto& link : file.links(o)) {
+  std::vector<h5n::Link> links;
+  try {
+    links = file.links(o);
+  } catch (const chute::Error& e) {
+    objects[o.path]["error"] = e.what();
+  }
+  for (const auto& link : links) {
     const std::string path = o.path == "/" ? "/" + link.name : o.path + "/" + link.name;
     if (link.kind == h5n::Link::Kind::kHard) {
       if (!seen.insert(link.address).second) {
         objects[path] = {{"kind", "hardlink_seen"}};
         continue;
       }
-      walk(file, file.object(link.address, path), objects, seen);
+      try {
+        walk(file, file.object(link.address, path), objects, seen);
+      } catch (const chute::Error& e) {
+        objects[path] = {{"error", e.what()}};
+      }
       continue;
     }
     json l = {{"kind", link.kind == h5n::Link::Kind::kSoft ? "softlink" : "externallink"},

@@ -84,10 +84,15 @@ std::vector<Link> File::links(const Object& group) const {
     if (m.type == kSymbolTableMessage) {
       const auto table = decode_symbol_table(in);
       LocalHeap heap(reader_, table.heap, where);
-      walk_group_btree(reader_, table.btree, where, [&](uint64_t name_offset, uint64_t header) {
+      walk_group_btree(reader_, table.btree, where, [&](const SymbolEntry& e) {
         Link link;
-        link.name = heap.string_at(name_offset);
-        link.address = header;
+        link.name = heap.string_at(e.name);
+        if (e.cache_type == 2) {
+          link.kind = Link::Kind::kSoft;
+          link.target = heap.string_at(e.soft_link_value);
+        } else {
+          link.address = e.header;
+        }
         links.push_back(std::move(link));
       });
     } else if (m.type == kLinkMessage) {

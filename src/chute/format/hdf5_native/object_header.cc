@@ -28,7 +28,7 @@ Superblock read_superblock(FileReader& file) {
   bool found = false;
   for (uint64_t at = 0; at < file.size(); at = at == 0 ? 512 : at * 2) {
     if (file.size() - at < 8) break;
-    head = file.read_upto(at, 256, "superblock");
+    head = file.read_upto(at, 256, file.name() + ": superblock");
     if (std::equal(std::begin(kSignature), std::end(kSignature), head.begin())) {
       sb.position = at;
       found = true;
