@@ -273,8 +273,9 @@ void Context::extensible_array() {
   const auto min_elements = static_cast<uint64_t>(h.u8());
   const auto min_pointers = static_cast<uint64_t>(h.u8());
   const auto page_bits = static_cast<int>(h.u8());
-  h.skip(5 * l);  // statistics
-  const uint64_t max_index = h.length();
+  h.skip(4 * l);  // super and data block counts and sizes
+  const uint64_t max_index = h.length();  // one past the highest element ever set
+  h.skip(l);      // elements realized
   const uint64_t index_block = h.offset();
   h.checksum(0);
   if (client > 1) h.fail(fmt::format("client {}", client));
