@@ -292,7 +292,10 @@ def test_soft_link_resolves_to_dataset(matrix):
 
 def test_layout_versions(matrix):
     objects = dump(matrix["latest"])["objects"]
-    assert objects["/gzip"]["layout_version"] >= 4, objects["/gzip"]
+    # HDF5 2.0 writes filtered chunked datasets with layout version 5 (8-byte chunk sizes).
+    filtered = 5 if h5py.version.hdf5_version_tuple >= (2, 0, 0) else 4
+    assert objects["/gzip"]["layout_version"] == filtered, objects["/gzip"]
+    assert objects["/fixed"]["layout_version"] == 4
     assert dump(matrix["earliest"])["objects"]["/gzip"]["layout_version"] == 3
 
 

@@ -86,10 +86,32 @@ struct Context {
     return r.address != kUndefined;
   }
 
+  /// Indexes that store coordinates (B-trees) could list a chunk twice; the arrays cannot.
   void check_unique() {
+    if (out.count() < 2) return;
+    std::vector<uint64_t> extent(rank, 0);
+    for (size_t i = 0; i < out.count(); ++i) {
+      for (size_t d = 0; d < rank; ++d) extent[d] = std::max(extent[d], out.coords[i * rank + d] + 1);
+    }
+    unsigned __int128 cells = 1;
+    for (uint64_t e : extent) cells = std::min<unsigned __int128>(cells * e, ~uint64_t{0});
+    std::vector<uint64_t> linear(out.count());
+    if (cells < ~uint64_t{0}) {
+      for (size_t i = 0; i < out.count(); ++i) {
+        uint64_t l = 0;
+        for (size_t d = 0; d < rank; ++d) l = l * extent[d] + out.coords[i * rank + d];
+        linear[i] = l;
+      }
+      std::sort(linear.begin(), linear.end());
+      const auto dup = std::adjacent_find(linear.begin(), linear.end());
+      if (dup == linear.end()) return;
+    }
+    // A duplicate (or a grid too large to number): find and name it.
     std::vector<size_t> order(out.count());
     std::iota(order.begin(), order.end(), size_t{0});
-    auto key = [&](size_t i) { return std::span<const uint64_t>(out.coords).subspan(i * rank, rank); };
+    auto key = [&](size_t i) {
+      return std::span<const uint64_t>(out.coords).subspan(i * rank, rank);
+    };
     std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
       auto ka = key(a), kb = key(b);
       return std::lexicographical_compare(ka.begin(), ka.end(), kb.begin(), kb.end());
@@ -448,6 +470,7 @@ ChunkIndex read_chunk_index(const FileReader& file, const Layout& layout, const 
   switch (layout.index) {
     case Layout::Index::kBtree1:
       c.btree1();
+      c.check_unique();
       break;
     case Layout::Index::kSingle:
       c.single();
@@ -463,9 +486,9 @@ ChunkIndex read_chunk_index(const FileReader& file, const Layout& layout, const 
       break;
     case Layout::Index::kBtree2:
       c.btree2();
+      c.check_unique();
       break;
   }
-  c.check_unique();
   return std::move(c.out);
 }
 
