@@ -158,8 +158,15 @@ struct Context {
     for (size_t d = 0; d < rank; ++d) {
       if (max_grid[d] == kUndefined) corrupt(where, "implicit chunk index with an unlimited dimension");
     }
+    // Every chunk of the grid is stored, one after the other: the grid must fit in the file.
+    const uint64_t limit = file.size() / std::max<uint64_t>(1, layout.chunk_bytes()) + 1;
     uint64_t count = 1;
-    for (uint64_t g : grid) count *= g;
+    for (uint64_t g : grid) {
+      if (g != 0 && count > limit / g) {
+        corrupt(where, "an implicit chunk index over more chunks than the file can hold");
+      }
+      count *= g;
+    }
     std::vector<uint64_t> coords(rank);
     for (uint64_t i = 0; i < count; ++i) {
       unravel(i, grid, coords);
@@ -467,6 +474,9 @@ ChunkIndex read_chunk_index(const FileReader& file, const Layout& layout, const 
   if (layout.cls != Layout::Class::kChunked) corrupt(where, "not a chunked layout");
   Context c(file, layout, space, where);
   if (layout.address == kUndefined) return std::move(c.out);  // nothing written yet
+  for (uint64_t g : c.max_grid) {
+    if (g == 0) return std::move(c.out);  // a fixed dimension of length 0: no chunks
+  }
   switch (layout.index) {
     case Layout::Index::kBtree1:
       c.btree1();

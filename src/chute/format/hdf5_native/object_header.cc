@@ -139,6 +139,7 @@ ObjectHeader read_object_header(const FileReader& file, uint64_t address,
     if (flags & 0x20) in.skip(16);
     if (flags & 0x10) in.skip(4);
     const uint64_t size = in.uint(size_t{1} << (flags & 3));
+    if (size > file.size()) in.fail(fmt::format("a first block of {} bytes", size));
     const size_t prefix = in.pos();
     first = file.read(address, prefix + size + 4, what);
     Cursor chunk0(first, what, file);
