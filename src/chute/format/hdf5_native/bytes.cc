@@ -82,11 +82,45 @@ uint64_t FileReader::absolute(uint64_t address, uint64_t n, std::string_view wha
   return base_ + address;
 }
 
+std::shared_ptr<const std::vector<std::byte>> FileReader::page(uint64_t index) const {
+  {
+    std::lock_guard lock(cache_mutex_);
+    const auto it = pages_.find(index);
+    if (it != pages_.end()) return it->second;
+  }
+  const uint64_t begin = index * kPage;
+  auto bytes = std::make_shared<std::vector<std::byte>>(
+      static_cast<size_t>(std::min(kPage, size_ - begin)));
+  if (!store_->read_range(key_, begin, *bytes)) {
+    fail(ErrorCode::kNotFound, "{}: the file disappeared", name_);
+  }
+  std::lock_guard lock(cache_mutex_);
+  if (pages_.size() >= kMaxPages) {
+    pages_.erase(page_order_.front());
+    page_order_.pop_front();
+  }
+  if (pages_.emplace(index, bytes).second) page_order_.push_back(index);
+  return bytes;
+}
+
 std::vector<std::byte> FileReader::read(uint64_t address, uint64_t n, std::string_view what) const {
   const uint64_t at = absolute(address, n, what);
   std::vector<std::byte> bytes(static_cast<size_t>(n));
-  if (n > 0 && !store_->read_range(key_, at, bytes)) {
-    fail(ErrorCode::kNotFound, "{}: the file disappeared", name_);
+  if (n == 0) return bytes;
+  if (n >= 4 * kPage) {
+    if (!store_->read_range(key_, at, bytes)) {
+      fail(ErrorCode::kNotFound, "{}: the file disappeared", name_);
+    }
+    return bytes;
+  }
+  for (uint64_t done = 0; done < n;) {
+    const uint64_t pos = at + done;
+    const auto p = page(pos / kPage);
+    const uint64_t in_page = pos % kPage;
+    if (in_page >= p->size()) corrupt(what, "the file is shorter than it was when opened");
+    const uint64_t take = std::min<uint64_t>(n - done, p->size() - in_page);
+    std::memcpy(bytes.data() + done, p->data() + in_page, static_cast<size_t>(take));
+    done += take;
   }
   return bytes;
 }
