@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 import subprocess
 from pathlib import Path
 
@@ -376,3 +377,20 @@ def test_corrupted_checksum_is_detected(matrix, tmp_path):
                             timeout=60, check=False)  # fmt: skip
     assert result.returncode == 1
     assert "checksum" in json.loads(result.stdout)["error"]
+
+
+def test_duplicate_chunk_in_btree_is_corrupt(tmp_path):
+    path = tmp_path / "dup.h5"
+    with h5py.File(path, "w", libver="earliest") as f:
+        f.create_dataset("x", data=np.arange(40, dtype="<i4").reshape(4, 10), chunks=(2, 5))
+    data = bytearray(path.read_bytes())
+    # The chunk B-tree's one leaf (type 1, level 0): make its second key repeat the first.
+    node = next(m.start() for m in re.finditer(b"TREE\x01\x00", bytes(data)))
+    key_size, children = 8 + 8 * 3, 8 + 2 * 8
+    first = node + children
+    second = first + key_size + 8
+    data[second + 8:second + key_size] = data[first + 8:first + key_size]
+    bad = tmp_path / "dup_bad.h5"
+    bad.write_bytes(bytes(data))
+    error = dump(bad)["objects"]["/x"]["error"]
+    assert "listed twice" in error and "/x" in error and "dup_bad.h5" in error

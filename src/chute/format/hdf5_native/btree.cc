@@ -94,9 +94,9 @@ void walk_btree2(const FileReader& file, uint64_t address, int type, const std::
                  const std::function<void(Cursor&)>& record) {
   const std::string what = fmt::format("{}: v2 B-tree at byte {}", where, address);
   const auto o = static_cast<size_t>(file.offset_size());
-  auto head = file.read(address, 4 + 1 + 1 + 4 + 2 + 2 + 1 + 1 + o + 2 +
-                                     static_cast<size_t>(file.length_size()) + 4,
-                        what);
+  auto head = file.read(
+      address, 4 + 1 + 1 + 4 + 2 + 2 + 1 + 1 + o + 2 + static_cast<size_t>(file.length_size()) + 4,
+      what);
   Cursor h(head, what, file);
   h.expect("BTHD");
   if (h.u8() != 0) h.fail("version");
@@ -131,8 +131,8 @@ void walk_btree2(const FileReader& file, uint64_t address, int type, const std::
     const unsigned __int128 cumulative =
         static_cast<unsigned __int128>(levels[u].max_records + 1) * levels[u - 1].cumulative +
         levels[u].max_records;
-    levels[u].cumulative = cumulative > ~uint64_t{0} ? ~uint64_t{0}
-                                                     : static_cast<uint64_t>(cumulative);
+    levels[u].cumulative =
+        cumulative > ~uint64_t{0} ? ~uint64_t{0} : static_cast<uint64_t>(cumulative);
     levels[u].cumulative_size = static_cast<size_t>(limit_enc_size(levels[u].cumulative));
   }
   uint64_t seen_records = 0;

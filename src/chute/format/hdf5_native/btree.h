@@ -14,10 +14,10 @@ namespace chute::h5native {
 
 /// One symbol table entry of an old-style group.
 struct SymbolEntry {
-  uint64_t name = 0;              // offset of the link name in the group's local heap
-  uint64_t header = kUndefined;   // object header
-  uint32_t cache_type = 0;        // 2: a soft link whose value is at soft_link_value
-  uint32_t soft_link_value = 0;   // offset in the local heap
+  uint64_t name = 0;             // offset of the link name in the group's local heap
+  uint64_t header = kUndefined;  // object header
+  uint32_t cache_type = 0;       // 2: a soft link whose value is at soft_link_value
+  uint32_t soft_link_value = 0;  // offset in the local heap
 };
 
 /// Calls `entry` for each symbol of the group whose v1 B-tree is at `address`.

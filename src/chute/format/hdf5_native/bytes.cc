@@ -76,8 +76,9 @@ bool FileReader::contains(uint64_t address, uint64_t n) const {
 uint64_t FileReader::absolute(uint64_t address, uint64_t n, std::string_view what) const {
   if (!contains(address, n)) {
     if (address == kUndefined) corrupt(what, "an undefined address");
-    fail(ErrorCode::kCorruptData, "{}: {} bytes at byte {} lie outside the file ({} bytes; truncated?)",
-         what, n, address, size_);
+    fail(ErrorCode::kCorruptData,
+         "{}: {} bytes at byte {} lie outside the file ({} bytes; truncated?)", what, n, address,
+         size_);
   }
   return base_ + address;
 }
@@ -89,8 +90,8 @@ std::shared_ptr<const std::vector<std::byte>> FileReader::page(uint64_t index) c
     if (it != pages_.end()) return it->second;
   }
   const uint64_t begin = index * kPage;
-  auto bytes = std::make_shared<std::vector<std::byte>>(
-      static_cast<size_t>(std::min(kPage, size_ - begin)));
+  auto bytes =
+      std::make_shared<std::vector<std::byte>>(static_cast<size_t>(std::min(kPage, size_ - begin)));
   if (!store_->read_range(key_, begin, *bytes)) {
     fail(ErrorCode::kNotFound, "{}: the file disappeared", name_);
   }

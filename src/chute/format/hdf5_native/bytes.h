@@ -9,9 +9,9 @@
 #include <memory>
 #include <mutex>
 #include <span>
-#include <unordered_map>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "chute/store/store.h"

@@ -84,7 +84,8 @@ TEST(Hdf5NativeMessages, DataspaceMaximumBelowCurrentIsCorrupt) {
 TEST(Hdf5NativeMessages, BigEndianHalfFloat) {
   // Class 1 version 1, byte order bit set, sign at bit 15, size 2; offset 0, precision 16,
   // exponent at 10 of 5 bits, mantissa at 0 of 10 bits, bias 15.
-  const std::string m("\x11\x21\x0f\x00\x02\x00\x00\x00\x00\x00\x10\x00\x0a\x05\x00\x0a\x0f\x00\x00\x00", 20);
+  const std::string m(
+      "\x11\x21\x0f\x00\x02\x00\x00\x00\x00\x00\x10\x00\x0a\x05\x00\x0a\x0f\x00\x00\x00", 20);
   Cursor in(as_bytes(m), "x");
   const Datatype t = decode_datatype(in);
   EXPECT_EQ(t.numpy(), ">f2");

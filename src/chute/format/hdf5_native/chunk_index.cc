@@ -38,8 +38,8 @@ struct Context {
   Context(const FileReader& f, const Layout& l, const Dataspace& s, const std::string& w)
       : file(f), layout(l), space(s), where(w), rank(l.chunk.size()) {
     if (s.dims.size() != rank) {
-      corrupt(where, fmt::format("chunks of rank {} for a dataspace of rank {}", rank,
-                                 s.dims.size()));
+      corrupt(where,
+              fmt::format("chunks of rank {} for a dataspace of rank {}", rank, s.dims.size()));
     }
     for (size_t d = 0; d < rank; ++d) {
       grid.push_back(ceil_div(s.dims[d], l.chunk[d]));
@@ -91,7 +91,8 @@ struct Context {
     if (out.count() < 2) return;
     std::vector<uint64_t> extent(rank, 0);
     for (size_t i = 0; i < out.count(); ++i) {
-      for (size_t d = 0; d < rank; ++d) extent[d] = std::max(extent[d], out.coords[i * rank + d] + 1);
+      for (size_t d = 0; d < rank; ++d)
+        extent[d] = std::max(extent[d], out.coords[i * rank + d] + 1);
     }
     unsigned __int128 cells = 1;
     for (uint64_t e : extent) cells = std::min<unsigned __int128>(cells * e, ~uint64_t{0});
@@ -156,7 +157,8 @@ struct Context {
 
   void implicit() {
     for (size_t d = 0; d < rank; ++d) {
-      if (max_grid[d] == kUndefined) corrupt(where, "implicit chunk index with an unlimited dimension");
+      if (max_grid[d] == kUndefined)
+        corrupt(where, "implicit chunk index with an unlimited dimension");
     }
     // Every chunk of the grid is stored, one after the other: the grid must fit in the file.
     const uint64_t limit = file.size() / std::max<uint64_t>(1, layout.chunk_bytes()) + 1;
@@ -180,11 +182,11 @@ struct Context {
   }
 
   void fixed_array() {
-    const std::string what = fmt::format("{}: fixed array header at byte {}", where,
-                                         layout.address);
+    const std::string what =
+        fmt::format("{}: fixed array header at byte {}", where, layout.address);
     const auto o = static_cast<size_t>(file.offset_size());
-    auto head = file.read(layout.address, 8 + 2 + static_cast<size_t>(file.length_size()) + o + 4,
-                          what);
+    auto head =
+        file.read(layout.address, 8 + 2 + static_cast<size_t>(file.length_size()) + o + 4, what);
     Cursor h(head, what, file);
     h.expect("FAHD");
     if (h.u8() != 0) h.fail("version");
@@ -210,8 +212,8 @@ struct Context {
     if (entries != expected) h.fail(fmt::format("{} entries for {} chunks", entries, expected));
     if (block == kUndefined) return;
     if (entries > file.size() / entry + 1) h.fail(fmt::format("{} entries", entries));
-    const std::string block_what = fmt::format("{}: fixed array data block at byte {}", where,
-                                               block);
+    const std::string block_what =
+        fmt::format("{}: fixed array data block at byte {}", where, block);
     const uint64_t page = uint64_t{1} << page_bits;
     const bool paged = entries > page;
     const uint64_t pages = paged ? ceil_div(entries, page) : 0;
@@ -261,7 +263,8 @@ struct Context {
     const std::string what = where + ": chunk v2 B-tree header";
     auto head = file.read(layout.address, 16, what);
     const int type = static_cast<int>(head[5]);
-    const uint64_t record_size = static_cast<uint64_t>(head[10]) | (static_cast<uint64_t>(head[11]) << 8);
+    const uint64_t record_size =
+        static_cast<uint64_t>(head[10]) | (static_cast<uint64_t>(head[11]) << 8);
     const uint64_t fixed = static_cast<uint64_t>(file.offset_size()) + 8 * rank;
     if (type == 11) {
       size_bytes = chunk_size_bytes(what, record_size, fixed + 4);
@@ -287,8 +290,8 @@ struct Context {
 };
 
 void Context::extensible_array() {
-  const std::string what = fmt::format("{}: extensible array header at byte {}", where,
-                                       layout.address);
+  const std::string what =
+      fmt::format("{}: extensible array header at byte {}", where, layout.address);
   const auto o = static_cast<size_t>(file.offset_size());
   const auto l = static_cast<size_t>(file.length_size());
   auto head = file.read(layout.address, 12 + 6 * l + o + 4, what);
@@ -302,9 +305,9 @@ void Context::extensible_array() {
   const auto min_elements = static_cast<uint64_t>(h.u8());
   const auto min_pointers = static_cast<uint64_t>(h.u8());
   const auto page_bits = static_cast<int>(h.u8());
-  h.skip(4 * l);  // super and data block counts and sizes
+  h.skip(4 * l);                          // super and data block counts and sizes
   const uint64_t max_index = h.length();  // one past the highest element ever set
-  h.skip(l);      // elements realized
+  h.skip(l);                              // elements realized
   const uint64_t index_block = h.offset();
   h.checksum(0);
   if (client > 1) h.fail(fmt::format("client {}", client));
@@ -376,11 +379,11 @@ void Context::extensible_array() {
       static_cast<size_t>(std::min<int>(super_blocks, 2 * log2_floor(min_pointers)));
   const uint64_t iblock_dblocks = 2 * (min_pointers - 1);
   const uint64_t iblock_sblocks = static_cast<uint64_t>(super_blocks) - iblock_supers;
-  const std::string iwhat = fmt::format("{}: extensible array index block at byte {}", where,
-                                        index_block);
-  auto ibytes = file.read(index_block,
-                          6 + o + index_elements * entry + (iblock_dblocks + iblock_sblocks) * o + 4,
-                          iwhat);
+  const std::string iwhat =
+      fmt::format("{}: extensible array index block at byte {}", where, index_block);
+  auto ibytes =
+      file.read(index_block,
+                6 + o + index_elements * entry + (iblock_dblocks + iblock_sblocks) * o + 4, iwhat);
   Cursor in(ibytes, iwhat, file);
   in.expect("EAIB");
   if (in.u8() != 0) in.fail("version");
@@ -397,8 +400,8 @@ void Context::extensible_array() {
   // blocks in turn (most significant bit first); first_page: this block's first bit.
   auto data_block = [&](uint64_t address, uint64_t first_index, uint64_t n,
                         std::span<const std::byte> page_init, uint64_t first_page) {
-    const std::string dwhat = fmt::format("{}: extensible array data block at byte {}", where,
-                                          address);
+    const std::string dwhat =
+        fmt::format("{}: extensible array data block at byte {}", where, address);
     const bool paged = n > page;
     const uint64_t prefix = 6 + o + offset_bytes + 4;
     const uint64_t pages = paged ? n / page : 0;
@@ -443,12 +446,12 @@ void Context::extensible_array() {
   for (size_t s = 0; s < sblocks.size(); ++s) {
     const Super& sup = supers[iblock_supers + s];
     if (sblocks[s] == kUndefined || sup.first >= max_index) continue;
-    const std::string swhat = fmt::format("{}: extensible array super block at byte {}", where,
-                                          sblocks[s]);
+    const std::string swhat =
+        fmt::format("{}: extensible array super block at byte {}", where, sblocks[s]);
     const bool paged = sup.elements > page;
     const uint64_t init_size = paged ? (sup.elements / page + 7) / 8 : 0;
-    auto sbytes = file.read(sblocks[s],
-                            6 + o + offset_bytes + sup.data_blocks * (init_size + o) + 4, swhat);
+    auto sbytes =
+        file.read(sblocks[s], 6 + o + offset_bytes + sup.data_blocks * (init_size + o) + 4, swhat);
     Cursor sb(sbytes, swhat, file);
     sb.expect("EASB");
     if (sb.u8() != 0) sb.fail("version");

@@ -4,12 +4,11 @@
 // hdf5_native_dump FILE --time PATH [--repeat N]: the best time of N opens of the dataset at
 // PATH (superblock, object header and whole chunk index), in seconds.
 
-#include <nlohmann/json.hpp>
-
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <iostream>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <string>
 
@@ -49,8 +48,7 @@ json attribute_json(const h5n::File& file, const h5n::Attribute& a, const std::s
   try {
     json values = json::array();
     if (a.type.is_numeric()) {
-      const h5n::Datatype& t =
-          a.type.cls == h5n::Datatype::Class::kEnum ? *a.type.base : a.type;
+      const h5n::Datatype& t = a.type.cls == h5n::Datatype::Class::kEnum ? *a.type.base : a.type;
       if (t.cls == h5n::Datatype::Class::kFloat) {
         for (double v : h5n::numeric_values(a.type, a.data, where)) values.push_back(number(v));
       } else {
@@ -86,8 +84,8 @@ const char* layout_name(h5n::Layout::Class c) {
 }
 
 const char* index_name(h5n::Layout::Index i) {
-  static const char* const names[] = {"btree_v1",        "single_chunk",       "implicit",
-                                      "fixed_array",     "extensible_array",   "btree_v2"};
+  static const char* const names[] = {"btree_v1",    "single_chunk",     "implicit",
+                                      "fixed_array", "extensible_array", "btree_v2"};
   return names[static_cast<int>(i)];
 }
 
@@ -105,8 +103,8 @@ json dataset_json(const h5n::File& file, const h5n::Object& o) {
                {"value", d.fill.value ? hex(*d.fill.value) : json(nullptr)}};
   json filters = json::array();
   for (const auto& f : d.filters) {
-    filters.push_back({{"id", f.id}, {"name", f.name}, {"flags", f.flags},
-                       {"client_data", f.client_data}});
+    filters.push_back(
+        {{"id", f.id}, {"name", f.name}, {"flags", f.flags}, {"client_data", f.client_data}});
   }
   j["filters"] = filters;
   const uint64_t base = file.superblock().position;
@@ -125,8 +123,8 @@ json dataset_json(const h5n::File& file, const h5n::Object& o) {
     }
     j["chunk_index"] = entries;
   } else if (d.layout.cls == h5n::Layout::Class::kContiguous) {
-    j["address"] = d.layout.address == h5n::kUndefined ? json(nullptr)
-                                                       : json(d.layout.address + base);
+    j["address"] =
+        d.layout.address == h5n::kUndefined ? json(nullptr) : json(d.layout.address + base);
     j["size"] = d.layout.size;
   } else if (d.layout.cls == h5n::Layout::Class::kCompact) {
     j["data"] = hex(d.layout.compact);
@@ -172,7 +170,8 @@ void walk(const h5n::File& file, const h5n::Object& o, json& objects, std::set<u
       continue;
     }
     json l = {{"kind", link.kind == h5n::Link::Kind::kSoft ? "softlink" : "externallink"},
-              {"target", link.target}, {"file", link.file}};
+              {"target", link.target},
+              {"file", link.file}};
     try {
       const auto r = file.resolve(path);
       l["resolved_kind"] = r.object.kind == h5n::Object::Kind::kDataset ? "dataset" : "group";

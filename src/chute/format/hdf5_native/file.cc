@@ -24,7 +24,8 @@ std::vector<std::string> split_path(const std::string& path) {
   while (at <= path.size()) {
     const size_t slash = path.find('/', at);
     const size_t end = slash == std::string::npos ? path.size() : slash;
-    if (end > at && path.compare(at, end - at, ".") != 0) parts.push_back(path.substr(at, end - at));
+    if (end > at && path.compare(at, end - at, ".") != 0)
+      parts.push_back(path.substr(at, end - at));
     if (slash == std::string::npos) break;
     at = slash + 1;
   }
@@ -181,8 +182,8 @@ Dataset File::dataset(const Object& object) const {
     Cursor in(m.data, where, reader_);
     switch (m.type) {
       case kDatatypeMessage:
-        d.type = (m.flags & 2) ? committed_type(decode_shared_address(in), where)
-                               : decode_datatype(in);
+        d.type =
+            (m.flags & 2) ? committed_type(decode_shared_address(in), where) : decode_datatype(in);
         type = true;
         break;
       case kDataspaceMessage:
@@ -226,8 +227,8 @@ Dataset File::dataset(const Object& object) const {
     }
   }
   if (d.fill.value && d.fill.value->size() != d.type.size) {
-    corrupt(where, fmt::format("a fill value of {} bytes for elements of {}",
-                               d.fill.value->size(), d.type.size));
+    corrupt(where, fmt::format("a fill value of {} bytes for elements of {}", d.fill.value->size(),
+                               d.type.size));
   }
   return d;
 }
@@ -251,8 +252,9 @@ File::Resolved File::resolve_from(const std::string& path, int hops) const {
       fail(ErrorCode::kNotFound, "{}: {} is not a group", name(), current_path);
     }
     const auto links = this->links(current);
-    const auto it = std::lower_bound(links.begin(), links.end(), part,
-                                     [](const Link& l, const std::string& n) { return l.name < n; });
+    const auto it =
+        std::lower_bound(links.begin(), links.end(), part,
+                         [](const Link& l, const std::string& n) { return l.name < n; });
     if (it == links.end() || it->name != part) {
       fail(ErrorCode::kNotFound, "{}: no object {} in {}", name(), part, current_path);
     }
@@ -267,7 +269,8 @@ File::Resolved File::resolve_from(const std::string& path, int hops) const {
         auto r = resolve_from(target, hops + 1);
         if (r.file.get() != this) {
           // Went through an external link: the rest of the path continues there.
-          const std::string rest = path.substr(std::min(path.size(), path.find(part) + part.size()));
+          const std::string rest =
+              path.substr(std::min(path.size(), path.find(part) + part.size()));
           return rest.empty() ? r : r.file->resolve_from(r.object.path + rest, hops + 1);
         }
         current = std::move(r.object);
@@ -276,8 +279,10 @@ File::Resolved File::resolve_from(const std::string& path, int hops) const {
       }
       case Link::Kind::kExternal: {
         if (!open_relative_) {
-          fail(ErrorCode::kUnsupported, "{}: {} is an external link to {}, which this file's "
-               "store cannot open", name(), next, it->file);
+          fail(ErrorCode::kUnsupported,
+               "{}: {} is an external link to {}, which this file's "
+               "store cannot open",
+               name(), next, it->file);
         }
         std::shared_ptr<File> other = open_relative_(it->file);
         auto r = other->resolve_from(it->target, hops + 1);

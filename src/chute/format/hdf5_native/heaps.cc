@@ -10,8 +10,8 @@ namespace chute::h5native {
 
 LocalHeap::LocalHeap(const FileReader& file, uint64_t address, const std::string& where)
     : where_(fmt::format("{}: local heap at byte {}", where, address)) {
-  const uint64_t header = 8 + 2 * static_cast<uint64_t>(file.length_size()) +
-                          static_cast<uint64_t>(file.offset_size());
+  const uint64_t header =
+      8 + 2 * static_cast<uint64_t>(file.length_size()) + static_cast<uint64_t>(file.offset_size());
   auto bytes = file.read(address, header, where_);
   Cursor in(bytes, where_, file);
   in.expect("HEAP");
@@ -37,8 +37,8 @@ std::span<const std::byte> GlobalHeap::object(uint64_t collection, uint32_t inde
                                               const std::string& where) {
   auto it = collections_.find(collection);
   if (it == collections_.end()) {
-    const std::string what = fmt::format("{}: global heap collection at byte {}", where,
-                                         collection);
+    const std::string what =
+        fmt::format("{}: global heap collection at byte {}", where, collection);
     const uint64_t header = 8 + static_cast<uint64_t>(file_.length_size());
     auto head = file_.read(collection, header, what);
     Cursor h(head, what, file_);
@@ -86,10 +86,10 @@ FractalHeap::FractalHeap(const FileReader& file, uint64_t address, std::string w
   const auto flags = in.u8();
   checksummed_blocks_ = flags & 2;
   max_managed_ = in.u32();
-  in.length();  // next huge ID
-  in.offset();  // huge object B-tree
-  in.length();  // free space
-  in.offset();  // free space manager
+  in.length();                          // next huge ID
+  in.offset();                          // huge object B-tree
+  in.length();                          // free space
+  in.offset();                          // free space manager
   in.skip(8 * static_cast<size_t>(l));  // managed/allocated space, iterator, counts
   width_ = static_cast<int>(in.u16());
   start_block_ = in.length();

@@ -30,8 +30,7 @@ class GlobalHeap {
  public:
   explicit GlobalHeap(const FileReader& file) : file_(file) {}
   /// The bytes of object `index` in the collection at `collection`.
-  std::span<const std::byte> object(uint64_t collection, uint32_t index,
-                                    const std::string& where);
+  std::span<const std::byte> object(uint64_t collection, uint32_t index, const std::string& where);
 
  private:
   struct Collection {

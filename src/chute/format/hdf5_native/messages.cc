@@ -66,8 +66,8 @@ std::string Datatype::numpy() const {
 }
 
 std::string Datatype::class_name() const {
-  static const char* const names[] = {"fixed-point", "floating-point", "time",      "string",
-                                      "bitfield",    "opaque",         "compound",  "reference",
+  static const char* const names[] = {"fixed-point", "floating-point",  "time",     "string",
+                                      "bitfield",    "opaque",          "compound", "reference",
                                       "enum",        "variable-length", "array",    "complex"};
   const auto i = static_cast<size_t>(cls);
   return i < std::size(names) ? names[i] : "unknown";
@@ -452,8 +452,8 @@ Attribute decode_attribute(Cursor& in) {
   const auto space_size = static_cast<size_t>(in.u16());
   if (version == 3) in.skip(1);  // name charset
   auto field = [&](size_t n) { return in.take(version == 1 ? pad8(n) : n); };
-  a.name = strip_nul(std::string(reinterpret_cast<const char*>(field(name_size).data()),
-                                 name_size));
+  a.name =
+      strip_nul(std::string(reinterpret_cast<const char*>(field(name_size).data()), name_size));
   Cursor type(field(type_size), in.where() + ": attribute " + a.name + " datatype",
               in.offset_size(), in.length_size());
   if (version > 1 && (flags & 1)) {

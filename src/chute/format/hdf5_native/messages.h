@@ -109,8 +109,14 @@ std::vector<Filter> decode_filter_pipeline(Cursor& in);
 
 struct Layout {
   enum class Class { kCompact = 0, kContiguous = 1, kChunked = 2, kVirtual = 3 };
-  enum class Index { kBtree1 = 0, kSingle = 1, kImplicit = 2, kFixedArray = 3,
-                     kExtensibleArray = 4, kBtree2 = 5 };  // clang-format off
+  enum class Index {
+    kBtree1 = 0,
+    kSingle = 1,
+    kImplicit = 2,
+    kFixedArray = 3,
+    kExtensibleArray = 4,
+    kBtree2 = 5
+  };
   int version = 0;
   Class cls = Class::kContiguous;
   std::vector<std::byte> compact;  // kCompact: the data

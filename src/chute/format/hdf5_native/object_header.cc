@@ -107,8 +107,8 @@ void decode_header_messages(Cursor& block, int version, bool creation_order, siz
       if (creation_order) block.skip(2);
     }
     if (size > end - block.pos()) {
-      block.fail(fmt::format("message of type {} and {} bytes overruns its header block", m.type,
-                             size));
+      block.fail(
+          fmt::format("message of type {} and {} bytes overruns its header block", m.type, size));
     }
     auto data = block.take(static_cast<size_t>(size));
     m.data.assign(data.begin(), data.end());

@@ -42,8 +42,7 @@ struct ObjectHeader {
 
 /// Reads the object header at `address` with all its continuation blocks, verifying the
 /// checksums of version 2 headers. `where` names the object in errors.
-ObjectHeader read_object_header(const FileReader& file, uint64_t address,
-                                const std::string& where);
+ObjectHeader read_object_header(const FileReader& file, uint64_t address, const std::string& where);
 
 /// Decodes the messages of one header block's bytes (exposed for the fuzzer); continuation
 /// messages are returned like the others.
