@@ -39,6 +39,15 @@ def small_files(folder: Path) -> dict[str, Path]:
             g.create_group(f"s{i}")
             g.attrs[f"a{i}"] = i
     files["dense"] = path
+    with h5py.File(folder / "src.h5", "w") as f:
+        f.create_dataset("data", data=np.arange(6, dtype="<i2"))
+    path = folder / "virtual.h5"
+    with h5py.File(path, "w", libver="latest") as f:
+        layout = h5py.VirtualLayout(shape=(2, 6), dtype="<i2")
+        layout[0] = h5py.VirtualSource("src.h5", "data", shape=(6,))
+        layout[1, ::2] = h5py.VirtualSource("src.h5", "data", shape=(6,))[:3]
+        f.create_virtual_dataset("v", layout, fillvalue=-1)
+    files["virtual"] = path
     return files
 
 
@@ -50,6 +59,11 @@ def main() -> None:
             (OUT / "hdf5_native_file_fuzz" / name).write_bytes(data)
             # Message seeds: the selector byte, then a message's bytes as found in a v2 header
             # (type, size, flags) of the latest file.
+            if name == "virtual":
+                gcol = data.find(b"GCOL")
+                size = int.from_bytes(data[gcol + 24:gcol + 32], "little")
+                (OUT / "hdf5_native_messages_fuzz" / "virtual").write_bytes(
+                    bytes([10]) + data[gcol + 32:gcol + 32 + size])
             if name != "latest":
                 continue
             selectors = {0x03: 0, 0x01: 1, 0x05: 2, 0x0B: 4, 0x08: 5, 0x06: 6, 0x02: 7,

@@ -8,6 +8,7 @@ values, links and every chunk index entry (offset, filter mask, byte offset, siz
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 import os
@@ -394,3 +395,58 @@ def test_duplicate_chunk_in_btree_is_corrupt(tmp_path):
     bad.write_bytes(bytes(data))
     error = dump(bad)["objects"]["/x"]["error"]
     assert "listed twice" in error and "/x" in error and "dup_bad.h5" in error
+
+
+def _selection(space) -> dict:
+    kind = space.get_select_type()
+    if kind == h5py.h5s.SEL_ALL:
+        return {"kind": "all"}
+    assert kind == h5py.h5s.SEL_HYPERSLABS and space.is_regular_hyperslab()
+    start, stride, count, block = space.get_regular_hyperslab()
+
+    def unlimited(v):
+        return [None if x == h5py.h5s.UNLIMITED else x for x in v]
+
+    return {"kind": "hyperslab", "regular": True, "start": list(start), "stride": list(stride),
+            "count": unlimited(count), "block": list(block)}  # fmt: skip
+
+
+def _as_blocks(sel: dict) -> dict:
+    """A regular hyperslab as the list of its blocks' first and last corners, row-major."""
+    first, last = [], []
+    for index in itertools.product(*[range(c) for c in sel["count"]]):
+        corner = [s + i * t for s, i, t in zip(sel["start"], index, sel["stride"])]
+        first += corner
+        last += [c + b - 1 for c, b in zip(corner, sel["block"])]
+    return {"kind": "hyperslab", "regular": False, "first": first, "last": last}
+
+
+@pytest.mark.parametrize("libver", ["earliest", "latest"])
+def test_virtual_dataset_mappings(tmp_path, libver):
+    for i in range(4):
+        with h5py.File(tmp_path / f"src{i}.h5", "w") as f:
+            f.create_dataset("data", data=np.arange(12, dtype="<f4") + i)
+    path = tmp_path / "vds.h5"
+    with h5py.File(path, "w", libver=libver) as f:
+        full = h5py.VirtualLayout(shape=(4, 12), dtype="<f4")
+        for i in range(4):
+            full[i] = h5py.VirtualSource(f"src{i}.h5", "data", shape=(12,))
+        f.create_virtual_dataset("full", full, fillvalue=np.nan)
+        strided = h5py.VirtualLayout(shape=(24,), dtype="<f4")
+        strided[0::2] = h5py.VirtualSource("src0.h5", "data", shape=(12,))
+        strided[1::4] = h5py.VirtualSource("src1.h5", "data", shape=(12,))[::2]
+        f.create_virtual_dataset("strided", strided, fillvalue=-1)
+    objects = dump(path)["objects"]
+    with h5py.File(path, "r") as f:
+        for name in ("full", "strided"):
+            got = objects["/" + name]
+            assert got["layout"] == "virtual", (name, got)
+            assert tuple(got["shape"]) == f[name].shape
+            expected = [{"file": m.file_name, "dataset": m.dset_name,
+                         "source": _selection(m.src_space), "target": _selection(m.vspace)}
+                        for m in f[name].virtual_sources()]  # fmt: skip
+            for g, e in zip(got["virtual"], expected):
+                for side in ("source", "target"):
+                    if g[side].get("regular") is False:  # old files list blocks
+                        e[side] = _as_blocks(e[side])
+            assert got["virtual"] == expected, name

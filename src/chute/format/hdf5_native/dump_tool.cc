@@ -89,6 +89,23 @@ const char* index_name(h5n::Layout::Index i) {
   return names[static_cast<int>(i)];
 }
 
+json selection_json(const h5n::Selection& s) {
+  static const char* const kinds[] = {"none", "points", "hyperslab", "all"};
+  json j = {{"kind", kinds[static_cast<int>(s.kind)]}};
+  if (s.kind != h5n::Selection::Kind::kHyperslab) return j;
+  j["regular"] = s.regular;
+  if (s.regular) {
+    j["start"] = dims(s.start);
+    j["stride"] = dims(s.stride);
+    j["count"] = dims(s.count);
+    j["block"] = dims(s.block);
+  } else {
+    j["first"] = s.block_first;
+    j["last"] = s.block_last;
+  }
+  return j;
+}
+
 json dataset_json(const h5n::File& file, const h5n::Object& o) {
   const h5n::Dataset d = file.dataset(o);
   json j = type_json(d.type);
@@ -128,6 +145,15 @@ json dataset_json(const h5n::File& file, const h5n::Object& o) {
     j["size"] = d.layout.size;
   } else if (d.layout.cls == h5n::Layout::Class::kCompact) {
     j["data"] = hex(d.layout.compact);
+  } else if (d.layout.cls == h5n::Layout::Class::kVirtual) {
+    json mappings = json::array();
+    for (const auto& m : file.virtual_mappings(o, d)) {
+      mappings.push_back({{"file", m.file},
+                          {"dataset", m.dataset},
+                          {"source", selection_json(m.source)},
+                          {"target", selection_json(m.target)}});
+    }
+    j["virtual"] = mappings;
   }
   return j;
 }

@@ -238,6 +238,24 @@ ChunkIndex File::chunk_index(const Object& object, const Dataset& dataset) const
                           fmt::format("{}: {}: chunk index", name(), object.path));
 }
 
+std::vector<VirtualMapping> File::virtual_mappings(const Object& object,
+                                                   const Dataset& dataset) const {
+  const std::string where = fmt::format("{}: {}: virtual dataset mappings", name(), object.path);
+  if (dataset.layout.cls != Layout::Class::kVirtual) corrupt(where, "not a virtual layout");
+  if (dataset.layout.address == kUndefined) return {};
+  const auto bytes = global_object(dataset.layout.address, dataset.layout.virtual_index, where);
+  Cursor in(bytes, where, reader_);
+  auto mappings = decode_virtual_mappings(in);
+  for (const auto& m : mappings) {
+    if (m.target.kind == Selection::Kind::kHyperslab &&
+        m.target.rank != dataset.space.dims.size()) {
+      corrupt(where, fmt::format("a selection of rank {} in a dataset of rank {}", m.target.rank,
+                                 dataset.space.dims.size()));
+    }
+  }
+  return mappings;
+}
+
 File::Resolved File::resolve(const std::string& path) const { return resolve_from(path, 0); }
 
 File::Resolved File::resolve_from(const std::string& path, int hops) const {

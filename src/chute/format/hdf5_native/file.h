@@ -16,6 +16,7 @@
 #include "chute/format/hdf5_native/heaps.h"
 #include "chute/format/hdf5_native/messages.h"
 #include "chute/format/hdf5_native/object_header.h"
+#include "chute/format/hdf5_native/virtual.h"
 
 namespace chute::h5native {
 
@@ -55,6 +56,8 @@ class File : public std::enable_shared_from_this<File> {
   std::vector<Attribute> attributes(const Object& object) const;
   Dataset dataset(const Object& object) const;
   ChunkIndex chunk_index(const Object& object, const Dataset& dataset) const;
+  /// The mappings of a virtual dataset (its layout's global heap object).
+  std::vector<VirtualMapping> virtual_mappings(const Object& object, const Dataset& dataset) const;
 
   struct Resolved {
     std::shared_ptr<const File> file;

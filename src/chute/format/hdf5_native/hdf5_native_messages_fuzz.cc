@@ -1,7 +1,7 @@
 // libFuzzer target: the first byte picks an object header message decoder (datatype,
 // dataspace, fill values, filter pipeline, data layout, link, link/attribute info, attribute,
-// the messages of a v1 or v2 header block); the rest is its bytes. Any input must either decode
-// or throw chute::Error.
+// virtual dataset mappings, the messages of a v1 or v2 header block); the rest is its bytes. Any
+// input must either decode or throw chute::Error.
 
 #include <cstddef>
 #include <cstdint>
@@ -10,6 +10,7 @@
 
 #include "chute/format/hdf5_native/messages.h"
 #include "chute/format/hdf5_native/object_header.h"
+#include "chute/format/hdf5_native/virtual.h"
 #include "chute/util/error.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -60,6 +61,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         }
         break;
       }
+      case 10:
+        h5n::decode_virtual_mappings(in);
+        break;
       default: {
         std::vector<h5n::Message> messages;
         h5n::decode_header_messages(in, data[0] % 2 ? 1 : 2, data[0] & 4, bytes.size(), messages);
