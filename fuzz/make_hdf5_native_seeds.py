@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
-"""Writes the seed corpora of the native HDF5 reader's fuzzers (hdf5_native_file_fuzz, hdf5_native_messages_fuzz) from
-small files h5py writes: each chunk index kind, dense and compact links and attributes,
-variable-length strings, soft links. Run from the repository root; the seeds are committed."""
+"""Writes the seed corpora of the native HDF5 reader's fuzzers (hdf5_native_file_fuzz,
+hdf5_native_messages_fuzz) from small files h5py writes: each chunk index kind, dense and compact
+links and attributes, variable-length strings, soft links, a virtual dataset. Run from the
+repository root; the seeds are committed."""
 
 from __future__ import annotations
 
@@ -22,7 +23,8 @@ def small_files(folder: Path) -> dict[str, Path]:
         with h5py.File(path, "w", libver=libver) as f:
             f.create_dataset("fixed", data=np.arange(12, dtype="<f4").reshape(3, 4), chunks=(2, 2),
                              compression="gzip")  # fmt: skip
-            d = f.create_dataset("ext1", shape=(4, 3), maxshape=(None, 3), chunks=(2, 2), dtype="<i2")
+            d = f.create_dataset("ext1", shape=(4, 3), maxshape=(None, 3), chunks=(2, 2),
+                                 dtype="<i2")  # fmt: skip
             d[:] = 1
             d = f.create_dataset("ext2", shape=(4, 3), maxshape=(None, None), chunks=(2, 2),
                                  dtype=">i4")  # fmt: skip
@@ -81,7 +83,8 @@ def main() -> None:
                     body = data[at + 4:at + 4 + msize]
                     if mtype in selectors:
                         seed = bytes([selectors[mtype]]) + body
-                        (OUT / "hdf5_native_messages_fuzz" / f"m{m.start()}_{mtype:02x}").write_bytes(seed)
+                        name = f"m{m.start()}_{mtype:02x}"
+                        (OUT / "hdf5_native_messages_fuzz" / name).write_bytes(seed)
                     at += 4 + msize
 
 

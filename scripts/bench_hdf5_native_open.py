@@ -66,7 +66,8 @@ def main() -> None:
     args.outdir.mkdir(parents=True, exist_ok=True)
     files = write(args.outdir, args.chunks)
     print(f"h5py {h5py.__version__}, HDF5 {h5py.version.hdf5_version}")
-    print(f"{'index':18} {'chunks':>7} {'chute native':>13} {'h5py open':>10} {'h5py chunk_iter':>16}")
+    header = ("index", "chunks", "chute native", "h5py open", "h5py chunk_iter")
+    print(f"{header[0]:18} {header[1]:>7} {header[2]:>13} {header[3]:>10} {header[4]:>16}")
     for kind, path in files.items():
         out = subprocess.run([args.dump, str(path), "--time", "/x", "--repeat", "5"],
                              capture_output=True, text=True, check=True)  # fmt: skip

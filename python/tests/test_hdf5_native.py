@@ -32,7 +32,8 @@ def _dump_binary() -> Path:
     for c in candidates:
         if c.exists():
             return c
-    pytest.skip("hdf5_native_dump not built (cmake --build --preset release --target hdf5_native_dump)")
+    pytest.skip("hdf5_native_dump not built "
+                "(cmake --build --preset release --target hdf5_native_dump)")  # fmt: skip
 
 
 def dump(path) -> dict:
@@ -102,7 +103,8 @@ def write_matrix(path: Path, libver: str) -> None:
         types = f.create_group("types")
         for dt in NUMERIC:
             values = (np.arange(30) * 3 - 20).astype(dt)
-            types.create_dataset(dt.replace("<", "le_").replace(">", "be_"), data=values, chunks=(7,))
+            name = dt.replace("<", "le_").replace(">", "be_")
+            types.create_dataset(name, data=values, chunks=(7,))
         # Paged fixed array (more than 1024 chunks), most of its pages unwritten.
         d = f.create_dataset("paged", shape=(3000,), chunks=(1,), dtype="<u1")
         d[0:10] = 1
