@@ -1,0 +1,92 @@
+#!/usr/bin/env python3
+"""Writes the seed corpora of the native HDF5 reader's fuzzers (hdf5_native_file_fuzz,
+hdf5_native_messages_fuzz) from small files h5py writes: each chunk index kind, dense and compact
+links and attributes, variable-length strings, soft links, a virtual dataset. Run from the
+repository root; the seeds are committed."""
+
+from __future__ import annotations
+
+import re
+import tempfile
+from pathlib import Path
+
+import h5py
+import numpy as np
+
+OUT = Path(__file__).resolve().parent / "corpus"
+
+
+def small_files(folder: Path) -> dict[str, Path]:
+    files = {}
+    for libver in ("earliest", "latest"):
+        path = folder / f"{libver}.h5"
+        with h5py.File(path, "w", libver=libver) as f:
+            f.create_dataset("fixed", data=np.arange(12, dtype="<f4").reshape(3, 4), chunks=(2, 2),
+                             compression="gzip")  # fmt: skip
+            d = f.create_dataset("ext1", shape=(4, 3), maxshape=(None, 3), chunks=(2, 2),
+                                 dtype="<i2")  # fmt: skip
+            d[:] = 1
+            d = f.create_dataset("ext2", shape=(4, 3), maxshape=(None, None), chunks=(2, 2),
+                                 dtype=">i4")  # fmt: skip
+            d[:] = 2
+            f.create_dataset("single", data=np.ones((2, 2), dtype="<u1"), chunks=(2, 2))
+            f.attrs["nan"] = np.float32("nan")
+            f.attrs["names"] = ["a", "bc"]
+            f["soft"] = h5py.SoftLink("/fixed")
+        files[libver] = path
+    path = folder / "dense.h5"
+    with h5py.File(path, "w", libver="latest") as f:
+        g = f.create_group("g")
+        for i in range(10):
+            g.create_group(f"s{i}")
+            g.attrs[f"a{i}"] = i
+    files["dense"] = path
+    with h5py.File(folder / "src.h5", "w") as f:
+        f.create_dataset("data", data=np.arange(6, dtype="<i2"))
+    path = folder / "virtual.h5"
+    with h5py.File(path, "w", libver="latest") as f:
+        layout = h5py.VirtualLayout(shape=(2, 6), dtype="<i2")
+        layout[0] = h5py.VirtualSource("src.h5", "data", shape=(6,))
+        layout[1, ::2] = h5py.VirtualSource("src.h5", "data", shape=(6,))[:3]
+        f.create_virtual_dataset("v", layout, fillvalue=-1)
+    files["virtual"] = path
+    return files
+
+
+def main() -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        files = small_files(Path(tmp))
+        for name, path in files.items():
+            data = path.read_bytes()
+            (OUT / "hdf5_native_file_fuzz" / name).write_bytes(data)
+            # Message seeds: the selector byte, then a message's bytes as found in a v2 header
+            # (type, size, flags) of the latest file.
+            if name == "virtual":
+                gcol = data.find(b"GCOL")
+                size = int.from_bytes(data[gcol + 24:gcol + 32], "little")
+                (OUT / "hdf5_native_messages_fuzz" / "virtual").write_bytes(
+                    bytes([10]) + data[gcol + 32:gcol + 32 + size])
+            if name != "latest":
+                continue
+            selectors = {0x03: 0, 0x01: 1, 0x05: 2, 0x0B: 4, 0x08: 5, 0x06: 6, 0x02: 7,
+                         0x15: 8, 0x0C: 9}  # fmt: skip
+            for m in re.finditer(b"OHDR", data):
+                at = m.start() + 6
+                flags = data[m.start() + 5]
+                at += (16 if flags & 0x20 else 0) + (4 if flags & 0x10 else 0)
+                width = 1 << (flags & 3)
+                size = int.from_bytes(data[at:at + width], "little")
+                at += width
+                end = at + size
+                while at + 4 <= end:
+                    mtype, msize = data[at], int.from_bytes(data[at + 1:at + 3], "little")
+                    body = data[at + 4:at + 4 + msize]
+                    if mtype in selectors:
+                        seed = bytes([selectors[mtype]]) + body
+                        name = f"m{m.start()}_{mtype:02x}"
+                        (OUT / "hdf5_native_messages_fuzz" / name).write_bytes(seed)
+                    at += 4 + msize
+
+
+if __name__ == "__main__":
+    main()
