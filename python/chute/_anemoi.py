@@ -284,6 +284,7 @@ def anemoi(
     concat: Sequence[Any] | None = None,
     join: Sequence[Any] | None = None,
     members: Sequence[int] | None = None,
+    numbers: Sequence[int] | None = None,
     multistep_input: int = 2,
     rollout: int = 1,
     timeincrement: int | str = 1,
@@ -306,7 +307,7 @@ def anemoi(
     2020}``), or `concat=[...]` (along time) / `join=[...]` (variables side by side, same dates);
     then `select` (the variables in the order given) or `drop`, `start`/`end` (dates,
     inclusive; a year or month stands for all of it), `frequency` (a multiple of the stored
-    one, e.g. "12h"), `members` (ensemble members by position; default all).
+    one, e.g. "12h"), `members` (ensemble members from 0; `numbers` from 1; sorted, default all).
 
     Samples, as anemoi-training cuts them: reference date i (a position in `dates`) gives the
     inputs at i - (multistep_input - 1)·timeincrement, ..., i and the targets at i +
@@ -364,7 +365,14 @@ def anemoi(
                 f"frequency {V._hours(view.frequency)}"
             )
         increment = int(step // view.frequency)
-    chosen_members = V.members(view, members) if members is not None else list(range(view.members))
+    if members is not None and numbers is not None:
+        raise _chute.InvalidArgumentError("give members (from 0) or numbers (from 1), not both")
+    if members is not None:
+        chosen_members = V.members(view, check.integers("members", members))
+    elif numbers is not None:
+        chosen_members = V.members(view, check.integers("numbers", numbers), 1)
+    else:
+        chosen_members = list(range(view.members))
     if not chosen_members:
         raise _chute.InvalidArgumentError("members is empty")
 

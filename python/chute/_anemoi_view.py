@@ -349,12 +349,15 @@ def with_frequency(view: View, frequency: Any) -> View:
     return out
 
 
-def members(view: View, chosen: Sequence[int]) -> list[int]:
-    chosen = [int(m) for m in chosen]
+def members(view: View, chosen: Sequence[int], offset: int = 0) -> list[int]:
+    """Zero-based member positions (numbers: one-based, offset 1), sorted and without repeats
+    as anemoi-datasets' members=/numbers= take them."""
+    chosen = sorted({int(m) - offset for m in chosen})
     for m in chosen:
         if not 0 <= m < view.members:
             raise _chute.InvalidArgumentError(
-                f"members: {m} is not one of the {view.members} ensemble members of {view.name!r}"
+                f"members: {m + offset} is not one of the {view.members} ensemble members of "
+                f"{view.name!r} (members count from 0, numbers from 1)"
             )
     return chosen
 
@@ -406,7 +409,7 @@ def concat(views: Sequence[View]) -> View:
 
 def join(views: Sequence[View]) -> View:
     """Variables side by side (anemoi-datasets' join=): same dates and grid; a variable in
-    several datasets is taken from the last."""
+    several datasets is taken from the last, at the place of its first appearance."""
     first = views[0]
     for v in views[1:]:
         if len(v.dates) != len(first.dates) or np.any(v.dates != first.dates):
@@ -457,7 +460,8 @@ def join(views: Sequence[View]) -> View:
         if all(name in v.statistics for v in kept)
     }
     out.frequency = first.frequency
-    return out
+    order = list(dict.fromkeys(n for v in views for n in v.variables))
+    return select(out, order, "join") if order != out.variables else out
 
 
 def _same_grid(a: View, b: View, what: str) -> None:

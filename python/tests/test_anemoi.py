@@ -1,11 +1,13 @@
 """chute.anemoi(): every sample equals anemoi-datasets' open_dataset(...)[window] rearranged as
 anemoi-training does, for stores made by hand in the anemoi-datasets/ufs2arco layout and by
-`anemoi-datasets create`. anemoi-datasets needs zarr-python 2, so fixtures and the reference run
-in that environment (.venv-zarr2, python/requirements-zarr2.txt)."""
+`anemoi-datasets create`. anemoi-datasets needs zarr-python 2 and NumPy 2, so fixtures and the
+reference run in their own environment (.venv-anemoi from python/requirements-anemoi.txt, or the
+python named by $CHUTE_ANEMOI_PYTHON)."""
 
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import warnings
@@ -13,15 +15,19 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import FIXTURES, ZARR2_PYTHON
+from conftest import FIXTURES, REPO
 
 import chute
 
+ANEMOI_PYTHON = Path(
+    os.environ.get("CHUTE_ANEMOI_PYTHON", REPO / ".venv-anemoi" / "bin" / "python")
+)
 pytestmark = pytest.mark.skipif(
-    not ZARR2_PYTHON.exists()
-    or subprocess.run([str(ZARR2_PYTHON), "-c", "import anemoi.datasets"], capture_output=True,
+    not ANEMOI_PYTHON.exists()
+    or subprocess.run([str(ANEMOI_PYTHON), "-c", "import anemoi.datasets"], capture_output=True,
                       check=False).returncode != 0,
-    reason="anemoi-datasets is not installed in the zarr-python 2.x environment (.venv-zarr2)",
+    reason=f"anemoi-datasets is not installed at {ANEMOI_PYTHON} "
+    "(create .venv-anemoi from python/requirements-anemoi.txt)",
 )  # fmt: skip
 
 
@@ -29,7 +35,7 @@ pytestmark = pytest.mark.skipif(
 def stores(tmp_path_factory) -> dict[str, Path]:
     outdir = tmp_path_factory.mktemp("anemoi")
     result = subprocess.run(
-        [str(ZARR2_PYTHON), str(FIXTURES / "anemoi_oracle.py"), "write", str(outdir)],
+        [str(ANEMOI_PYTHON), str(FIXTURES / "anemoi_oracle.py"), "write", str(outdir)],
         capture_output=True, text=True, timeout=900, check=False,
     )  # fmt: skip
     if result.returncode != 0:
@@ -71,6 +77,8 @@ CASES = [
      "multistep": 1, "rollout": 3, "timeincrement": 1},
     {"id": "single_member", "open": {"dataset": "single"}, "multistep": 2, "rollout": 2,
      "timeincrement": 3},
+    {"id": "members", "open": {"dataset": "a", "members": [2, 0]}, "multistep": 2, "rollout": 1,
+     "timeincrement": 1},
     {"id": "created", "open": {"dataset": "created"}, "multistep": 2, "rollout": 1,
      "timeincrement": 1},
 ]  # fmt: skip
@@ -86,7 +94,7 @@ def oracle(stores) -> dict:
     outdir = stores["_dir"]
     (outdir / "cases.json").write_text(json.dumps(cases))
     result = subprocess.run(
-        [str(ZARR2_PYTHON), str(FIXTURES / "anemoi_oracle.py"), "oracle",
+        [str(ANEMOI_PYTHON), str(FIXTURES / "anemoi_oracle.py"), "oracle",
          str(outdir / "cases.json"), str(outdir / "oracle.npz")],
         capture_output=True, text=True, timeout=900, check=False,
     )  # fmt: skip
@@ -228,11 +236,13 @@ def test_variables_first_bfloat16_and_variable_roles(stores, oracle):
 def test_ensemble_members(stores, oracle):
     case = CASES[0]
     windows = oracle["plain/windows"]
-    for members in ([2, 0], [1], [0, 1, 2]):
-        ds = _open(case, stores, normalise="none", members=members)
+    for members, chosen in (({"members": [2, 0]}, [0, 2]), ({"numbers": [2]}, [1]),
+                            ({"members": [0, 1, 2, 1]}, [0, 1, 2])):  # fmt: skip
+        ds = _open(case, stores, normalise="none", **members)
+        assert ds.ensemble_members == chosen
         inputs, targets, _ = _all_samples(ds)
-        np.testing.assert_array_equal(inputs, windows[:, :2][:, :, members])
-        np.testing.assert_array_equal(targets, windows[:, 2:][:, :, members])
+        np.testing.assert_array_equal(inputs, windows[:, :2][:, :, chosen])
+        np.testing.assert_array_equal(targets, windows[:, 2:][:, :, chosen])
 
 
 def test_reader_groups_and_ranks_split_disjoint_and_covering(stores, oracle):
