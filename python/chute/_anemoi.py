@@ -168,13 +168,15 @@ def _subset(
     start: Any = None,
     end: Any = None,
     frequency: Any = None,
+    members: Any = None,
+    numbers: Any = None,
     **unknown: Any,
 ) -> V.View:
-    """open_dataset's order: select/drop, then start/end, then frequency."""
+    """open_dataset's order: select/drop, then start/end, then frequency, then members."""
     if unknown:
         raise _chute.InvalidArgumentError(
             f"unknown dataset option(s) {sorted(unknown)}: chute.anemoi takes select, drop, "
-            "start, end, frequency, concat, join"
+            "start, end, frequency, members, numbers, concat, join"
         )
     if select is not None and drop is not None:
         raise _chute.InvalidArgumentError("give select or drop, not both")
@@ -188,6 +190,12 @@ def _subset(
         view = V.start_end(view, start, end)
     if frequency is not None:
         view = V.with_frequency(view, frequency)
+    if members is not None and numbers is not None:
+        raise _chute.InvalidArgumentError("give members (from 0) or numbers (from 1), not both")
+    if members is not None:
+        view = V.members(view, check.integers("members", members))
+    if numbers is not None:
+        view = V.members(view, check.integers("numbers", numbers), 1)
     return view
 
 
@@ -354,7 +362,16 @@ def anemoi(
         reader_group = (group[0], group[1])
 
     view = _resolve(spec, cache, cache_size, what)
-    view = _subset(view, select=select, drop=drop, start=start, end=end, frequency=frequency)
+    view = _subset(
+        view,
+        select=select,
+        drop=drop,
+        start=start,
+        end=end,
+        frequency=frequency,
+        members=members,
+        numbers=numbers,
+    )
     if isinstance(timeincrement, (int, np.integer)) and not isinstance(timeincrement, bool):
         increment = check.integer("timeincrement", timeincrement, 1, 1 << 20)
     else:
@@ -365,16 +382,7 @@ def anemoi(
                 f"frequency {V._hours(view.frequency)}"
             )
         increment = int(step // view.frequency)
-    if members is not None and numbers is not None:
-        raise _chute.InvalidArgumentError("give members (from 0) or numbers (from 1), not both")
-    if members is not None:
-        chosen_members = V.members(view, check.integers("members", members))
-    elif numbers is not None:
-        chosen_members = V.members(view, check.integers("numbers", numbers), 1)
-    else:
-        chosen_members = list(range(view.members))
-    if not chosen_members:
-        raise _chute.InvalidArgumentError("members is empty")
+    chosen_members = list(view.member_map)
 
     inputs = _variables(view, input_variables, diagnostic, "input_variables")
     targets = _variables(view, target_variables, forcing, "target_variables")

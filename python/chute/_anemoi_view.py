@@ -78,7 +78,8 @@ class View:
         self.sources: list[Any] = []
         self.source_names: list[str] = []
         self.attrs: dict = {}
-        self.members = 1
+        self.members = 1  # stored ensemble members
+        self.member_map: list[int] = [0]  # the stored member of each member of the view
         self.resolution: Any = None
 
     @property
@@ -256,6 +257,7 @@ def view_of_group(group: Any, store: str) -> View:
     view.source_names = [store]
     view.attrs = attrs
     view.members = n_members
+    view.member_map = list(range(n_members))
     view.cells = n_cells
     view.resolution = attrs.get("resolution")
     return view
@@ -320,19 +322,28 @@ def start_end(view: View, start: Any, end: Any) -> View:
 
 
 def _bound(value: Any, what: str, first: bool) -> np.datetime64:
-    """A start/end: a year (2020 or "2020"), a month ("2020-03"), a day or a date-time. As end, a
-    year, month or day means its last instant."""
+    """A start/end as anemoi-datasets reads it: a year (2020, "2020"), a month ("2020-03",
+    202003), a day ("2020-03-05", 20200305) or a date-time. As end, a year, month or day means
+    its last instant."""
     import re
 
     text = str(value) if isinstance(value, (int, np.integer, str)) else None
-    if text is not None and not first:
-        if re.fullmatch(r"\d{4}", text):
-            return np.datetime64(f"{int(text) + 1}-01-01T00:00:00") - np.timedelta64(1, "s")
-        if re.fullmatch(r"\d{4}-\d{2}", text):
-            month = np.datetime64(text, "M") + np.timedelta64(1, "M")
-            return month.astype("datetime64[s]") - np.timedelta64(1, "s")
-        if re.fullmatch(r"\d{4}-\d{2}-\d{2}", text):
-            return np.datetime64(text, "D").astype("datetime64[s]") + np.timedelta64(86399, "s")
+    if text is not None and not isinstance(value, bool):
+        text = text.strip()
+        digits = re.fullmatch(r"(\d{4})(\d{2})?(\d{2})?", text)
+        if digits:
+            text = "-".join(g for g in digits.groups() if g)
+        unit = {4: "Y", 7: "M", 10: "D"}.get(len(text)) if re.fullmatch(r"[\d-]+", text) else None
+        if unit is not None:
+            try:
+                period = np.datetime64(text, unit)
+            except ValueError as error:
+                raise _chute.InvalidArgumentError(f"{what} {value!r} is not a date") from error
+            if first:
+                return period.astype("datetime64[s]")
+            return (period + np.timedelta64(1, unit)).astype("datetime64[s]") - np.timedelta64(
+                1, "s"
+            )
     return parse_date(value, what)
 
 
@@ -349,17 +360,21 @@ def with_frequency(view: View, frequency: Any) -> View:
     return out
 
 
-def members(view: View, chosen: Sequence[int], offset: int = 0) -> list[int]:
-    """Zero-based member positions (numbers: one-based, offset 1), sorted and without repeats
-    as anemoi-datasets' members=/numbers= take them."""
+def members(view: View, chosen: Sequence[int], offset: int = 0) -> View:
+    """The ensemble members `chosen` from 0 (numbers: from 1, offset 1), sorted and without
+    repeats as anemoi-datasets' members=/numbers= take them."""
     chosen = sorted({int(m) - offset for m in chosen})
+    if not chosen:
+        raise _chute.InvalidArgumentError("members is empty")
     for m in chosen:
-        if not 0 <= m < view.members:
+        if not 0 <= m < len(view.member_map):
             raise _chute.InvalidArgumentError(
-                f"members: {m + offset} is not one of the {view.members} ensemble members of "
-                f"{view.name!r} (members count from 0, numbers from 1)"
+                f"members: {m + offset} is not one of the {len(view.member_map)} ensemble members "
+                f"of {view.name!r} (members count from 0, numbers from 1)"
             )
-    return chosen
+    out = view.copy()
+    out.member_map = [view.member_map[m] for m in chosen]
+    return out
 
 
 def concat(views: Sequence[View]) -> View:
@@ -469,6 +484,11 @@ def _same_grid(a: View, b: View, what: str) -> None:
         raise _chute.InvalidArgumentError(
             f"{what}: {b.name!r} has {b.members} members × {b.cells} cells, {a.name!r} has "
             f"{a.members} × {a.cells}"
+        )
+    if a.member_map != b.member_map:
+        raise _chute.UnsupportedError(
+            f"{what}: {b.name!r} and {a.name!r} select different ensemble members; select "
+            "members on the combined dataset instead"
         )
     for name in ("latitudes", "longitudes"):
         x, y = getattr(a, name), getattr(b, name)
