@@ -373,3 +373,24 @@ def test_bad_options_are_named(stores):
             chute.anemoi(a, **options)
         for word in words:
             assert word in str(error.value), (options, str(error.value))
+
+
+def test_over_http_equals_local(stores):
+    from http_servers import StaticServer
+
+    server = StaticServer(stores["_dir"])
+    try:
+        case = CASES[7]  # join of a and c
+        local = _open(case, stores, normalise="mean-std")
+        remote = chute.anemoi(
+            {"join": [f"{server.url}/a.zarr", f"{server.url}/c.zarr"]},
+            multistep_input=case["multistep"],
+            rollout=case["rollout"],
+        )
+        assert remote.variables == local.variables
+        np.testing.assert_array_equal(remote.dates, local.dates)
+        a, b = _all_samples(local), _all_samples(remote)
+        np.testing.assert_array_equal(a[0], b[0])
+        np.testing.assert_array_equal(a[1], b[1])
+    finally:
+        server.stop()
