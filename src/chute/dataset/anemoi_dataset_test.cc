@@ -96,33 +96,41 @@ struct Expect {
 TEST(AnemoiDataset, JoinedSourcesPlacedVariablesLast) {
   Fixture f;
   AnemoiOptions o = f.options();
-  auto dataset = std::make_shared<AnemoiDataset>(o);
-  ASSERT_EQ(dataset->outputs().size(), 2u);
-  EXPECT_EQ(dataset->outputs()[0].sample_shape, (std::vector<int64_t>{2, kMembers, kCells, 3}));
-  EXPECT_EQ(dataset->outputs()[1].sample_shape, (std::vector<int64_t>{2, kMembers, kCells, 2}));
-  const std::vector<int64_t> samples = {2, 0, 1, 2};
-  for (size_t threads : {1, 3}) {
-    const std::vector<std::byte> bytes = assemble(dataset, samples, threads);
-    const auto* values = reinterpret_cast<const float*>(bytes.data());
-    Expect expect{o, {0, 1, 2}, 0, kCells};
-    size_t i = 0;
-    for (size_t k = 0; k < 2; ++k) {
-      const size_t nv = k == 0 ? 3 : 2;
-      for (int64_t sample : samples) {
-        for (size_t s = 0; s < 2; ++s) {
-          for (size_t e = 0; e < kMembers; ++e) {
-            for (int64_t c = 0; c < kCells; ++c) {
-              for (size_t j = 0; j < nv; ++j, ++i) {
-                ASSERT_EQ(values[i], expect(k, sample, s, e, c, j))
-                    << "output " << k << " sample " << sample << " step " << s << " member " << e
-                    << " cell " << c << " variable " << j;
+  for (bool normalise : {false, true}) {
+    // Six inputs: four transposed in registers, two after; 300 cells: a tile of 256 and one of 44.
+    o.input_variables = {5, 0, 3, 1, 2, 4};
+    if (normalise) {
+      o.mul = {0.5f, 2.0f, 1.0f, 0.25f, 3.0f, -1.0f};
+      o.add = {1.0f, -2.0f, 0.0f, 5.0f, 0.5f, 7.0f};
+    }
+    auto dataset = std::make_shared<AnemoiDataset>(o);
+    ASSERT_EQ(dataset->outputs().size(), 2u);
+    EXPECT_EQ(dataset->outputs()[0].sample_shape, (std::vector<int64_t>{2, kMembers, kCells, 6}));
+    EXPECT_EQ(dataset->outputs()[1].sample_shape, (std::vector<int64_t>{2, kMembers, kCells, 2}));
+    const std::vector<int64_t> samples = {2, 0, 1, 2};
+    for (size_t threads : {1, 3}) {
+      const std::vector<std::byte> bytes = assemble(dataset, samples, threads);
+      const auto* values = reinterpret_cast<const float*>(bytes.data());
+      Expect expect{o, {0, 1, 2}, 0, kCells};
+      size_t i = 0;
+      for (size_t k = 0; k < 2; ++k) {
+        const size_t nv = k == 0 ? 6 : 2;
+        for (int64_t sample : samples) {
+          for (size_t s = 0; s < 2; ++s) {
+            for (size_t e = 0; e < kMembers; ++e) {
+              for (int64_t c = 0; c < kCells; ++c) {
+                for (size_t j = 0; j < nv; ++j, ++i) {
+                  ASSERT_EQ(values[i], expect(k, sample, s, e, c, j))
+                      << "output " << k << " sample " << sample << " step " << s << " member " << e
+                      << " cell " << c << " variable " << j;
+                }
               }
             }
           }
         }
       }
+      EXPECT_EQ(i * 4, bytes.size());
     }
-    EXPECT_EQ(i * 4, bytes.size());
   }
 }
 
