@@ -373,6 +373,18 @@ def test_bad_options_are_named(stores):
             chute.anemoi(a, **options)
         for word in words:
             assert word in str(error.value), (options, str(error.value))
+    b, c = str(stores["b"]), str(stores["c"])
+    for spec, words in [
+        ({"concat": [a, c]}, ["concat", "variables"]),
+        ({"concat": [b, a]}, ["concat", "not after"]),
+        ({"join": [a, b]}, ["join", "different dates"]),
+        ({"join": [a, {"dataset": c, "members": [0]}]}, ["join", "ensemble members"]),
+        ({"dataset": a, "area": [1, 2, 3, 4]}, ["unknown dataset option", "area"]),
+    ]:
+        with pytest.raises(chute.Error) as error:
+            chute.anemoi(spec)
+        for word in words:
+            assert word in str(error.value), (spec, str(error.value))
 
 
 def test_over_http_equals_local(stores):
