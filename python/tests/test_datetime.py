@@ -99,9 +99,10 @@ def test_anemoi_style_group_opens(tmp_path):
             g = zarr.open_group(str(tmp_path / f"a{fmt}.zarr"), mode="w", zarr_format=fmt)
             g.create_array("dates", data=dates)
             g.create_array("data", data=np.ones((len(dates), 2, 1, 5), np.float32))
-        group = chute.open_group(tmp_path / f"a{fmt}.zarr")
-        assert group["dates"].dtype == np.dtype("datetime64[s]")
-        np.testing.assert_array_equal(group["dates"][:], dates)
+        for decode_cf in (False, True):  # nothing to decode: NumPy's times stay as they are
+            group = chute.open_group(tmp_path / f"a{fmt}.zarr", decode_cf=decode_cf)
+            assert group["dates"].dtype == np.dtype("datetime64[s]")
+            np.testing.assert_array_equal(group["dates"][:], dates)
 
 
 @pytest.mark.skipif(not ZARR2_PYTHON.exists(), reason="no zarr-python 2.x environment")
