@@ -30,6 +30,7 @@ set(CHUTE_PUBLIC_HEADERS
     chute/dataset/packed_dataset.h
     chute/dataset/window_dataset.h
     chute/dataset/crop_dataset.h
+    chute/dataset/anemoi_dataset.h
     chute/dataset/cube_symmetry.h
     chute/pipeline/loader.h
     chute/pipeline/batch.h

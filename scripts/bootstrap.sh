@@ -41,6 +41,7 @@ pip_env() {
 pip_env .venv python/requirements.txt --system-site-packages
 pip_env .venv-zarr2 python/requirements-zarr2.txt
 pip_env .venv-numpy2 python/requirements-numpy2.txt
+pip_env .venv-anemoi python/requirements-anemoi.txt
 
 echo "bootstrap: building chute (C++ library, CLI and Python package)"
 # A persistent build folder (build/py) keeps rebuilds incremental; a plain `pip install .` builds in

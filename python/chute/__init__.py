@@ -18,6 +18,7 @@ Errors are chute.Error subclasses that also derive from the built-in exception t
 from importlib import metadata as _metadata
 
 from . import _chute
+from ._anemoi import AnemoiDataset, anemoi
 from ._array import Array, Group, open, open_group
 from ._chute import (
     CancelledError,
@@ -55,6 +56,7 @@ except _metadata.PackageNotFoundError:  # running from a build tree, not install
     __version__ = "0+unknown"
 
 __all__ = [
+    "AnemoiDataset",
     "Array",
     "Batch",
     "CancelledError",
@@ -72,6 +74,7 @@ __all__ = [
     "StorageError",
     "StoreUnavailableError",
     "UnsupportedError",
+    "anemoi",
     "apply_cube_symmetry",
     "compute_statistics",
     "crops",

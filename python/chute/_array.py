@@ -32,9 +32,11 @@ _BASIC_INDEX_HELP = (
 
 def _as_raw(out: np.ndarray) -> np.ndarray:
     """A view the binding accepts: NumPy dtypes from ml_dtypes (bfloat16) have no DLPack code,
-    so their bits go in as uint16 (the same memory)."""
+    so their bits go in as uint16 (the same memory); datetime64/timedelta64 as int64."""
     if out.dtype.kind == "V" or out.dtype.name == "bfloat16":
         return out.view(np.uint16) if out.dtype.itemsize == 2 else out
+    if out.dtype.kind in "Mm":  # datetime64/timedelta64: int64 counts, which DLPack can carry
+        return out.view(np.int64)
     return out
 
 

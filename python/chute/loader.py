@@ -20,6 +20,11 @@ Weather windows over a Zarr group in xarray layout:
     >>> ds = chute.windows("era5.zarr", variables=["temperature", "2m_temperature"],
     ...                    levels=[500, 850], input_offsets=(-1, 0), target_offsets=(1,))
     >>> loader = chute.Loader(ds, batch_size=16)   # batch["inputs"], batch["targets"]
+
+anemoi datasets (anemoi-datasets, ufs2arco), cut as anemoi-training cuts them (docs/anemoi.md):
+
+    >>> ds = chute.anemoi("era5-o96.zarr", select=["2t", "msl"], multistep_input=2, rollout=1)
+    >>> loader = chute.Loader(ds, batch_size=2)  # inputs (2, 2, ensemble, cells, variables)
 """
 
 from __future__ import annotations
@@ -55,7 +60,7 @@ _inherited_after_fork: list[Any] = []
 
 
 class Dataset:
-    """What a sample is: built by `packed()`, `windows()` or `crops()`."""
+    """What a sample is: built by `packed()`, `windows()`, `crops()` or `chute.anemoi()`."""
 
     def __init__(self, core: Any, sample_chunk: int | None = None) -> None:
         self._core = core

@@ -11,6 +11,7 @@
 #include <nanobind/stl/pair.h>
 #include <nanobind/stl/shared_ptr.h>
 #include <nanobind/stl/string.h>
+#include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
 
 #include <algorithm>
@@ -22,6 +23,7 @@
 #include <vector>
 
 #include "bindings.h"
+#include "chute/dataset/anemoi_dataset.h"
 #include "chute/dataset/many_files.h"
 #include "chute/format/zarr.h"
 #include "chute/store/file_store.h"
@@ -472,6 +474,59 @@ void bind_loader(nb::module_& m) {
       nb::arg("nan_value"), nb::arg("nan_mask"), nb::arg("time_map"), nb::arg("masked_points"),
       nb::arg("std_floor"), nb::arg("cache") = nb::bytes(""), nb::arg("cache_size") = 0,
       nb::arg("joined_arrays") = nb::none(), nb::arg("segments") = std::vector<int64_t>{});
+
+  nb::class_<AnemoiDataset, Dataset>(m, "_AnemoiDataset")
+      .def_prop_ro("cells", &AnemoiDataset::cells)
+      .def_prop_ro("members", &AnemoiDataset::members)
+      .def_prop_ro("stored_bytes_per_sample", &AnemoiDataset::stored_bytes_per_sample);
+
+  using AnemoiRead = std::tuple<int64_t, int64_t, int64_t>;
+  m.def(
+      "_open_anemoi",
+      [](std::vector<ArrayPtr> sources, std::vector<std::string> source_names,
+         std::vector<std::pair<std::vector<AnemoiRead>, std::vector<int64_t>>> layouts,
+         std::vector<int64_t> date_layout, std::vector<int64_t> date_times,
+         std::vector<int64_t> date_time_offsets, int64_t num_variables,
+         std::vector<int64_t> members, int64_t cell_begin, int64_t cell_end,
+         std::vector<int64_t> sample_dates, std::vector<int64_t> input_offsets,
+         std::vector<int64_t> target_offsets, std::vector<int64_t> input_variables,
+         std::vector<int64_t> target_variables, std::vector<float> mul, std::vector<float> add,
+         bool variables_first, const std::string& dtype) -> std::shared_ptr<AnemoiDataset> {
+        AnemoiOptions o;
+        o.sources = std::move(sources);
+        o.source_names = std::move(source_names);
+        for (auto& [reads, rows] : layouts) {
+          AnemoiOptions::Layout layout;
+          for (const auto& [source, begin, end] : reads)
+            layout.reads.push_back({source, begin, end});
+          layout.rows = std::move(rows);
+          o.layouts.push_back(std::move(layout));
+        }
+        o.date_layout = std::move(date_layout);
+        o.date_times = std::move(date_times);
+        o.date_time_offsets = std::move(date_time_offsets);
+        o.num_variables = num_variables;
+        o.members = std::move(members);
+        o.cell_begin = cell_begin;
+        o.cell_end = cell_end;
+        o.sample_dates = std::move(sample_dates);
+        o.input_offsets = std::move(input_offsets);
+        o.target_offsets = std::move(target_offsets);
+        o.input_variables = std::move(input_variables);
+        o.target_variables = std::move(target_variables);
+        o.mul = std::move(mul);
+        o.add = std::move(add);
+        o.variables_first = variables_first;
+        o.output_dtype = parse_output_dtype(dtype);
+        nb::gil_scoped_release release;
+        return std::make_shared<AnemoiDataset>(std::move(o));
+      },
+      nb::arg("sources"), nb::arg("source_names"), nb::arg("layouts"), nb::arg("date_layout"),
+      nb::arg("date_times"), nb::arg("date_time_offsets"), nb::arg("num_variables"),
+      nb::arg("members"), nb::arg("cell_begin"), nb::arg("cell_end"), nb::arg("sample_dates"),
+      nb::arg("input_offsets"), nb::arg("target_offsets"), nb::arg("input_variables"),
+      nb::arg("target_variables"), nb::arg("mul"), nb::arg("add"), nb::arg("variables_first"),
+      nb::arg("dtype"), "An anemoi dataset resolved by chute/_anemoi.py.");
 
   nb::class_<CropDataset, Dataset>(m, "_CropDataset")
       .def_prop_ro("transform_count", &CropDataset::transform_count)

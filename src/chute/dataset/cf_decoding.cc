@@ -276,6 +276,7 @@ void run_out(const std::byte* src, int64_t count, const ChannelDecode& d, Out* d
 }  // namespace
 
 bool is_decodable(DataType t) {
+  if (t.is_time()) return false;  // datetime64/timedelta64 values are not numbers to decode
   switch (t.kind) {
     case DTypeKind::kInt:
     case DTypeKind::kUInt:

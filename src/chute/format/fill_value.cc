@@ -166,6 +166,10 @@ std::vector<std::byte> encode_fill_value(const json& value, DataType type,
   std::vector<std::byte> out(type.size, std::byte{0});
   if (value.is_null()) return out;
   const std::string type_name = type.name();
+  if (type.is_time() && value.is_string() && value.get_ref<const std::string&>() == "NaT") {
+    store_native(out, 0, std::numeric_limits<int64_t>::min());
+    return out;
+  }
   switch (type.kind) {
     case DTypeKind::kBool:
       if (value.is_boolean()) {

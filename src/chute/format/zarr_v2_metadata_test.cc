@@ -137,6 +137,20 @@ TEST(ZarrV2Metadata, EveryDtypeAndByteOrderMapsOntoBytesEndian) {
   }
 }
 
+// zarr-python 2 and 3 write datetime64/timedelta64 fill values as int64 counts (NaT the least).
+TEST(ZarrV2Metadata, TimeTypesWithTheirFillValues) {
+  ArrayMetadata md = parse_zarr_v2_array(zarray("<M8[s]", "-9223372036854775808"), "", "dates");
+  EXPECT_EQ(md.data_type, time_type(TimeKind::kDateTime, TimeUnit::kSecond));
+  EXPECT_EQ(md.codecs.back().configuration["endian"], "little");
+  EXPECT_EQ(chute::testing::bytes_as<int64_t>(md.fill_value), INT64_MIN);
+  md = parse_zarr_v2_array(zarray(">m8[10ms]", R"("NaT")"), "", "steps");
+  EXPECT_EQ(md.data_type, time_type(TimeKind::kTimeDelta, TimeUnit::kMilli, 10));
+  EXPECT_EQ(md.codecs.back().configuration["endian"], "big");
+  EXPECT_EQ(chute::testing::bytes_as<int64_t>(md.fill_value), INT64_MIN);
+  md = parse_zarr_v2_array(zarray("<M8[ns]", "0"), "", "t");
+  EXPECT_EQ(chute::testing::bytes_as<int64_t>(md.fill_value), 0);
+}
+
 TEST(ZarrV2Metadata, FillValues) {
   EXPECT_EQ(
       bytes_as<double>(parse_zarr_v2_array(zarray("<f8", R"("-Infinity")"), "", "a").fill_value),
@@ -196,7 +210,8 @@ TEST(ZarrV2Metadata, MalformedDocuments) {
       {zarray().replace(zarray().find("[5, 7]"), 6, "[5.5, 7]"), ErrorCode::kInvalidMetadata,
        "field 'chunks' must be a list of integers"},
       {zarray("|S10"), ErrorCode::kUnsupported, "field 'dtype': unsupported data type '|S10'"},
-      {zarray("<M8[ns]"), ErrorCode::kUnsupported, "'<M8[ns]'"},
+      {zarray("<M8[xs]"), ErrorCode::kUnsupported, "'<M8[xs]'"},
+      {zarray("<M8[s]", R"("soon")"), ErrorCode::kInvalidMetadata, "field 'fill_value'"},
       {zarray().replace(zarray().find(R"("<f4")"), 5, R"([["a", "<f4"], ["b", "<i4"]])"),
        ErrorCode::kUnsupported, "field 'dtype' is a structured type"},
       {zarray().replace(zarray().find(R"("<f4")"), 5, "4"), ErrorCode::kInvalidMetadata,

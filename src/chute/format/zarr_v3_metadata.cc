@@ -23,6 +23,31 @@ constexpr size_t kMaxRank = 32;
 DataType parse_data_type(const FieldReader& reader) {
   const json& value = reader.require("data_type");
   if (value.is_object()) {
+    // zarr-python writes NumPy's time types this way; other extension types are refused.
+    const auto name = value.find("name");
+    const auto config = value.find("configuration");
+    if (name != value.end() && name->is_string() &&
+        (*name == "numpy.datetime64" || *name == "numpy.timedelta64")) {
+      if (config == value.end() || !config->is_object() || !config->contains("unit") ||
+          !(*config)["unit"].is_string()) {
+        reader.invalid("data_type", "is " + describe_json(value) +
+                                        ", expected a configuration with a string 'unit'");
+      }
+      int64_t scale = 1;
+      if (const auto factor = config->find("scale_factor"); factor != config->end()) {
+        if (!factor->is_number_integer()) {
+          reader.invalid("data_type",
+                         "has scale_factor " + describe_json(*factor) + ", expected an integer");
+        }
+        scale = factor->get<int64_t>();
+      }
+      try {
+        return parse_v3_time_type(name->get<std::string>(), (*config)["unit"].get<std::string>(),
+                                  scale);
+      } catch (const Error& e) {
+        throw e.with_context(reader.where("data_type"));
+      }
+    }
     fail(ErrorCode::kUnsupported, "{} is an extension data type {}, which chute does not support",
          reader.where("data_type"), describe_json(value));
   }

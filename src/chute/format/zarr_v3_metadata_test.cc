@@ -60,6 +60,24 @@ std::string doc_with(std::string_view key, std::string_view value) {
   return doc.dump();
 }
 
+// Written by zarr-python 3.1 for a datetime64[s] array (anemoi's `dates`), NaT as fill value.
+TEST(ZarrV3Metadata, DateTimeDocument) {
+  json doc = json::parse(kT2m);
+  doc["data_type"] = json::parse(
+      R"({"name": "numpy.datetime64", "configuration": {"unit": "s", "scale_factor": 1}})");
+  doc["fill_value"] = json::parse("-9223372036854775808");
+  ArrayMetadata md = parse_zarr_v3_array(doc.dump(), "g/dates");
+  EXPECT_EQ(md.data_type, time_type(TimeKind::kDateTime, TimeUnit::kSecond));
+  EXPECT_EQ(md.data_type.numpy_str(), "<M8[s]");
+  EXPECT_EQ(bytes_as<int64_t>(md.fill_value), INT64_MIN);
+  doc["data_type"] = json::parse(
+      R"({"name": "numpy.timedelta64", "configuration": {"unit": "ms", "scale_factor": 10}})");
+  doc["fill_value"] = "NaT";
+  md = parse_zarr_v3_array(doc.dump(), "g/steps");
+  EXPECT_EQ(md.data_type.numpy_str(), "<m8[10ms]");
+  EXPECT_EQ(bytes_as<int64_t>(md.fill_value), INT64_MIN);
+}
+
 TEST(ZarrV3Metadata, RealDocument) {
   ArrayMetadata md = parse_zarr_v3_array(kT2m, "g/t2m");
   EXPECT_EQ(md.zarr_format, 3);
@@ -174,8 +192,18 @@ TEST(ZarrV3Metadata, MalformedDocuments) {
        "field 'shape' must be a list of integers"},
       {doc_with("data_type", R"("string")"), ErrorCode::kUnsupported,
        "field 'data_type': unsupported data type 'string'"},
-      {doc_with("data_type", R"({"name": "numpy.datetime64"})"), ErrorCode::kUnsupported,
-       "extension data type"},
+      {doc_with("data_type", R"({"name": "numpy.void", "configuration": {}})"),
+       ErrorCode::kUnsupported, "extension data type"},
+      {doc_with("data_type", R"({"name": "numpy.datetime64"})"), ErrorCode::kInvalidMetadata,
+       "expected a configuration with a string 'unit'"},
+      {doc_with(
+           "data_type",
+           R"({"name": "numpy.datetime64", "configuration": {"unit": "x", "scale_factor": 1}})"),
+       ErrorCode::kInvalidMetadata, "field 'data_type'"},
+      {doc_with(
+           "data_type",
+           R"({"name": "numpy.timedelta64", "configuration": {"unit": "s", "scale_factor": 1.5}})"),
+       ErrorCode::kInvalidMetadata, "scale_factor 1.5"},
       {doc_with("data_type", "5"), ErrorCode::kInvalidMetadata,
        "field 'data_type' must be a string"},
       {doc_with("chunk_grid", R"({"name": "rectilinear", "configuration": {}})"),

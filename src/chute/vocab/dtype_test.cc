@@ -66,11 +66,65 @@ TEST(DType, UnknownTypesAreUnsupportedAndNamed) {
     expect_error([&] { parse_v3_data_type(name); }, ErrorCode::kUnsupported,
                  {"'" + std::string(name) + "'"});
   }
-  for (std::string_view typestr : {"|S10", "<M8[ns]", "<m8[s]", "|O", "<U5", "|V8", "<f3", "<i3",
-                                   "<c4", "|b2", "f4", "<f", "=f4", "<f4x", "<f16", ""}) {
+  for (std::string_view typestr :
+       {"|S10",  "<M8[xs]", "<m8[]", "<M8[0s]", "<M8[10]", "<M8s", "<M4[s]",
+        "<m8[s", "|O",      "<U5",   "|V8",     "<f3",     "<i3",  "<c4",
+        "|b2",   "f4",      "<f",    "=f4",     "<f4x",    "<f16", ""}) {
     expect_error([&] { parse_v2_data_type(typestr, nullptr); }, ErrorCode::kUnsupported,
                  {"'" + std::string(typestr) + "'"});
   }
+}
+
+TEST(DType, TimeTypesInEveryUnit) {
+  const std::pair<std::string_view, TimeUnit> units[] = {
+      {"Y", TimeUnit::kYear},   {"M", TimeUnit::kMonth},  {"W", TimeUnit::kWeek},
+      {"D", TimeUnit::kDay},    {"h", TimeUnit::kHour},   {"m", TimeUnit::kMinute},
+      {"s", TimeUnit::kSecond}, {"ms", TimeUnit::kMilli}, {"us", TimeUnit::kMicro},
+      {"ns", TimeUnit::kNano},  {"ps", TimeUnit::kPico},  {"fs", TimeUnit::kFemto},
+      {"as", TimeUnit::kAtto},
+  };
+  for (const auto& [text, unit] : units) {
+    SCOPED_TRACE(text);
+    for (char code : {'M', 'm'}) {
+      const TimeKind time = code == 'M' ? TimeKind::kDateTime : TimeKind::kTimeDelta;
+      const std::string typestr = std::string("<") + code + "8[" + std::string(text) + "]";
+      Endian endian = Endian::kNotApplicable;
+      const DataType type = parse_v2_data_type(typestr, &endian);
+      EXPECT_EQ(type, time_type(time, unit));
+      EXPECT_EQ(endian, Endian::kLittle);
+      EXPECT_EQ(type.kind, DTypeKind::kInt);  // read as int64 counts
+      EXPECT_EQ(type.size, 8);
+      EXPECT_EQ(type.numpy_str(), typestr);
+      EXPECT_EQ(type.name(), std::string(code == 'M' ? "datetime64[" : "timedelta64[") +
+                                 std::string(text) + "]");
+      EXPECT_EQ(parse_v2_data_type(">" + typestr.substr(1), &endian), type);
+      EXPECT_EQ(endian, Endian::kBig);
+      const std::string v3 = code == 'M' ? "numpy.datetime64" : "numpy.timedelta64";
+      EXPECT_EQ(parse_v3_time_type(v3, text, 1), type);
+    }
+  }
+  // A count of units, and NumPy's generic unit.
+  const DataType tens = parse_v2_data_type("<m8[10ms]", nullptr);
+  EXPECT_EQ(tens, time_type(TimeKind::kTimeDelta, TimeUnit::kMilli, 10));
+  EXPECT_EQ(tens.numpy_str(), "<m8[10ms]");
+  EXPECT_EQ(parse_v3_time_type("numpy.timedelta64", "ms", 10), tens);
+  const DataType generic = parse_v2_data_type("<M8", nullptr);
+  EXPECT_EQ(generic, time_type(TimeKind::kDateTime, TimeUnit::kGeneric));
+  EXPECT_EQ(generic.numpy_str(), "<M8");
+  EXPECT_EQ(parse_v3_time_type("numpy.datetime64", "generic", 1), generic);
+  // Different units or kinds are different types; none equals plain int64.
+  EXPECT_NE(parse_v2_data_type("<M8[s]", nullptr), parse_v2_data_type("<M8[ns]", nullptr));
+  EXPECT_NE(parse_v2_data_type("<M8[s]", nullptr), parse_v2_data_type("<m8[s]", nullptr));
+  EXPECT_NE(parse_v2_data_type("<M8[s]", nullptr), kInt64);
+}
+
+TEST(DType, BadV3TimeTypesAreNamed) {
+  expect_error([] { parse_v3_time_type("numpy.datetime64", "sec", 1); },
+               ErrorCode::kInvalidMetadata, {"numpy.datetime64", "'sec'"});
+  expect_error([] { parse_v3_time_type("numpy.timedelta64", "s", 0); }, ErrorCode::kInvalidMetadata,
+               {"scale_factor 0"});
+  expect_error([] { parse_v3_time_type("numpy.datetime32", "s", 1); }, ErrorCode::kUnsupported,
+               {"numpy.datetime32"});
 }
 
 TEST(ChunkKey, V3DefaultEncoding) {
