@@ -40,6 +40,8 @@ class StandInMemory final : public BufferAllocator {
     detail::free_pages(memory);
   }
   void prefault(std::byte* memory, size_t bytes) override { detail::prefault_pages(memory, bytes); }
+  // As CUDA's device memory: its release is ordered after the consumer's queued work.
+  bool reuse_oldest_first() const override { return !pinned_; }
   MemoryPlace place() const override { return device_->place(); }
   std::string describe() const override {
     return pinned_ ? "page-locked host memory (" + device_->name() + ")"
