@@ -12,7 +12,8 @@
 # driver it builds and stops before the GPU parts (a dry run of the build from the .deb files).
 # Environment: CHUTE_GPU_PYTHON (default /opt/torch/.venv/bin/python, else python3),
 # CHUTE_GPU_DEPS (the prefix the .deb files are unpacked in, default /tmp/chute-deps),
-# CHUTE_GPU_QUICK=1 (smaller benchmarks, for a dry run).
+# CHUTE_GPU_QUICK=1 (smaller benchmarks, for a dry run), CHUTE_GPU_ONLY=packed|volume|bench
+# (no CUDA tests; only the W1 packed or the W3 volume benchmark, or both: a quicker rerun).
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.." || exit 1
 REPO=$PWD
@@ -164,7 +165,16 @@ if ! "$PY" -c 'import ctypes; ctypes.CDLL("libcuda.so.1")' 2>/dev/null; then
   exit 0
 fi
 
+ONLY=${CHUTE_GPU_ONLY:-}
+case "$ONLY" in
+  "" | packed | volume | bench) ;;
+  *) note "CHUTE_GPU_ONLY=$ONLY: expected packed, volume or bench"; exit 2 ;;
+esac
+
 # --- CUDA tests ---------------------------------------------------------------------------------
+if [ -n "$ONLY" ]; then
+  note "CHUTE_GPU_ONLY=$ONLY: CUDA tests skipped"
+else
 note "CUDA tests (C++)"
 timeout 120 "$BUILD/tests/chute_cuda_tests" --gtest_output="xml:$OUT/cuda_tests.xml" \
   >>"$OUT/tests.log" 2>&1
@@ -173,6 +183,7 @@ note "CUDA tests (Python: torch, jax)"
 CHUTE_TEST_DEVICE=cuda:0 XLA_PYTHON_CLIENT_PREALLOCATE=false timeout 180 "$PY" -m pytest -q -p no:cacheprovider \
   python/tests/test_device.py >>"$OUT/tests.log" 2>&1
 note "pytest test_device.py on cuda:0: exit $? ($(tail -1 "$OUT/tests.log"))"
+fi
 
 # --- benchmarks ---------------------------------------------------------------------------------
 DATA=/tmp/chute-gpu-data
@@ -184,9 +195,14 @@ else
   W1=(--samples 96); W3=(--size 256); BATCHES=20; TRIALS=2
 fi
 note "datasets: W1 packed ${W1[*]}, W3 volume ${W3[*]}"
+want() { [ -z "$ONLY" ] || [ "$ONLY" = bench ] || [ "$ONLY" = "$1" ]; }
 {
-  [ -d "$DATA/w1" ] || chute make-dataset packed "$DATA/w1" "${W1[@]}" --threads "$JOBS"
-  [ -d "$DATA/w3" ] || chute make-dataset volume "$DATA/w3" "${W3[@]}" --threads "$JOBS"
+  if want packed; then
+    [ -d "$DATA/w1" ] || chute make-dataset packed "$DATA/w1" "${W1[@]}" --threads "$JOBS"
+  fi
+  if want volume; then
+    [ -d "$DATA/w3" ] || chute make-dataset volume "$DATA/w3" "${W3[@]}" --threads "$JOBS"
+  fi
 } >>"$OUT/bench.log" 2>&1 || note "make-dataset failed (see bench.log)"
 
 bench() {  # NAME DATASET extra flags...
@@ -209,6 +225,6 @@ from chute.bench.gpu import render
 print(render(r))
 EOF
 }
-bench w1 "$DATA/w1" --batch-size 16
-bench w3 "$DATA/w3" --batch-size 4 --crop-size 128
+want packed && bench w1 "$DATA/w1" --batch-size 16
+want volume && bench w3 "$DATA/w3" --batch-size 4 --crop-size 128
 note "done in $(($(date +%s) - START)) s"

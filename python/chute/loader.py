@@ -751,7 +751,8 @@ class Loader:
     `pin_memory=True` makes the batch buffers page-locked host memory (CUDA), so
     `tensor.cuda(non_blocking=True)` is one DMA from them; it needs a CUDA driver and GPU and is
     an error without one. `device="cuda:0"` copies each batch to that GPU on chute's own stream as
-    soon as it is assembled (`prefetch` then counts device batches): the batch's arrays are
+    soon as it is assembled, from page-locked buffers whatever `pin_memory` says (`prefetch`
+    then counts device batches): the batch's arrays are
     DLPack exporters of device memory (`torch.from_dlpack`, `jax.numpy.from_dlpack`), whose
     consumer's stream is ordered after chute's copy. See docs/gpu.md.
     """

@@ -302,6 +302,7 @@ nb::dict stats_to_python(const LoaderStats& s) {
     delivery["copies"] = s.delivery->copies;
     delivery["bytes_copied"] = s.delivery->bytes_copied;
     delivery["copy_submit_s"] = s.delivery->copy_submit_ns * 1e-9;
+    delivery["acquire_s"] = s.delivery->acquire_ns * 1e-9;
     delivery["host_waits"] = s.delivery->host_waits;
     delivery["host_wait_s"] = s.delivery->host_wait_ns * 1e-9;
     delivery["device_buffers"] = s.delivery->device_buffers;

@@ -23,6 +23,7 @@ Prints a table and (with --json) writes every number.
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import os
 import statistics
@@ -159,11 +160,13 @@ def _delivery_stage_rate(device: str, nbytes: int, batches: int) -> dict:
 
 
 def _time_batches(batches: Iterator, consume: Callable[[Any], None], count: int, warmup: int,
-                  sync: Callable[[], None]) -> dict:  # fmt: skip
-    """Wall time of `count` batches after `warmup`, each passed to `consume`."""
+                  sync: Callable[[], None], stats: Callable[[], dict] | None = None) -> dict:  # fmt: skip
+    """Wall time of `count` batches after `warmup`, each passed to `consume`; with `stats` (the
+    loader's counters), where the loader's time went over the timed batches, per batch."""
     for _ in range(warmup):
         consume(next(batches))
     sync()
+    before = stats() if stats else None
     start = time.perf_counter()
     done = 0
     for _ in range(count):
@@ -175,14 +178,71 @@ def _time_batches(batches: Iterator, consume: Callable[[Any], None], count: int,
         done += 1
     sync()
     seconds = time.perf_counter() - start
-    return {"batches": done, "seconds": seconds, "s_per_batch": seconds / max(done, 1)}
+    out = {"batches": done, "seconds": seconds, "s_per_batch": seconds / max(done, 1)}
+    if stats:
+        out["where"] = _where(before, stats(), done)
+    return out
 
 
-def _endless(make: Callable[[], Any]) -> Iterator:
-    """Batches of successive epochs of the loader `make()` returns."""
-    loader = make()
-    while True:
-        yield from loader
+def _where(before: dict, after: dict, consumed: int) -> dict:
+    """Milliseconds per batch of the producer's and the consumer's time, from the loader's
+    counters taken before and after the timed batches."""
+    produced = max(after["batches_produced"] - before["batches_produced"], 1)
+
+    def ms(key: str, base: dict, now: dict, per: int) -> float:
+        return 1e3 * (now[key] - base[key]) / max(per, 1)
+
+    where = {
+        "produced": produced,
+        "assemble_ms": ms("produce_s", before, after, produced),
+        "consumer_wait_ms": ms("wait_s", before, after, consumed),
+        "host_buffers": after["buffers_allocated"],
+        "host_buffers_new": after["buffers_allocated"] - before["buffers_allocated"],
+    }
+    d0, d1 = before.get("delivery"), after.get("delivery")
+    if d0 and d1:
+        copies = max(d1["copies"] - d0["copies"], 1)
+        where.update(
+            copies=copies,
+            copy_submit_ms=ms("copy_submit_s", d0, d1, copies),
+            acquire_ms=ms("acquire_s", d0, d1, copies) if "acquire_s" in d1 else float("nan"),
+            copy_wait_ms=ms("host_wait_s", d0, d1, copies),
+            copy_waits=d1["host_waits"] - d0["host_waits"],
+            release_waits=d1["release_waits"] - d0["release_waits"],
+            device_buffers=d1["device_buffers"],
+            device_buffers_new=d1["device_buffers"] - d0["device_buffers"],
+        )
+    return where
+
+
+class _Endless:
+    """Batches of successive epochs of the loader `make()` returns (made at the first batch)."""
+
+    def __init__(self, make: Callable[[], Any]):
+        self.make = make
+        self.loader = None
+        self._it = self._batches()
+
+    def _batches(self) -> Iterator:
+        self.loader = self.make()
+        while True:
+            yield from self.loader
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        return next(self._it)
+
+    def stats(self) -> dict:
+        return self.loader.stats()
+
+    def close(self) -> None:
+        """Frees the loader now: freeing page-locked and device memory synchronises the GPU, so
+        a loader collected later would stall the next timed run."""
+        self._it.close()
+        self.loader = None
+        gc.collect()
 
 
 class _GpuStep:
@@ -195,18 +255,30 @@ class _GpuStep:
         self.n = 4096
         self.a = torch.randn(self.n, self.n, device=device, dtype=torch.bfloat16)
         self.sink = torch.zeros((), device=device, dtype=torch.float32)
+        self.timed: list | None = None
         per = self._measure(1, 5)
         self.chain = max(1, round(target_ms / max(per, 1e-3)))
         self.step_ms = self._measure(self.chain, 5)
 
     def __call__(self, tensors: list) -> None:
         torch = self.torch
+        if self.timed is not None:  # after the stream's wait for the batch: the step's own time
+            begin = torch.cuda.Event(enable_timing=True)
+            begin.record()
         x = self.a
         for t in tensors:  # the step reads the batch: its copy must be complete on this stream
             self.sink += t.reshape(-1)[:: max(1, t.numel() // 4096)].float().sum()
         for _ in range(self.chain):
             x = torch.matmul(x, self.a)
         self.sink += x[0, 0].float()
+        if self.timed is not None:
+            end = torch.cuda.Event(enable_timing=True)
+            end.record()
+            self.timed.append((begin, end))
+
+    def busy_s(self) -> float:
+        """GPU seconds of the steps timed since `timed` was set (the stream synchronised)."""
+        return sum(b.elapsed_time(e) for b, e in self.timed) / 1e3
 
     def _measure(self, chain: int, repeats: int) -> float:
         torch = self.torch
@@ -295,12 +367,14 @@ def run(args: argparse.Namespace) -> dict:
             runs = []
             for trial in range(args.trials):
                 log(f"io: {name}, trial {trial + 1}/{args.trials}")
-                batches = _endless(lambda o=options: work.loader(**o))
-                runs.append(_time_batches(batches, consume, args.batches, args.warmup, sync))
+                batches = _Endless(lambda o=options: work.loader(**o))
+                runs.append(_time_batches(batches, consume, args.batches, args.warmup, sync,
+                                          batches.stats))  # fmt: skip
                 batches.close()
             best = min(r["s_per_batch"] for r in runs)
             io[name] = {
                 "trials": runs,
+                "where": sorted(runs, key=lambda r: r["s_per_batch"])[len(runs) // 2]["where"],
                 "s_per_batch": statistics.median(r["s_per_batch"] for r in runs),
                 "best_s_per_batch": best,
                 "gb_per_s": _gb(nbytes) / statistics.median(r["s_per_batch"] for r in runs),
@@ -333,14 +407,27 @@ def run(args: argparse.Namespace) -> dict:
             runs = []
             for trial in range(args.trials):
                 log(f"full: {name} with a {step.step_ms:.1f} ms GPU step, trial {trial + 1}")
-                batches = _endless(lambda o=options: work.loader(**o))
-                r = _time_batches(batches, consume, args.batches, args.warmup, sync)
+                batches = _Endless(lambda o=options: work.loader(**o))
+                step.timed = []
+                r = _time_batches(batches, consume, args.batches, args.warmup, sync,
+                                  batches.stats)  # fmt: skip
                 batches.close()
+                timed = step.timed[args.warmup :]
+                step.timed = timed
+                busy = step.busy_s()
+                step.timed = None
                 r["utilisation"] = step.step_ms * 1e-3 * r["batches"] / r["seconds"]
+                # The steps' own GPU time in this run (clocks under load, the batch's reads):
+                # the GPU's idle share is what the loader did not hide.
+                r["busy"] = busy / r["seconds"]
+                r["step_ms_in_run"] = 1e3 * busy / max(len(timed), 1)
                 runs.append(r)
             full[name] = {
                 "trials": runs,
+                "where": sorted(runs, key=lambda r: r["s_per_batch"])[len(runs) // 2]["where"],
                 "utilisation": statistics.median(r["utilisation"] for r in runs),
+                "busy": statistics.median(r["busy"] for r in runs),
+                "step_ms_in_run": statistics.median(r["step_ms_in_run"] for r in runs),
                 "s_per_batch": statistics.median(r["s_per_batch"] for r in runs),
             }
         report["full"] = full
@@ -403,13 +490,28 @@ def render(report: dict) -> str:
             f"/ min(host rate, pinned copy): {100 * s['delivered_vs_min_host_pinned']:.0f}%; "
             f"delivery stage / pinned copy: {100 * s['delivery_stage_vs_pinned_copy']:.0f}%"
         )
+        lines += _render_where(report["io"])
     if "full" in report:
         f = report["full"]
-        lines += ["", f"full (GPU step {f['step_ms']:.1f} ms)               utilisation  s/batch"]
+        lines += [
+            "",
+            (
+                f"full (GPU step {f['step_ms']:.1f} ms alone)  utilisation  s/batch  GPU busy  "
+                "step in run"
+            ),
+        ]
         for name in ("chute_device", "chute_pinned_copy"):
+            v = f[name]
             lines.append(
-                f"  {name:<36} {100 * f[name]['utilisation']:6.1f}%  {f[name]['s_per_batch']:.4f}"
+                f"  {name:<30} {100 * v['utilisation']:6.1f}%  {v['s_per_batch']:.4f}   "
+                f"{100 * v.get('busy', float('nan')):6.1f}%  "
+                f"{v.get('step_ms_in_run', float('nan')):6.1f} ms"
             )
+        lines.append(
+            "  (utilisation: step alone x batches / wall; GPU busy: the steps' own GPU time in "
+            "the run / wall)"
+        )
+        lines += _render_where(f)
     if "peer" in report:
         p = report["peer"]
         if "error" in p:
@@ -425,6 +527,31 @@ def render(report: dict) -> str:
                     f"  chute device= vs DataLoader: {p['chute_device_vs_dataloader']:.2f}x"
                 )
     return "\n".join(lines)
+
+
+def _render_where(results: dict) -> list[str]:
+    """Where the loaders' time went, ms per batch over the timed batches."""
+    lines = [
+        (
+            "  where (ms/batch)      assemble  consumer wait  copy submit (acquire)  copy wait  "
+            "buffers host/device (+new)"
+        )
+    ]
+    for name, v in results.items():
+        w = v.get("where") if isinstance(v, dict) else None
+        if not w:
+            continue
+        row = f"    {name:<20} {w['assemble_ms']:8.2f}  {w['consumer_wait_ms']:13.2f}"
+        if "copies" in w:
+            row += (
+                f"  {w['copy_submit_ms']:11.2f} ({w['acquire_ms']:.2f})  {w['copy_wait_ms']:11.2f}"
+                f"  {w['host_buffers']}/{w['device_buffers']} "
+                f"(+{w['host_buffers_new']}/+{w['device_buffers_new']})"
+            )
+        else:
+            row += f"  {'':>21}  {'':>9}  {w['host_buffers']} (+{w['host_buffers_new']})"
+        lines.append(row)
+    return lines
 
 
 def main(argv: list[str] | None = None) -> None:

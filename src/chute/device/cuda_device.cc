@@ -233,6 +233,10 @@ class CudaMemory final : public BufferAllocator {
       d.cuMemFree(reinterpret_cast<cuda::CUdeviceptr>(memory));
     }
   }
+  // Releases ordered after a consumer's queued work: device buffers (the next copy into one
+  // waits for it on chute's stream) and page-locked buffers a framework copies from (the
+  // producer waits for it): reusing the newest would wait for the work queued last.
+  bool reuse_oldest_first() const override { return !pinned_ || consumer_copies_; }
   // Page-locked memory is backed when allocated; device memory has no pages to fault.
   MemoryPlace place() const override { return pinned_ ? MemoryPlace{} : device_->place(); }
   std::string describe() const override {

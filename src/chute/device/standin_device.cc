@@ -30,14 +30,18 @@ class StandInMemory final : public BufferAllocator {
     std::byte* memory = detail::allocate_pages(bytes, /*huge_pages=*/false);
     if (memory == nullptr) fail(ErrorCode::kIoError, "{}: out of memory", device_->name());
     held += static_cast<int64_t>(bytes);
+    if (pinned_) device_->pinned_allocated(memory, bytes);
     return memory;
   }
   void deallocate(std::byte* memory, size_t bytes) noexcept override {
     (pinned_ ? device_->counters().pinned_bytes : device_->counters().device_bytes) -=
         static_cast<int64_t>(bytes);
+    if (pinned_) device_->pinned_freed(memory);
     detail::free_pages(memory);
   }
   void prefault(std::byte* memory, size_t bytes) override { detail::prefault_pages(memory, bytes); }
+  // As CUDA's device memory: its release is ordered after the consumer's queued work.
+  bool reuse_oldest_first() const override { return !pinned_; }
   MemoryPlace place() const override { return device_->place(); }
   std::string describe() const override {
     return pinned_ ? "page-locked host memory (" + device_->name() + ")"
@@ -83,8 +87,28 @@ void StandInDevice::run_until(int64_t position) {
   }
 }
 
+void StandInDevice::pinned_allocated(const std::byte* memory, size_t bytes) {
+  std::lock_guard lock(pinned_mutex_);
+  pinned_[memory] = bytes;
+}
+
+void StandInDevice::pinned_freed(const std::byte* memory) {
+  std::lock_guard lock(pinned_mutex_);
+  pinned_.erase(memory);
+}
+
 void StandInDevice::copy_to_device(std::byte* device, const std::byte* host, size_t bytes) {
   check();
+  {
+    std::lock_guard lock(pinned_mutex_);
+    bool pinned = false;
+    auto found = pinned_.upper_bound(host);  // the first allocation after `host`
+    if (found != pinned_.begin()) {
+      --found;
+      pinned = host + bytes <= found->first + found->second;
+    }
+    if (!pinned) ++counters_.pageable_copies;
+  }
   {
     std::lock_guard lock(mutex_);
     queued_.push_back({device, host, bytes});

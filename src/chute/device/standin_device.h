@@ -11,6 +11,7 @@
 #include <atomic>
 #include <cstdint>
 #include <deque>
+#include <map>
 #include <mutex>
 #include <string>
 
@@ -30,6 +31,9 @@ class StandInDevice final : public Device, public std::enable_shared_from_this<S
     std::atomic<int64_t> host_syncs{0};
     std::atomic<int64_t> device_bytes{0};  // device memory held now
     std::atomic<int64_t> pinned_bytes{0};  // page-locked host memory held now
+    // Copies from memory other than this device's page-locked memory: on a GPU such a copy is
+    // staged by the driver on the calling thread, at a fraction of the link's rate.
+    std::atomic<int64_t> pageable_copies{0};
   };
 
   /// `memory_limit`: device memory beyond it fails as out of memory (0: no limit).
@@ -56,6 +60,9 @@ class StandInDevice final : public Device, public std::enable_shared_from_this<S
   void check() const;
   /// Runs the queued copies up to stream position `position`.
   void run_until(int64_t position);
+  /// Page-locked memory allocated and freed (by pinned_memory()'s allocator).
+  void pinned_allocated(const std::byte* memory, size_t bytes);
+  void pinned_freed(const std::byte* memory);
 
  private:
   struct Copy {
@@ -67,6 +74,8 @@ class StandInDevice final : public Device, public std::enable_shared_from_this<S
   std::deque<Copy> queued_;
   int64_t queued_position_ = 0;  // copies ever queued
   int64_t done_position_ = 0;    // of which done
+  std::mutex pinned_mutex_;
+  std::map<const std::byte*, size_t> pinned_;  // page-locked allocations: start -> bytes
   std::string name_;
   size_t memory_limit_;
   std::atomic<bool> lost_{false};

@@ -16,6 +16,7 @@ struct BufferPool::State {
   std::shared_ptr<BufferAllocator> allocator;
   size_t buffer_bytes = 0;
   size_t max_idle = 0;
+  bool oldest_first = false;  // allocator->reuse_oldest_first()
   mutable std::mutex mutex;
   std::vector<std::byte*> idle;
   size_t allocated = 0;
@@ -47,6 +48,7 @@ BufferPool::BufferPool(size_t buffer_bytes, size_t max_idle,
   state_->allocator = allocator ? std::move(allocator) : pageable_allocator();
   state_->buffer_bytes = (buffer_bytes + kAlignment - 1) / kAlignment * kAlignment;
   state_->max_idle = max_idle;
+  state_->oldest_first = state_->allocator->reuse_oldest_first();
 }
 
 BufferPool::~BufferPool() {
@@ -87,12 +89,16 @@ std::shared_ptr<std::byte> BufferPool::acquire() {
   std::byte* buffer = nullptr;
   {
     std::lock_guard lock(state_->mutex);
-    if (!state_->idle.empty()) {
-      buffer = state_->idle.back();
-      state_->idle.pop_back();
-    } else {
+    std::vector<std::byte*>& idle = state_->idle;
+    if (idle.empty()) {
       ++state_->allocated;
       ++state_->allocations;
+    } else if (state_->oldest_first) {  // a handful of buffers: erasing the front is cheap
+      buffer = idle.front();
+      idle.erase(idle.begin());
+    } else {
+      buffer = idle.back();
+      idle.pop_back();
     }
   }
   if (buffer) {

@@ -114,6 +114,8 @@ class PoolCountingAllocator final : public BufferAllocator {
   }
   void prefault(std::byte* memory, size_t bytes) override { prefaulted += 1; }
   std::string describe() const override { return "counting"; }
+  bool reuse_oldest_first() const override { return oldest_first; }
+  bool oldest_first = false;
   int allocations = 0;
   int prefaulted = 0;
   int64_t live = 0;
@@ -137,6 +139,26 @@ TEST(BufferPool, TakesItsMemoryFromTheGivenAllocator) {
     allocator->fail_next = false;
   }
   EXPECT_EQ(allocator->live, 0);  // everything given back to the allocator it came from
+}
+
+TEST(BufferPool, ReusesOldestFirstWhenTheMemorysReleaseIsOrdered) {
+  // Page-locked or device memory released behind a consumer's queued work: the buffer released
+  // first is the likeliest free; the one released last would wait for the newest work.
+  for (bool oldest_first : {false, true}) {
+    auto allocator = std::make_shared<PoolCountingAllocator>();
+    allocator->oldest_first = oldest_first;
+    BufferPool pool(1000, 4, allocator);
+    auto a = pool.acquire();
+    auto b = pool.acquire();
+    auto c = pool.acquire();
+    std::byte* const first = a.get();
+    std::byte* const last = c.get();
+    a.reset();
+    b.reset();
+    c.reset();
+    EXPECT_EQ(pool.acquire().get(), oldest_first ? first : last) << oldest_first;
+    EXPECT_EQ(allocator->allocations, 3);
+  }
 }
 
 }  // namespace

@@ -25,6 +25,7 @@ struct DeviceDelivery::Shared {
   std::atomic<int64_t> copies{0};
   std::atomic<int64_t> bytes_copied{0};
   std::atomic<int64_t> copy_submit_ns{0};
+  std::atomic<int64_t> acquire_ns{0};
   std::atomic<int64_t> host_waits{0};
   std::atomic<int64_t> host_wait_ns{0};
 };
@@ -101,6 +102,7 @@ void DeviceDelivery::reserve(size_t count) { pool_.reserve(count); }
 Batch DeviceDelivery::deliver(Batch batch, std::shared_ptr<std::byte> host_buffer) {
   const Clock::time_point start = Clock::now();
   std::shared_ptr<std::byte> buffer = pool_.acquire();
+  shared_->acquire_ns += elapsed_ns(start);
   DeviceEvent* copied = nullptr;
   {
     std::lock_guard lock(shared_->mutex);
@@ -164,6 +166,7 @@ DeliveryStats DeviceDelivery::stats() const {
   s.copies = shared_->copies;
   s.bytes_copied = shared_->bytes_copied;
   s.copy_submit_ns = shared_->copy_submit_ns;
+  s.acquire_ns = shared_->acquire_ns;
   s.host_waits = shared_->host_waits;
   s.host_wait_ns = shared_->host_wait_ns;
   s.device_buffers = static_cast<int64_t>(pool_.allocations());

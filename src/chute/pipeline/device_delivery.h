@@ -23,7 +23,8 @@ namespace chute {
 struct DeliveryStats {
   int64_t copies = 0;
   int64_t bytes_copied = 0;
-  int64_t copy_submit_ns = 0;  // producer time queueing copies
+  int64_t copy_submit_ns = 0;  // producer time queueing copies (acquire_ns included)
+  int64_t acquire_ns = 0;      // of which getting a device buffer (allocating one when none idle)
   int64_t host_waits = 0;      // times the producer waited for a copy to free a host buffer
   int64_t host_wait_ns = 0;
   int64_t device_buffers = 0;  // device buffers allocated (flat in the steady state)

@@ -97,7 +97,8 @@ struct LoaderOptions {
   // otherwise); with `device` set, the pinned memory is that device's.
   bool pin_memory = false;
   // "cuda:N" (or "cuda"): each batch is copied to that GPU on chute's own stream as soon as it is
-  // assembled, and handed out in device memory; `prefetch` then counts device batches. Empty:
+  // assembled (from page-locked host buffers, pin_memory or not), and handed out in device
+  // memory; `prefetch` then counts device batches. Empty:
   // batches stay in host memory. "standin:N": a host-memory stand-in for a device (tests).
   std::string device;
   // Testing: the device to deliver to, used instead of opening `device` by name.

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "chute/device/standin_device.h"
+#include "chute/pipeline/device_delivery.h"
 #include "chute/pipeline/loader.h"
 #include "chute/pipeline/loader_test_support.h"
 #include "chute/util/error_test_util.h"
@@ -123,6 +124,26 @@ TEST(LoaderDevice, PinnedHostBuffersComeFromTheDevice) {
   Loader loader(packed_dataset(fixture), o);
   EXPECT_GT(device->counters().pinned_bytes.load(), 0);
   EXPECT_EQ(run_device_epochs(loader, 1, true).size(), 3u);
+}
+
+TEST(LoaderDevice, DeliveredBatchesAreCopiedFromPageLockedMemory) {
+  // Without pin_memory too: a copy from pageable memory is staged by the driver on the producer
+  // thread, which then assembles and copies in turn.
+  PackedFixture fixture(24);
+  for (bool pin_memory : {false, true}) {
+    auto device = std::make_shared<StandInDevice>(0);
+    LoaderOptions o = device_loader_options();
+    o.device_handle = device;
+    o.pin_memory = pin_memory;
+    Loader loader(packed_dataset(fixture), o);
+    EXPECT_EQ(run_device_epochs(loader, 2, true).size(), 12u);
+    loader.stop();
+    EXPECT_GT(device->counters().copies.load(), 0);
+    EXPECT_EQ(device->counters().pageable_copies.load(), 0) << "pin_memory " << pin_memory;
+    // Host buffers are held only while assembled and copied, not for the queue's depth.
+    EXPECT_LE(loader.stats().buffers_allocated,
+              static_cast<int64_t>(2 + DeviceDelivery::kMaxCopiesInFlight + 1));
+  }
 }
 
 bool loader_device_has_cuda_driver() { return ::dlopen("libcuda.so.1", RTLD_NOW) != nullptr; }

@@ -33,6 +33,10 @@ class BufferAllocator {
   /// from a released buffer is complete before chute overwrites it.
   virtual void released(std::byte* memory) noexcept {}
   virtual void reusing(std::byte* memory) {}
+  /// Whether a pool reuses its released buffers oldest first: when a release is ordered after a
+  /// consumer's queued work (an event), the oldest is the likeliest complete, and reusing the
+  /// newest would wait for the work queued last. Otherwise newest first (warm pages).
+  virtual bool reuse_oldest_first() const { return false; }
   /// Where the memory lives.
   virtual MemoryPlace place() const { return {}; }
   /// "pageable host memory", "page-locked host memory (cuda:0)", "cuda:0 device memory".
