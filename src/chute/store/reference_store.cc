@@ -42,15 +42,15 @@ bool is_directory(const std::string& path) {
 }
 
 std::mutex g_registry_mutex;
-std::map<std::string, StorePtr>& registry() {
+std::map<std::string, StorePtr>& reference_registry() {
   static std::map<std::string, StorePtr> sets;
   return sets;
 }
 
 StorePtr registered(const std::string& location) {
   std::lock_guard lock(g_registry_mutex);
-  auto it = registry().find(location);
-  return it == registry().end() ? nullptr : it->second;
+  auto it = reference_registry().find(location);
+  return it == reference_registry().end() ? nullptr : it->second;
 }
 
 }  // namespace
@@ -344,7 +344,7 @@ bool is_reference_location(const std::string& location) {
 
 void register_reference_set(const std::string& location, StorePtr store) {
   std::lock_guard lock(g_registry_mutex);
-  registry()[location] = std::move(store);
+  reference_registry()[location] = std::move(store);
 }
 
 bool is_parquet_reference_folder(const std::string& path) {
