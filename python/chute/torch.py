@@ -26,7 +26,7 @@ import torch
 import torch.utils.data
 
 from . import _chute
-from .loader import Dataset, Loader, _checked_options
+from .loader import Dataset, Loader, _loader_options
 
 __all__ = ["ChuteIterableDataset", "to_torch"]
 
@@ -66,10 +66,11 @@ class ChuteIterableDataset(torch.utils.data.IterableDataset):
         from ._options import invalid
 
         try:  # option names and values now; only rank/world_size wait for the first len()/pass
-            inspect.signature(Loader).bind(data, **loader_options)
+            bound = inspect.signature(Loader).bind(data, **loader_options)
         except TypeError as error:
             raise invalid(f"ChuteIterableDataset: {error} (options are chute.Loader's)") from None
-        _checked_options(data, **loader_options)
+        bound.apply_defaults()
+        _loader_options(data, bound.arguments)
         self._data = data
         self._options = dict(loader_options)
         self._epoch = 0  # the epoch the next pass runs

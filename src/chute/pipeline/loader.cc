@@ -40,25 +40,65 @@ uint64_t physical_memory_bytes() {
 
 }  // namespace
 
+const std::vector<OptionField<LoaderOptions>>& LoaderOptions::fields() {
+  using O = LoaderOptions;
+  constexpr long double kInt64Max = static_cast<long double>(INT64_MAX);
+  static const std::vector<OptionField<O>> table = {
+      {"batch_size", &O::batch_size, "samples per batch, per rank", {.low = 1, .high = kInt64Max}},
+      {"shuffle", &O::shuffle,
+       "shuffle the samples of every epoch (Python also takes \"chunks\": shuffle stored chunks, "
+       "then samples within `shuffle_window` of them)",
+       {.python_type = "bool | Literal[\"chunks\"]"}},
+      {"seed", &O::seed,
+       "seed of the shuffle; batches are a pure function of (seed, epoch, rank, world_size, batch)",
+       {.low = 0,
+        .high = static_cast<long double>(UINT64_MAX),
+        .none = "a seed drawn from the OS, reported by state_dict()"}},
+      {"drop_last", &O::drop_last,
+       "drop the incomplete last batch; else it is padded by wrapping around (`batch.padding`)"},
+      {"threads", &O::threads, "reader/decoder threads",
+       {.low = 1,
+        .none = "one per CPU this process may run on",
+        .default_none = true}},
+      {"prefetch", &O::prefetch, "batches assembled ahead of the consumer",
+       {.low = 1, .high = static_cast<long double>(kMaxPrefetch)}},
+      {"io_concurrency", &O::io_concurrency, "chunk reads kept in flight while the threads decode",
+       {.low = 1,
+        .high = static_cast<long double>(kMaxIoConcurrency),
+        .none = "the store's preference, 32 for local files",
+        .default_none = true}},
+      {"read_ahead", &O::read_ahead,
+       "plan the next batch and submit its chunk reads before this one decodes"},
+      {"rank", &O::rank, "this process's rank",
+       {.low = 0, .high = kInt64Max, .none = "from the launcher (MPI, torchrun, Slurm), else 0",
+        .default_none = true}},
+      {"world_size", &O::world_size, "number of ranks sharing each epoch",
+       {.low = 1, .high = kInt64Max, .none = "from the launcher, else 1", .default_none = true}},
+      {"pad_to_batch", &O::pad_to_batch,
+       "allow batch_size x world_size above the sample count (the one batch wraps around)"},
+      {"timeout", &O::timeout_s,
+       "seconds to wait for a batch before raising ReadTimeoutError and cancelling the epoch",
+       {.low = 1e-3L, .high = 1e9L, .none = "wait forever", .default_none = true}},
+      {"shuffle_block", &O::shuffle_block,
+       "samples per stored chunk for the chunk-aware shuffle (shuffle=\"chunks\")",
+       {.low = 1, .high = kInt64Max, .none = "the dataset's chunk size", .default_none = true}},
+      {"shuffle_window", &O::shuffle_window,
+       "chunk-aware shuffle: chunks whose samples are shuffled together",
+       {.low = 1, .high = kInt64Max}},
+  };
+  return table;
+}
+
 void validate(const LoaderOptions& o) {
-  using detail::check_option_range;
   constexpr std::string_view kOwner = "loader";
-  check_option_range<int64_t>(kOwner, "batch_size", o.batch_size, 1, INT64_MAX);
-  check_option_range<int64_t>(kOwner, "world_size", o.world_size, 1, INT64_MAX);
-  check_option_range<int64_t>(kOwner, "rank", o.rank, 0, o.world_size - 1,
-                              fmt::format(" (world_size = {})", o.world_size));
-  check_option_range<size_t>(kOwner, "prefetch", o.prefetch, 1, kMaxPrefetch);
-  check_option_range<size_t>(kOwner, "io_concurrency", o.io_concurrency, 0, kMaxIoConcurrency,
-                             " (0, Python: None: the store's preferred)");
-  check_option_range<size_t>(
+  check_fields(kOwner, o);
+  detail::check_option_range<size_t>(
       kOwner, "threads", o.threads, 0, max_reader_threads(),
       fmt::format(": more than this machine can run (16 per hardware thread, {} here); "
-                  "threads=0 (Python: None) uses one per hardware thread",
+                  "threads=None uses one per hardware thread",
                   default_thread_count()));
-  check_option_range<double>(kOwner, "timeout_s", o.timeout_s, 0, 1e9, " seconds (0: none)");
-  check_option_range<int64_t>(kOwner, "shuffle_block", o.shuffle_block, 0, INT64_MAX,
-                              " (0: no chunk-aware shuffle)");
-  check_option_range<int64_t>(kOwner, "shuffle_window", o.shuffle_window, 1, INT64_MAX);
+  detail::check_option_range<int64_t>(kOwner, "rank", o.rank, 0, o.world_size - 1,
+                                      fmt::format(" (world_size = {})", o.world_size));
 }
 
 namespace {
