@@ -5,7 +5,8 @@ the built extension (`chute._chute.<Struct>._fields()`):
 - the marked regions of the Python sources: keyword signatures
   (`# BEGIN GENERATED <Struct> signature [except a,b]` ... `# END GENERATED`) and the options
   part of docstrings (`.. BEGIN GENERATED <Struct> doc [except a,b]` ... `.. END GENERATED`);
-- docs/reference/options.md, the reference of every option.
+- docs/reference/options.md, the reference of every option;
+- python/chute/_chute.pyi, the extension's stubs (nanobind's stub generator).
 
     python scripts/gen_options.py          # rewrite them
     python scripts/gen_options.py --check  # exit 1 naming what is not current (a test runs this)
@@ -29,6 +30,7 @@ SOURCES = [
     ROOT / "python" / "chute" / "torch.py",
 ]
 REFERENCE = ROOT / "docs" / "reference" / "options.md"
+STUBS = ROOT / "python" / "chute" / "_chute.pyi"
 STRUCTS = {
     "LoaderOptions": "chute.Loader(data, ...); chute.torch.ChuteIterableDataset(data, ...)",
     "WindowOptions": "chute.windows(path, ...)",
@@ -128,6 +130,20 @@ def reference() -> str:
     return "\n".join(out)
 
 
+def stubs() -> str:
+    import subprocess
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as folder:
+        out = Path(folder) / "_chute.pyi"
+        subprocess.run(
+            [sys.executable, "-m", "nanobind.stubgen", "-q", "-P", "-m", "chute._chute", "-o",
+             str(out)],
+            check=True,
+        )  # fmt: skip
+        return out.read_text()
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--check", action="store_true", help="fail when a file is not current")
@@ -135,6 +151,7 @@ def main() -> int:
     stale = []
     targets = {path: regenerate(path.read_text()) for path in SOURCES}
     targets[REFERENCE] = reference()
+    targets[STUBS] = stubs()
     for path, text in targets.items():
         if path.exists() and path.read_text() == text:
             continue

@@ -17,22 +17,28 @@ Errors are chute.Error subclasses that also derive from the built-in exception t
 
 from importlib import metadata as _metadata
 
-from . import _chute
 from ._array import Array, Group, open, open_group
 from ._chute import (
+    CacheOptions,
     CancelledError,
     CorruptDataError,
+    CropOptions,
     Error,
     InternalError,
     InvalidArgumentError,
     InvalidMetadataError,
+    LoaderOptions,
     NotFoundError,
     OutOfRangeError,
     PermissionDeniedError,
+    ReadTimeoutError,
     StorageError,
     StoreUnavailableError,
     UnsupportedError,
+    WindowOptions,
+    get_follow_symlinks,
     get_threads,
+    set_follow_symlinks,
     set_threads,
 )
 from ._http import http_options, set_http_options
@@ -57,8 +63,10 @@ except _metadata.PackageNotFoundError:  # running from a build tree, not install
 __all__ = [
     "Array",
     "Batch",
+    "CacheOptions",
     "CancelledError",
     "CorruptDataError",
+    "CropOptions",
     "Dataset",
     "Error",
     "Group",
@@ -66,21 +74,26 @@ __all__ = [
     "InvalidArgumentError",
     "InvalidMetadataError",
     "Loader",
+    "LoaderOptions",
     "NotFoundError",
     "OutOfRangeError",
     "PermissionDeniedError",
+    "ReadTimeoutError",
     "StorageError",
     "StoreUnavailableError",
     "UnsupportedError",
+    "WindowOptions",
     "apply_cube_symmetry",
     "compute_statistics",
     "crops",
     "cube_symmetries",
+    "get_follow_symlinks",
     "get_threads",
     "http_options",
     "open",
     "open_group",
     "packed",
+    "set_follow_symlinks",
     "set_http_options",
     "set_storage_options",
     "set_threads",
@@ -88,10 +101,3 @@ __all__ = [
     "storage_options",
     "windows",
 ]
-
-# Public names the other binding files register (e.g. the Loader) are exported as they are.
-for _name in dir(_chute):
-    if not _name.startswith("_") and _name not in globals():
-        globals()[_name] = getattr(_chute, _name)
-        __all__.append(_name)
-del _name
