@@ -726,6 +726,7 @@ class Loader:
         self._runs = 0  # epochs begun, so an abandoned loop stops only its own
         self._last_epoch: int | None = None  # the last epoch begun (for a fork child)
         self._restore_pending = False
+        self._ended_early = False  # the last loop was left before its epoch's end
         self._core_loader = _chute._Loader(*self._args)
 
     @property
@@ -761,6 +762,7 @@ class Loader:
         core.begin_epoch()
         self._last_epoch = core.state()[1]  # the epoch begun
         self._restore_pending = False
+        self._ended_early = False
         self._runs += 1
         return self._batches(self._runs)
 
@@ -771,6 +773,7 @@ class Loader:
         self._core.begin_epoch(epoch, start_batch)
         self._last_epoch = epoch
         self._restore_pending = False
+        self._ended_early = False
         self._runs += 1
         return self._batches(self._runs)
 
@@ -790,18 +793,23 @@ class Loader:
                     {name: _as_numpy(array, dtype) for name, array, dtype, _ in arrays},
                     {name: exported for name, _, _, exported in arrays},
                 )
-        except BaseException:
+        except BaseException as error:
             # Ctrl-C, an error, or a loop left early (GeneratorExit): join this epoch's thread
-            # now, unless another epoch has begun since.
+            # now, unless another epoch has begun since. The next `for` runs the next epoch.
             if run == self._runs:
                 core.stop()
+                self._ended_early = isinstance(error, GeneratorExit)
             raise
 
     def state_dict(self) -> dict[str, int]:
         """The position to resume from: {"seed", "epoch", "next_batch"}, plus "batch_size",
         "world_size" and "dataset" (a fingerprint) so that it is not restored into a loader over
-        other data. Taken after an epoch's last batch, it points at the next epoch's first."""
+        other data. It is always where the next iteration starts: inside a loop, the batch after
+        the last one yielded; after an epoch's end or a loop left with `break`, the next epoch's
+        first batch (what the next `for` runs); after load_state_dict(), the state loaded."""
         seed, epoch, next_batch, batch_size, world_size, dataset = self._core.state()
+        if self._ended_early and not self._restore_pending and self._last_epoch is not None:
+            epoch, next_batch = self._last_epoch + 1, 0
         return {
             "seed": seed,
             "epoch": epoch,
@@ -828,6 +836,7 @@ class Loader:
             _integer("state['dataset']", state.get("dataset", 0), 0, _UINT64_MAX),
         )
         self._restore_pending = True
+        self._ended_early = False
 
     def stats(self) -> dict[str, Any]:
         """Counters since the last reset_stats(): wait/read/decode/assemble seconds, bytes, queue
