@@ -235,6 +235,15 @@ class LoaderOptions:
     @shuffle_window.setter
     def shuffle_window(self, arg: object, /) -> None: ...
 
+    @property
+    def indices(self) -> object:
+        """
+        the sample numbers an epoch draws from (a subset, a stride, an order; shuffle=False keeps it)
+        """
+
+    @indices.setter
+    def indices(self, arg: object, /) -> None: ...
+
     def validate(self) -> None:
         """
         Checks the fields together (each was checked when set): what the core checks first.

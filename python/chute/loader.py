@@ -655,6 +655,8 @@ class Loader:
         (shuffle="chunks"); None: the dataset's chunk size (>= 1)
     `shuffle_window` (default 4): chunk-aware shuffle: chunks whose samples are shuffled
         together (>= 1)
+    `indices` (default None): the sample numbers an epoch draws from (a subset, a stride, an
+        order; shuffle=False keeps it); None: every sample (>= 0)
     .. END GENERATED
     """
 
@@ -677,6 +679,7 @@ class Loader:
         timeout: float | None = None,
         shuffle_block: int | None = None,
         shuffle_window: int = 4,
+        indices: Sequence[int] | None = None,
         # END GENERATED
         verbose: bool | None = None,
         follow_symlinks: bool | None = None,

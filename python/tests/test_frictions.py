@@ -124,3 +124,51 @@ def test_no_nanobind_leak_is_reported_at_exit(paths, tmp_path):
                             timeout=300, check=False)  # fmt: skip
     assert result.returncode == 0, result.stderr
     assert "leaked" not in result.stderr, result.stderr
+
+
+def test_indices_choose_a_subset_a_stride_or_an_order(paths):
+    order = [7, 3, 19, 0, 12, 5]
+    kept = chute.Loader(paths, batch_size=2, shuffle=False, indices=order)
+    assert len(kept) == 3
+    batches = list(kept)
+    assert [i for b in batches for i in b.indices.tolist()] == order  # the given order
+    assert batches[0]["y"][:, 0].tolist() == [7, 3]  # the data of those samples
+    every_third = chute.Loader(paths, batch_size=7, shuffle=True, seed=4, indices=range(0, N, 3))
+    drawn = [i for b in every_third for i in b.indices.tolist()]
+    assert sorted(drawn) == list(range(0, N, 3)) and drawn != list(range(0, N, 3))
+
+
+def test_indices_are_sharded_and_resumable(paths):
+    subset = list(range(1, N, 2))  # 10 samples
+    shards = [
+        [i for b in chute.Loader(paths, batch_size=5, seed=2, indices=subset, rank=r,
+                                 world_size=2) for i in b.indices.tolist()]
+        for r in range(2)
+    ]  # fmt: skip
+    assert sorted(shards[0] + shards[1]) == subset
+    loader = chute.Loader(paths, batch_size=2, seed=2, indices=subset)
+    whole = indices(chute.Loader(paths, batch_size=2, seed=2, indices=subset))
+    iterator = iter(loader)
+    taken = [next(iterator).indices.tolist() for _ in range(2)]
+    state = loader.state_dict()
+    resumed = chute.Loader(paths, batch_size=2, seed=2, indices=subset)
+    resumed.load_state_dict(state)
+    assert taken + indices(resumed) == whole
+    with pytest.raises(chute.InvalidArgumentError, match="another dataset"):
+        chute.Loader(paths, batch_size=2, seed=2, indices=subset[::-1]).load_state_dict(state)
+
+
+@pytest.mark.parametrize(
+    "value,message",
+    [
+        ([3, N], f"loader: indices[1] = {N} is outside [0, {N - 1}]"),
+        ([-1], "loader: indices[0] = -1 is outside [0, "),
+        ([], "loader: indices must not be empty"),
+        ([1.5], "loader: indices[0] must be an integer"),
+        ("12", "loader: indices must be a list of integers"),
+    ],
+)
+def test_bad_indices_name_the_option(paths, value, message):
+    with pytest.raises(chute.InvalidArgumentError) as info:
+        chute.Loader(paths, batch_size=1, indices=value)
+    assert message in str(info.value)

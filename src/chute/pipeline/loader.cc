@@ -85,6 +85,11 @@ const std::vector<OptionField<LoaderOptions>>& LoaderOptions::fields() {
       {"shuffle_window", &O::shuffle_window,
        "chunk-aware shuffle: chunks whose samples are shuffled together",
        {.low = 1, .high = kInt64Max}},
+      {"indices", &O::indices,
+       "the sample numbers an epoch draws from (a subset, a stride, an order; shuffle=False "
+       "keeps it)",
+       {.low = 0, .high = kInt64Max, .non_empty = true, .none = "every sample",
+        .default_none = true}},
   };
   return table;
 }
@@ -103,6 +108,11 @@ void validate(const LoaderOptions& o) {
 
 namespace {
 
+// The samples an epoch draws from: the dataset's, or options.indices.
+int64_t sample_count(const Dataset& dataset, const LoaderOptions& o) {
+  return o.indices.empty() ? dataset.num_samples() : static_cast<int64_t>(o.indices.size());
+}
+
 // Every option checked before anything is allocated or started, each error naming the option,
 // the value and what is allowed.
 const DatasetPtr& checked(const DatasetPtr& dataset, const LoaderOptions& o) {
@@ -110,7 +120,11 @@ const DatasetPtr& checked(const DatasetPtr& dataset, const LoaderOptions& o) {
   if (dataset->outputs().empty())
     fail(ErrorCode::kInvalidArgument, "loader: dataset has no outputs");
   validate(o);
-  const int64_t samples = dataset->num_samples();
+  for (size_t i = 0; i < o.indices.size(); ++i) {
+    detail::check_option_range<int64_t>("loader", fmt::format("indices[{}]", i), o.indices[i], 0,
+                                        dataset->num_samples() - 1, " (the dataset's samples)");
+  }
+  const int64_t samples = sample_count(*dataset, o);
   const auto global = static_cast<unsigned __int128>(o.batch_size) * o.world_size;
   if (global > static_cast<unsigned __int128>(samples)) {
     const std::string what =
@@ -192,10 +206,16 @@ uint64_t dataset_fingerprint(const Dataset& dataset) {
 Loader::Loader(DatasetPtr dataset, LoaderOptions options)
     : dataset_(checked(dataset, options)),
       options_(options),
-      sampler_(dataset_->num_samples(), options.batch_size, options.shuffle, options.seed,
-               options.drop_last, options.rank, options.world_size),
+      sampler_(sample_count(*dataset_, options), options.batch_size, options.shuffle,
+               options.seed, options.drop_last, options.rank, options.world_size),
       pid_(::getpid()),
       dataset_fingerprint_(dataset_fingerprint(*dataset_)) {
+  if (!options_.indices.empty()) {  // a state is for these samples, in this order
+    Fnv1a hash;
+    hash.add(static_cast<int64_t>(dataset_fingerprint_));
+    hash.add(options_.indices.data(), options_.indices.size() * sizeof(int64_t));
+    dataset_fingerprint_ = hash.value();
+  }
   sampler_.set_chunk_shuffle({options_.shuffle_block, options_.shuffle_window});
   assembler_ = std::make_unique<BatchAssembler>(dataset_, options_.batch_size, options_.threads);
   assembler_->set_io_concurrency(options_.io_concurrency);
@@ -428,6 +448,9 @@ void Loader::produce(int64_t epoch, int64_t start_batch, std::shared_ptr<Prefetc
       a->batch.index = b;
       try {
         sampler_.batch(e, b, a->batch.indices);
+        if (!options_.indices.empty()) {
+          for (int64_t& i : a->batch.indices) i = options_.indices[static_cast<size_t>(i)];
+        }
         a->batch.padding = sampler_.batch_padding(b);
         a->buffer = pool_->acquire();
         assembler_->start(a->batch.indices, a->buffer.get(), &a->stats, options_.seed, e);

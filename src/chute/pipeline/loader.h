@@ -90,6 +90,9 @@ struct LoaderOptions {
   // of shuffle_block consecutive samples shuffled, then samples within shuffle_window groups.
   int64_t shuffle_block = 0;
   int64_t shuffle_window = 4;
+  // Non-empty: an epoch draws from these sample numbers (a subset, a stride, an explicit
+  // order) instead of every sample; shuffled, sharded and resumed like the samples themselves.
+  std::vector<int64_t> indices;
 
   /// Name, help and check of every field (option_table.h): the one declaration of each option.
   static const std::vector<OptionField<LoaderOptions>>& fields();
