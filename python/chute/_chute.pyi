@@ -659,25 +659,6 @@ class _WindowDataset(_Dataset):
 def _open_packed(paths: Sequence[tuple[str, bytes]], cache: bytes = ..., cache_size: int = 0) -> tuple[_Dataset, int]:
     """A W1 dataset, and the most samples one read chunk holds along axis 0."""
 
-class _TestingLatencyStore:
-    """Testing only: a store that delays reads."""
-
-    @property
-    def reads(self) -> int: ...
-
-    @property
-    def in_flight(self) -> int: ...
-
-    @property
-    def max_in_flight(self) -> int: ...
-
-    def reset_counts(self) -> None: ...
-
-def _testing_latency_packed(paths: Sequence[tuple[str, bytes]], delay_s: float) -> tuple[_Dataset, _TestingLatencyStore]:
-    """
-    Testing only: a W1 dataset of Zarr arrays read through a latency-injecting store.
-    """
-
 def _open_windows(paths: Sequence[str], options: WindowOptions, cache: bytes = ..., cache_size: int = 0) -> _WindowDataset: ...
 
 class _CropDataset(_Dataset):

@@ -21,8 +21,6 @@
 
 #include "bindings.h"
 #include "chute/format/zarr.h"
-#include "chute/store/file_store.h"
-#include "chute/store/latency_store.h"
 #include "chute/util/error.h"
 
 namespace nb = nanobind;
@@ -184,36 +182,6 @@ void bind_loader(nb::module_& m) {
       },
       nb::arg("paths"), nb::arg("cache") = nb::bytes(""), nb::arg("cache_size") = 0,
       "A W1 dataset, and the most samples one read chunk holds along axis 0.");
-
-  // For tests only, not a user feature: Zarr arrays read through a store that answers each read
-  // after `delay_s` seconds without holding a thread, and counts the reads in flight.
-  nb::class_<LatencyStore>(m, "_TestingLatencyStore", "Testing only: a store that delays reads.")
-      .def_prop_ro("reads", &LatencyStore::reads)
-      .def_prop_ro("in_flight", &LatencyStore::in_flight)
-      .def_prop_ro("max_in_flight", &LatencyStore::max_in_flight)
-      .def("reset_counts", &LatencyStore::reset_counts);
-  m.def(
-      "_testing_latency_packed",
-      [](const std::vector<std::pair<std::string, nb::bytes>>& named, double delay_s) {
-        auto slow = std::make_shared<LatencyStore>(
-            std::make_shared<FileStore>("/"),
-            std::chrono::nanoseconds(static_cast<int64_t>(delay_s * 1e9)));
-        std::vector<std::pair<std::string, ArrayPtr>> arrays;
-        {
-          nb::gil_scoped_release release;
-          for (const auto& [name, path] : named) {
-            std::string absolute(path.c_str(), path.size());
-            if (absolute.empty() || absolute[0] != '/') {
-              fail(ErrorCode::kInvalidArgument, "expected an absolute path, got '{}'", absolute);
-            }
-            arrays.emplace_back(name, open_zarr_array(slow, absolute.substr(1), absolute));
-          }
-        }
-        DatasetPtr dataset = std::make_shared<PackedDataset>(std::move(arrays));
-        return std::make_pair(dataset, slow);
-      },
-      nb::arg("paths"), nb::arg("delay_s"),
-      "Testing only: a W1 dataset of Zarr arrays read through a latency-injecting store.");
 
   m.def(
       "_open_windows",
