@@ -172,3 +172,18 @@ def test_bad_indices_name_the_option(paths, value, message):
     with pytest.raises(chute.InvalidArgumentError) as info:
         chute.Loader(paths, batch_size=1, indices=value)
     assert message in str(info.value)
+
+
+def test_torch_adapter_state_after_a_break_is_where_the_next_pass_starts(paths):
+    pytest.importorskip("torch")
+    from chute.torch import ChuteIterableDataset
+
+    ds = ChuteIterableDataset(paths, batch_size=4, seed=3, rank=0, world_size=1)
+    for _ in ds:
+        break
+    state = ds.state_dict()
+    assert position(state) == (1, 0)
+    following = [b["indices"].tolist() for b in ds]
+    resumed = ChuteIterableDataset(paths, batch_size=4, seed=3, rank=0, world_size=1)
+    resumed.load_state_dict(state)
+    assert [b["indices"].tolist() for b in resumed] == following
