@@ -609,9 +609,9 @@ class Loader:
     in flight while the threads decode (None: the store's preference, 32 for local files; 1: each
     thread reads its own chunks). `read_ahead=True` plans the next batch and submits its chunk reads
     before the current one decodes (they share `io_concurrency`; one more batch buffer and one
-    batch's stored bytes). `rank`/`world_size` default to MPI (mpi4py, when initialised), then torchrun's
-    RANK/WORLD_SIZE, Slurm's SLURM_PROCID/SLURM_NTASKS, OpenMPI's OMPI_COMM_WORLD_RANK/SIZE, else
-    0 and 1; when a launcher set them the loader says so once on stderr (`verbose=False` or
+    batch's stored bytes). `rank`/`world_size` default to the launcher's (the order is
+    chute.distributed's: mpi4py when initialised, torchrun, Open MPI, PMI, Slurm), else 0 and 1;
+    when a launcher set them the loader says so once on stderr (`verbose=False` or
     CHUTE_QUIET=1 silences it), and `loader.rank_source` names the variables. Each `for` over
     the loader runs the next epoch; the samples of every batch are a pure function of (seed,
     epoch, rank, world_size, batch number). With drop_last=False the last batch is padded by
@@ -643,8 +643,8 @@ class Loader:
         None: the store's preference, 32 for local files (in [1, 65536])
     `read_ahead` (default True): plan the next batch and submit its chunk reads before this
         one decodes
-    `rank` (default None): this process's rank; None: from the launcher (MPI, torchrun,
-        Slurm), else 0 (>= 0)
+    `rank` (default None): this process's rank; None: from the launcher (chute.distributed:
+        mpi4py, torchrun, Open MPI, PMI, Slurm), else 0 (>= 0)
     `world_size` (default None): number of ranks sharing each epoch; None: from the
         launcher, else 1 (>= 1)
     `pad_to_batch` (default False): allow batch_size x world_size above the sample count

@@ -10,6 +10,7 @@
 #include <nanobind/stl/vector.h>
 
 #include <cmath>
+#include <deque>
 #include <string>
 #include <type_traits>
 
@@ -41,8 +42,8 @@ bool is_bool(nb::handle value) {
 void check_limits(std::string_view owner, std::string_view name, long double v,
                   const OptionCheck& c, nb::handle value) {
   if (v >= c.low && v <= c.high) return;
-  fail(ErrorCode::kInvalidArgument, "{}: {} = {} is outside [{}, {}]{}", owner, name, py_repr(value),
-       detail::limit_text(c.low), detail::limit_text(c.high),
+  fail(ErrorCode::kInvalidArgument, "{}: {} = {} is outside [{}, {}]{}", owner, name,
+       py_repr(value), detail::limit_text(c.low), detail::limit_text(c.high),
        c.none.empty() ? std::string() : fmt::format(" or None ({})", c.none));
 }
 
@@ -100,8 +101,8 @@ std::string to_text(std::string_view owner, std::string_view name, nb::handle va
   std::string text;
   if (PyUnicode_Check(value.ptr())) {
     text = nb::cast<std::string>(value);
-  } else if (c.path && (PyBytes_Check(value.ptr()) ||
-                        PyObject_HasAttrString(value.ptr(), "__fspath__"))) {
+  } else if (c.path &&
+             (PyBytes_Check(value.ptr()) || PyObject_HasAttrString(value.ptr(), "__fspath__"))) {
     // A path need not be valid UTF-8 on Linux: its bytes as the file system has them.
     nb::object encoded = nb::module_::import_("os").attr("fsencode")(value);
     text.assign(PyBytes_AsString(encoded.ptr()), static_cast<size_t>(PyBytes_Size(encoded.ptr())));
@@ -113,8 +114,7 @@ std::string to_text(std::string_view owner, std::string_view name, nb::handle va
 }
 
 template <typename T>
-T to_value(std::string_view owner, std::string_view name, nb::handle value,
-           const OptionCheck& c) {
+T to_value(std::string_view owner, std::string_view name, nb::handle value, const OptionCheck& c) {
   if constexpr (std::is_same_v<T, bool>) {
     if (!is_bool(value)) wrong_type(owner, name, "True or False", value);
     return PyObject_IsTrue(value.ptr()) == 1;
@@ -239,14 +239,13 @@ std::string python_type(const OptionField<S>& f) {
             plain = c.path ? "str | os.PathLike[str]" : "str";
           } else if constexpr (std::is_floating_point_v<T>) {
             plain = "float";
-          } else if constexpr (std::is_integral_v<T> ||
-                               std::is_same_v<T, std::optional<int64_t>>) {
+          } else if constexpr (std::is_integral_v<T> || std::is_same_v<T, std::optional<int64_t>>) {
             plain = "int";
           } else {
             using V = typename T::value_type;
-            plain = std::is_same_v<V, std::string>  ? "Sequence[str]"
-                    : std::is_floating_point_v<V> ? "Sequence[float]"
-                                                  : "Sequence[int]";
+            plain = std::is_same_v<V, std::string> ? "Sequence[str]"
+                    : std::is_floating_point_v<V>  ? "Sequence[float]"
+                                                   : "Sequence[int]";
           }
           if (type.empty()) type = plain;
         }
@@ -256,9 +255,35 @@ std::string python_type(const OptionField<S>& f) {
   return type;
 }
 
+/// `type` with qualified names, which the stub generator turns into imports.
+std::string qualified(std::string type) {
+  for (const auto& [plain, full] :
+       {std::pair<std::string, std::string>{"Literal[", "typing.Literal["},
+        {"Sequence[", "collections.abc.Sequence["}}) {
+    for (size_t at = type.find(plain); at != std::string::npos;
+         at = type.find(plain, at + full.size())) {
+      if (at > 0 && type[at - 1] == '.') continue;
+      type.replace(at, plain.size(), full);
+    }
+  }
+  return type;
+}
+
+/// Signature strings for the stubs, kept for the life of the module.
+const char* keep(std::string text) {
+  static std::deque<std::string> kept;
+  return kept.emplace_back(std::move(text)).c_str();
+}
+
 template <typename S>
 void bind_options(nb::module_& m, const char* name, const char* owner, const char* doc) {
   nb::class_<S> cls(m, name, doc);
+  // The keywords with their types and defaults, so that type checkers see them.
+  std::string init = "def __init__(self, *";
+  for (const OptionField<S>& f : S::fields()) {
+    init += fmt::format(", {}: {} = {}", f.name, qualified(python_type(f)),
+                        py_repr(get_field(f, option_defaults<S>(), true)));
+  }
   cls.def(
       "__init__",
       [owner](S* self, nb::kwargs options) {
@@ -269,18 +294,23 @@ void bind_options(nb::module_& m, const char* name, const char* owner, const cha
           if (field == nullptr) {
             std::vector<std::string_view> known;
             for (const OptionField<S>& f : S::fields()) known.push_back(f.name);
-            fail(ErrorCode::kInvalidArgument, "{}: unknown option '{}' (known: {})", owner,
-                 keyword, fmt::join(known, ", "));
+            fail(ErrorCode::kInvalidArgument, "{}: unknown option '{}' (known: {})", owner, keyword,
+                 fmt::join(known, ", "));
           }
           set_field(owner, *field, *self, value);
         }
       },
+      nb::sig(keep(init + ") -> None")),
       "Keyword arguments: the options by name (see _fields()); each is checked here.");
   for (const OptionField<S>& field : S::fields()) {
     const OptionField<S>* f = &field;
+    const std::string type = qualified(python_type(field));
     cls.def_prop_rw(
         field.name.data(), [f](const S& s) { return get_field(*f, s, true); },
         [f, owner](S& s, nb::handle value) { set_field(owner, *f, s, value); },
+        nb::for_getter(nb::sig(keep(fmt::format("def {}(self, /) -> {}", field.name, type)))),
+        nb::for_setter(
+            nb::sig(keep(fmt::format("def {}(self, value: {}, /) -> None", field.name, type)))),
         field.help.data());
   }
   cls.def(

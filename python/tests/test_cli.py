@@ -103,7 +103,7 @@ def test_info_array_table(packed):
     assert fields["chunk shape"] == "(1, 10, 12, 4)"
     assert fields["dtype"] == "float32 (<f4)"
     assert fields["fill value"] == "NaN"
-    assert fields["dimensions"] == "sample, lat, lon, channel"
+    assert fields["dimensions"] == "sample, lat, lon, inputs_channel"
     assert "blosc" in fields["codecs"] and "lz4" in fields["codecs"]
     assert fields["chunk grid"] == "(2, 1, 1, 2): 4 chunks, 4 stored"
     assert fields["logical size"] == "5.76 kB (5760 bytes)"

@@ -4,7 +4,6 @@
 // flags say what the Python keywords say.
 
 #include <CLI/CLI.hpp>
-
 #include <string>
 #include <string_view>
 

@@ -33,17 +33,23 @@ uint64_t crop_stream(uint64_t seed, int64_t epoch, int64_t sample) {
 const std::vector<OptionField<CropOptions>>& CropOptions::fields() {
   using O = CropOptions;
   static const std::vector<OptionField<O>> table = {
-      {"size", &O::size, "crop extent: one value for every spatial axis, or one per axis",
+      {"size",
+       &O::size,
+       "crop extent: one value for every spatial axis, or one per axis",
        {.low = 1,
         .high = static_cast<long double>(kMaxCropExtent),
         .non_empty = true,
         .python_type = "int | Sequence[int]"}},
-      {"channel_axis", &O::channel_axis,
+      {"channel_axis",
+       &O::channel_axis,
        "the axis holding channels in every array (negative: from the end)",
        {.low = -kMaxCropAxes, .high = kMaxCropAxes - 1, .none = "every axis is spatial"}},
-      {"crops_per_epoch", &O::crops_per_epoch, "crops in one epoch",
+      {"crops_per_epoch",
+       &O::crops_per_epoch,
+       "crops in one epoch",
        {.low = 1, .high = static_cast<long double>(INT64_MAX)}},
-      {"transforms", &O::transforms,
+      {"transforms",
+       &O::transforms,
        "\"rotations\" (the cube's 24 right-angle rotations), \"symmetries\" (all 48, with "
        "reflections) or \"none\", one id per crop applied while it is placed",
        {.choices = {"none", "rotations", "symmetries"}, .none = "\"none\"", .default_none = true}},

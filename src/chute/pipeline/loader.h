@@ -99,8 +99,8 @@ struct LoaderOptions {
 };
 
 /// Checks every field against fields() (no dataset needed), then rank < world_size. Throws
-/// kInvalidArgument naming the field as Python spells it, the value and the allowed range. The Loader
-/// constructor calls it, then checks what depends on the dataset (batch size against the
+/// kInvalidArgument naming the field as Python spells it, the value and the allowed range. The
+/// Loader constructor calls it, then checks what depends on the dataset (batch size against the
 /// samples, buffer and shuffle memory against the machine's).
 void validate(const LoaderOptions& options);
 

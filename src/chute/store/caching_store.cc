@@ -144,14 +144,21 @@ std::optional<CacheEntryHeader> read_entry(int fd, uint64_t file_size, std::stri
 const std::vector<OptionField<CacheOptions>>& CacheOptions::fields() {
   using O = CacheOptions;
   static const std::vector<OptionField<O>> table = {
-      {"cache", &O::dir,
+      {"cache",
+       &O::dir,
        "node-local cache folder: the stored bytes of every chunk read are kept there, so later "
        "runs read them locally",
        {.none = "no cache", .default_none = true, .path = true}},
-      {"cache_size", &O::max_bytes, "size limit of the cache folder in bytes",
-       {.low = 1, .high = static_cast<long double>(UINT64_MAX), .none = "16 GiB",
+      {"cache_size",
+       &O::max_bytes,
+       "size limit of the cache folder in bytes",
+       {.low = 1,
+        .high = static_cast<long double>(UINT64_MAX),
+        .none = "16 GiB",
         .default_none = true}},
-      {"cache_fsync", &O::fsync, "fsync each entry before renaming it into place",
+      {"cache_fsync",
+       &O::fsync,
+       "fsync each entry before renaming it into place",
        {.internal = true}},
   };
   return table;

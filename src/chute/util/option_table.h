@@ -51,6 +51,9 @@ struct OptionCheck {
   bool internal = false;
   /// A path: Python also accepts os.PathLike (and bytes, the file system's encoding).
   bool path = false;
+  /// Numbers: NaN and infinities pass this table's check (validate() decides, e.g. only when the
+  /// value is used).
+  bool non_finite = false;
   /// The Python annotation when the Python layer accepts more than the member holds.
   std::string_view python_type = {};
 };
@@ -66,10 +69,10 @@ struct OptionText {
 template <typename S>
 struct OptionField {
   using Member =
-      std::variant<bool S::*, int S::*, int64_t S::*, uint64_t S::*, float S::*,
-                   double S::*, std::string S::*, std::optional<int64_t> S::*,
-                   std::vector<int64_t> S::*, std::vector<double> S::*, std::vector<float> S::*,
-                   std::vector<std::string> S::*, OptionText<S>>;
+      std::variant<bool S::*, int S::*, int64_t S::*, uint64_t S::*, float S::*, double S::*,
+                   std::string S::*, std::optional<int64_t> S::*, std::vector<int64_t> S::*,
+                   std::vector<double> S::*, std::vector<float> S::*, std::vector<std::string> S::*,
+                   OptionText<S>>;
   template <typename M>
   OptionField(std::string_view name, M member, std::string_view help, OptionCheck check = {})
       : name(name), member(member), help(help), check(std::move(check)) {}
@@ -85,7 +88,8 @@ namespace detail {
 inline std::string limit_text(long double v) {
   if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
   if (v == std::floor(v) && std::fabs(v) < 1.9e19L) {
-    return v < 0 ? fmt::format("-{}", static_cast<uint64_t>(-v)) : fmt::format("{}", static_cast<uint64_t>(v));
+    return v < 0 ? fmt::format("-{}", static_cast<uint64_t>(-v))
+                 : fmt::format("{}", static_cast<uint64_t>(v));
   }
   return fmt::format("{}", static_cast<double>(v));
 }
@@ -94,6 +98,7 @@ template <typename T>
 void check_number(std::string_view owner, std::string_view name, T value, const OptionCheck& c) {
   const auto v = static_cast<long double>(value);
   if constexpr (std::is_floating_point_v<T>) {
+    if (c.non_finite && !std::isfinite(v)) return;
     if (!std::isfinite(v)) {
       fail(ErrorCode::kInvalidArgument, "{}: {} = {} is not a finite number", owner, name, value);
     }
