@@ -39,7 +39,8 @@ for fuzzer in build/asan/fuzz/*_fuzz; do
 done
 
 section "C++ unit tests (release build), counting which tests start threads"
-cmake --preset release -DCHUTE_WERROR=ON >/dev/null
+# With the Python extensions, so that chute_testing (the Python tests' C++ helpers) is built.
+cmake --preset release -DCHUTE_WERROR=ON -DCHUTE_BUILD_PYTHON=ON -DPython_EXECUTABLE="$PWD/.venv/bin/python" >/dev/null
 cmake --build --preset release -j "$jobs"
 census=build/release/threaded-tests.txt
 CHUTE_THREAD_CENSUS="$census" build/release/tests/chute_tests --gtest_brief=1

@@ -21,19 +21,26 @@ from . import _chute
 from ._anemoi import AnemoiDataset, anemoi
 from ._array import Array, Group, open, open_group
 from ._chute import (
+    CacheOptions,
     CancelledError,
     CorruptDataError,
+    CropOptions,
     Error,
     InternalError,
     InvalidArgumentError,
     InvalidMetadataError,
+    LoaderOptions,
     NotFoundError,
     OutOfRangeError,
     PermissionDeniedError,
+    ReadTimeoutError,
     StorageError,
     StoreUnavailableError,
     UnsupportedError,
+    WindowOptions,
+    get_follow_symlinks,
     get_threads,
+    set_follow_symlinks,
     set_threads,
 )
 from ._http import http_options, set_http_options
@@ -59,8 +66,10 @@ __all__ = [
     "AnemoiDataset",
     "Array",
     "Batch",
+    "CacheOptions",
     "CancelledError",
     "CorruptDataError",
+    "CropOptions",
     "Dataset",
     "Error",
     "Group",
@@ -68,22 +77,27 @@ __all__ = [
     "InvalidArgumentError",
     "InvalidMetadataError",
     "Loader",
+    "LoaderOptions",
     "NotFoundError",
     "OutOfRangeError",
     "PermissionDeniedError",
+    "ReadTimeoutError",
     "StorageError",
     "StoreUnavailableError",
     "UnsupportedError",
     "anemoi",
+    "WindowOptions",
     "apply_cube_symmetry",
     "compute_statistics",
     "crops",
     "cube_symmetries",
+    "get_follow_symlinks",
     "get_threads",
     "http_options",
     "open",
     "open_group",
     "packed",
+    "set_follow_symlinks",
     "set_http_options",
     "set_storage_options",
     "set_threads",
@@ -91,10 +105,3 @@ __all__ = [
     "storage_options",
     "windows",
 ]
-
-# Public names the other binding files register (e.g. the Loader) are exported as they are.
-for _name in dir(_chute):
-    if not _name.startswith("_") and _name not in globals():
-        globals()[_name] = getattr(_chute, _name)
-        __all__.append(_name)
-del _name

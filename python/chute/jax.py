@@ -37,7 +37,8 @@ def _exporter(batch: Mapping[str, Any], name: str) -> Any:
 
 def to_jax(batch: Mapping[str, Any], device: Any = None) -> dict[str, Any]:
     """The batch's arrays as jax.Array (zero-copy on CPU via DLPack, else device_put), plus
-    "indices" (NumPy int64) when the batch has them."""
+    "indices" (NumPy int64) and "padding" (how many of the last samples repeat earlier ones to
+    fill the batch, with drop_last=False) when the batch has them."""
     if device is None:
         out: dict[str, Any] = {name: jnp.from_dlpack(_exporter(batch, name)) for name in batch}
     else:
@@ -46,6 +47,7 @@ def to_jax(batch: Mapping[str, Any], device: Any = None) -> dict[str, Any]:
     indices = getattr(batch, "indices", None)
     if indices is not None:
         out["indices"] = indices
+        out["padding"] = int(getattr(batch, "padding", 0))
     return out
 
 

@@ -33,7 +33,7 @@ import functools
 import os
 import sys
 from collections.abc import Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
@@ -134,35 +134,37 @@ def windows(
     variables: Sequence[str] | None = None,
     *,
     input_variables: Sequence[str] | None = None,
+    # BEGIN GENERATED WindowOptions signature except variables
     target_variables: Sequence[str] | None = None,
     forcings: Sequence[str] = (),
     computed_forcings: Sequence[str] = (),
     statics: Sequence[str] = (),
     levels: Sequence[float] | None = None,
     level_indices: Sequence[int] | None = None,
-    input_steps: Sequence[Any] | None = None,
-    target_steps: Sequence[Any] | None = None,
     input_offsets: Sequence[int] = (-1, 0),
     target_offsets: Sequence[int] = (1,),
+    channels_last: bool = True,
+    dtype: Literal["float32", "float16", "bfloat16"] = "float32",
+    decode_cf: bool = True,
+    nan_mask: bool = False,
+    mean: Sequence[float] | None = None,
+    std: Sequence[float] | None = None,
+    mean_suffix: str = "",
+    std_suffix: str = "",
+    statistics: str | os.PathLike[str] | None = None,
+    masked_points: Literal["error", "nan"] = "error",
+    std_floor: float = 0.0,
+    level_coordinate: str = "level",
+    # END GENERATED
+    input_steps: Sequence[Any] | None = None,
+    target_steps: Sequence[Any] | None = None,
     start: Any = None,
     end: Any = None,
     frequency: Any = None,
     gaps: str = "error",
     area: Sequence[float] | None = None,
     grid_shard: tuple[int, int] | None = None,
-    channels_last: bool = True,
-    dtype: str = "float32",
-    decode_cf: bool = True,
     nan: str | float = "keep",
-    nan_mask: bool = False,
-    mean: Sequence[float] | None = None,
-    std: Sequence[float] | None = None,
-    mean_suffix: str = "",
-    std_suffix: str = "",
-    statistics: str | None = None,
-    masked_points: str = "error",
-    std_floor: float = 0.0,
-    level_coordinate: str = "level",
     time_range: tuple[int, int] | None = None,
     concat_dim: str = "time",
     allow_gaps: bool = False,
@@ -170,7 +172,7 @@ def windows(
     file_step: Any = None,
     channels: Sequence[str] | None = None,
     channel_array: str = "fields",
-    cache: str | os.PathLike | None = None,
+    cache: str | os.PathLike[str] | None = None,
     cache_size: int | None = None,
 ) -> Dataset:
     """Weather windows over the time axis of a Zarr group as xarray writes it (ERA5, WeatherBench2).
@@ -234,12 +236,54 @@ def windows(
     point): the decoded float32 value minus float32(mean), times float32(1 / std), then the
     cast. `dtype` is float32, float16 or bfloat16. Windows that would cross the ends are never
     sampled.
+
+    Options of the core (keyword-only):
+
+    .. BEGIN GENERATED WindowOptions doc except variables
+    `target_variables` (default None): variables of "targets"; None: the input variables
+    `forcings` (default ()): variables read at the target steps, appended to the inputs
+    `computed_forcings` (default ()): cos_local_time, sin_local_time, cos_day_of_year,
+        sin_day_of_year, toa_radiation: computed at the target steps, after the stored
+        forcings (not normalised)
+    `statics` (default ()): 2-D (lat, lon) fields appended to the inputs once
+    `levels` (default None): values of the level coordinate to read; None: every level
+    `level_indices` (default None): positions along the level axis to read; None: every
+        level (>= 0)
+    `input_offsets` (default (-1, 0)): input steps, in store steps from the sample's time
+        (in [-2147483648, 2147483648])
+    `target_offsets` (default (1,)): target steps, in store steps (in [-2147483648,
+        2147483648])
+    `channels_last` (default True): outputs (lat, lon, channels), else (channels, lat, lon)
+    `dtype` (default "float32"): the outputs' dtype
+    `decode_cf` (default True): CF decoding: fill values -> NaN, scale_factor/add_offset
+    `nan_mask` (default False): append a channel per input channel: 1 where the value was
+        missing ("<channel>/mask")
+    `mean` (default None): normalisation: one mean per channel of one step of the inputs;
+        None: no explicit values
+    `std` (default None): normalisation: one standard deviation per channel (> 0); None: no
+        explicit values (>= 1.4013e-45)
+    `mean_suffix` (default ""): normalise with the arrays named variable + suffix
+        ("mean/{}": a pattern)
+    `std_suffix` (default ""): the same for the standard deviations
+    `statistics` (default None): a group written by `chute stats`: normalise with its
+        mean/<v> and std/<v>; None: no statistics group
+    `masked_points` (default "error"): a read point whose statistics are not finite or std
+        <= 0: an error, or NaN values
+    `std_floor` (default 0.0): raise every finite std below it to it (>= 0)
+    `level_coordinate` (default "level"): the coordinate array of levels when not named like
+        the level dimension
+    .. END GENERATED
     """
     from . import _options as check
     from ._array import open_group
     from ._weather import TimeAxis, area_ranges, as_timedelta, shard_rows
 
-    # Every option checked before anything is opened (issue 15).
+    # Every option checked before anything is opened: the core's as they are set.
+    values = locals()
+    picked = {name: values[name] for name in _WINDOW_FIELDS if name != "variables"}
+    options = _chute.WindowOptions(**picked)
+    options.variables = input_variables if input_variables is not None else variables
+    inputs = list(options.variables)
     if isinstance(path, (str, os.PathLike)):
         paths = [check.path("path", path)]
     else:
@@ -251,31 +295,9 @@ def windows(
 
     for p in paths:
         _references.prepare(p)
-    inputs_name = "input_variables" if input_variables is not None else "variables"
-    inputs = input_variables if input_variables is not None else variables
-    if not inputs:
-        raise _chute.InvalidArgumentError("windows() needs variables (or input_variables)")
-    inputs = check.texts(inputs_name, inputs)
-    if target_variables is not None:
-        target_variables = check.non_empty(
-            "target_variables", check.texts("target_variables", target_variables)
-        )
-    forcings = check.texts("forcings", forcings)
-    computed_forcings = check.texts("computed_forcings", computed_forcings)
-    statics = check.texts("statics", statics)
-    if levels is not None:
-        levels = check.non_empty("levels", check.numbers("levels", levels))
-    if level_indices is not None:
-        level_indices = check.non_empty(
-            "level_indices", check.integers("level_indices", level_indices, 0)
-        )
     for name, steps in (("input_steps", input_steps), ("target_steps", target_steps)):
         if steps is not None:
             check._items(name, steps, "time steps ('6h' or integers)")
-    input_offsets = check.non_empty(
-        "input_offsets", check.integers("input_offsets", input_offsets, -(2**31), 2**31)
-    )
-    target_offsets = check.integers("target_offsets", target_offsets, -(2**31), 2**31)
     gaps = check.choice("gaps", gaps, ("error", "skip", "nearest"))
     if area is not None:
         area = check.numbers("area", area, -360.0, 360.0)
@@ -286,28 +308,16 @@ def windows(
         if len(shard) != 2 or shard[1] < 1 or shard[0] >= shard[1]:
             raise check.invalid(f"grid_shard must be (i, n) with 0 <= i < n, got {grid_shard!r}")
         grid_shard = (shard[0], shard[1])
-    channels_last = check.flag("channels_last", channels_last)
-    decode_cf = check.flag("decode_cf", decode_cf)
-    nan_mask = check.flag("nan_mask", nan_mask)
-    dtype = check.choice("dtype", dtype, ("float32", "float16", "bfloat16"))
     if not isinstance(nan, str):
         nan = check.number("nan", nan)
-    if mean is not None:
-        mean = check.numbers("mean", mean)
-    if std is not None:
-        std = check.numbers("std", std, 1e-300)
-    mean_suffix = check.text("mean_suffix", mean_suffix)
-    std_suffix = check.text("std_suffix", std_suffix)
-    level_coordinate = check.text("level_coordinate", level_coordinate)
-    if statistics is not None:
-        statistics = check.path("statistics", statistics)
-    masked_points = check.choice("masked_points", masked_points, ("error", "nan"))
-    std_floor = check.number("std_floor", std_floor, 0.0)
     if time_range is not None:
         bounds = check.integers("time_range", time_range, 0)
         if len(bounds) != 2 or bounds[0] >= bounds[1]:
             raise check.invalid(f"time_range must be (i, j) with 0 <= i < j, got {time_range!r}")
         time_range = (bounds[0], bounds[1])
+    computed_forcings = list(options.computed_forcings)
+    in_offsets = list(options.input_offsets)
+    tg_offsets = list(options.target_offsets)
     path = paths[0]
     from ._array import Group, _is_many, open_many
 
@@ -332,8 +342,6 @@ def windows(
                 group.update(open_group(store, decode_cf=True).items())
     sample_times: list[int] = []
     time_start, time_stop = time_range if time_range is not None else (0, -1)
-    in_offsets = [int(o) for o in input_offsets]
-    tg_offsets = [int(o) for o in target_offsets]
     stride = 1
     time_map: list[int] = []
     if dated or stepped:
@@ -391,41 +399,21 @@ def windows(
                 else first.shape[-2]
             )
             lat = shard_rows(lat, height, grid_shard)
+    options.input_offsets, options.target_offsets = in_offsets, tg_offsets
+    options.time_start, options.time_stop, options.sample_stride = time_start, time_stop, stride
+    options.sample_times, options.time_map = sample_times, time_map
+    options.time_seconds, options.lat_values, options.lon_values = (
+        time_seconds,
+        lat_values,
+        lon_values,
+    )
+    options.nan, options.nan_value = nan_mode, nan_value
+    options.lat_start, options.lat_stop = int(lat[0]), int(lat[1])
+    options.lon_start, options.lon_stop = int(lon[0]), int(lon[1])
     return Dataset(
         _chute._open_windows(
             paths,
-            [str(v) for v in inputs],
-            [str(v) for v in (target_variables or [])],
-            [str(v) for v in forcings],
-            [str(v) for v in statics],
-            [int(i) for i in (level_indices or [])],
-            [float(v) for v in (levels or [])],
-            in_offsets,
-            tg_offsets,
-            bool(channels_last),
-            bool(decode_cf),
-            str(dtype),
-            [float(v) for v in (mean or [])],
-            [float(v) for v in (std or [])],
-            mean_suffix,
-            std_suffix,
-            level_coordinate,
-            int(time_start),
-            int(time_stop),
-            int(stride),
-            sample_times,
-            [int(lat[0]), int(lat[1]), int(lon[0]), int(lon[1])],
-            "" if statistics is None else str(statistics),
-            [str(f) for f in computed_forcings],
-            time_seconds,
-            lat_values,
-            lon_values,
-            nan_mode,
-            nan_value,
-            bool(nan_mask),
-            time_map,
-            masked_points,
-            float(std_floor),
+            options,
             *_cache_args(cache, cache_size),
             None if joined is None else joined["arrays"],
             [] if joined is None else list(joined["segments"]),
@@ -436,13 +424,15 @@ def windows(
 @_with_symlink_policy
 def crops(
     arrays: Mapping[str, Any],
-    size: int | Sequence[int] = 64,
     *,
+    # BEGIN GENERATED CropOptions signature
+    size: int | Sequence[int] = (64,),
     channel_axis: int | None = 0,
     crops_per_epoch: int = 4096,
-    transforms: str | None = None,
+    transforms: Literal["none", "rotations", "symmetries"] | None = None,
     channels_last: bool = False,
-    cache: str | os.PathLike | None = None,
+    # END GENERATED
+    cache: str | os.PathLike[str] | None = None,
     cache_size: int | None = None,
 ) -> Dataset:
     """Volume crops: random boxes of `size` at the same position in every array of `arrays`.
@@ -457,36 +447,37 @@ def crops(
     array, (C, *size) or with `channels_last` (*size, C), whatever the stored layout; plus
     "crops" (ndim start corners, int64) and "transforms" (ids, int64), also `batch.crops` and
     `batch.transforms`.
+
+    Options (keyword-only; `cache`, `cache_size` as in `chute.open`):
+
+    .. BEGIN GENERATED CropOptions doc
+    `size` (default (64,)): crop extent: one value for every spatial axis, or one per axis
+        (in [1, 2147483648])
+    `channel_axis` (default 0): the axis holding channels in every array (negative: from the
+        end); None: every axis is spatial (in [-32, 31])
+    `crops_per_epoch` (default 4096): crops in one epoch (>= 1)
+    `transforms` (default None): "rotations" (the cube's 24 right-angle rotations),
+        "symmetries" (all 48, with reflections) or "none", one id per crop applied while it
+        is placed; None: "none"
+    `channels_last` (default False): outputs (*size, C) instead of (C, *size), whatever the
+        stored layout
+    .. END GENERATED
     """
-    from . import _options as check
     from ._array import Array, open
 
     if not isinstance(arrays, Mapping) or not arrays:
         raise _chute.InvalidArgumentError("crops() needs a non-empty mapping of name -> array")
-    if hasattr(size, "__index__") or isinstance(size, (bool, float, np.floating)):
-        sizes = [check.integer("size", size, 1, 2**31)]
-    else:
-        sizes = check.non_empty("size", check.integers("size", size, 1, 2**31))
-    if channel_axis is not None:
-        channel_axis = check.integer("channel_axis", channel_axis, -32, 31, " or None")
-    crops_per_epoch = check.integer("crops_per_epoch", crops_per_epoch, 1, INT64_MAX)
-    transforms = check.choice("transforms", transforms, (None, "none", "rotations", "symmetries"))
-    channels_last = check.flag("channels_last", channels_last)
+    values = locals()
+    picked = {name: values[name] for name in _CROP_FIELDS}
+    if hasattr(size, "__index__") and not isinstance(size, (bool, np.bool_)):
+        picked["size"] = [size]
+    options = _chute.CropOptions(**picked)
     opened = []
     for name, array in arrays.items():
         if not isinstance(array, Array):
             array = open(array, cache=cache, cache_size=cache_size)
         opened.append((str(name), array._core))
-    return Dataset(
-        _chute._open_crops(
-            opened,
-            sizes,
-            None if channel_axis is None else int(channel_axis),
-            int(crops_per_epoch),
-            "none" if transforms is None else str(transforms),
-            bool(channels_last),
-        )
-    )
+    return Dataset(_chute._open_crops(opened, options))
 
 
 def cube_symmetries() -> list[tuple[tuple[int, ...], tuple[int, ...]]]:
@@ -601,73 +592,27 @@ def _log_rank_once(rank: int, world_size: int, source: str) -> None:
     )
 
 
-def _checked_options(
-    data: Any,
-    *,
-    batch_size: Any = 16,
-    shuffle: Any = True,
-    seed: Any = 0,
-    drop_last: Any = False,
-    threads: Any = None,
-    prefetch: Any = 2,
-    rank: Any = None,
-    world_size: Any = None,
-    pad_to_batch: Any = False,
-    timeout: Any = None,
-    verbose: Any = None,
-    follow_symlinks: Any = None,
-    cache: Any = None,
-    cache_size: Any = None,
-    shuffle_block: Any = None,
-    shuffle_window: Any = 4,
-    io_concurrency: Any = None,
-    read_ahead: Any = True,
-    pin_memory: Any = False,
-    device: Any = None,
-) -> dict[str, Any]:
-    """Every Loader option value checked on its own and normalised, nothing opened: an
-    InvalidArgumentError names the option, the value and the range (issue 15). What needs the
-    data opened (batch_size against the samples) is checked when the loader is made. Shared by
-    Loader and the torch adapter, which must check before it knows torch.distributed's rank."""
-    batch_size = _integer("batch_size", batch_size, 1, _INT64_MAX)
+def _loader_options(data: Any, values: Mapping[str, Any]) -> tuple[Any, bool]:
+    """The core's LoaderOptions from the keywords in `values` (each checked by the core as it is
+    set, the error naming the option), and whether shuffle="chunks" was asked for. The options
+    of this Python layer (data, verbose, follow_symlinks, cache) are checked here. Nothing is
+    opened: shared by Loader and the torch adapter, which checks before it knows its rank."""
+    shuffle = values["shuffle"]
     chunk_shuffle = isinstance(shuffle, str) and shuffle == "chunks"
-    if isinstance(shuffle, str) and not chunk_shuffle:
-        raise _invalid(f'shuffle must be True, False or "chunks", got {shuffle!r}')
-    shuffle = True if chunk_shuffle else _flag("shuffle", shuffle)
-    shuffle_window = _integer("shuffle_window", shuffle_window, 1, _INT64_MAX)
-    if shuffle_block is not None:
-        shuffle_block = _integer("shuffle_block", shuffle_block, 1, _INT64_MAX)
-    seed = _integer("seed", seed, 0, _UINT64_MAX, " (an unsigned 64-bit integer)")
-    drop_last = _flag("drop_last", drop_last)
-    if threads is not None:
-        threads = _integer(
-            "threads",
-            threads,
-            1,
-            _chute._max_reader_threads(),
-            " or None (16 per hardware thread at most: more than this machine can run)",
-        )
-    prefetch = _integer("prefetch", prefetch, 1, 4096)
-    if io_concurrency is not None:
-        io_concurrency = _integer("io_concurrency", io_concurrency, 1, 65536, " or None")
-    pad_to_batch = _flag("pad_to_batch", pad_to_batch)
-    read_ahead = _flag("read_ahead", read_ahead)
-    pin_memory = _flag("pin_memory", pin_memory)
-    device = _device_name(device)
-    if timeout is not None:
-        if isinstance(timeout, bool) or not isinstance(timeout, (int, float, np.number)):
-            raise _invalid(f"timeout must be a number of seconds or None, got {timeout!r}")
-        timeout = float(timeout)
-        if not 0 < timeout <= 1e9:
-            raise _invalid(f"timeout must be > 0 seconds (or None: no limit), got {timeout}")
-    if verbose is not None:
-        verbose = _flag("verbose", verbose)
-    if rank is not None:
-        rank = _integer("rank", rank, 0, _INT64_MAX)
-    if world_size is not None:
-        world_size = _integer("world_size", world_size, 1, _INT64_MAX)
-    if rank is not None and world_size is not None and rank >= world_size:
-        raise _invalid(f"rank must be in [0, world_size={world_size}), got {rank}")
+    picked = {name: values[name] for name in _LOADER_FIELDS}
+    picked["device"] = _device_name(picked["device"]) or None
+    if chunk_shuffle:
+        picked["shuffle"] = True
+    if picked["seed"] is None:
+        import secrets
+
+        picked["seed"] = secrets.randbits(64)
+    options = _chute.LoaderOptions(**picked)
+    if values.get("verbose") is not None:
+        _flag("verbose", values["verbose"])
+    follow_symlinks, cache, cache_size = (
+        values.get(k) for k in ("follow_symlinks", "cache", "cache_size")
+    )
     if isinstance(data, Dataset):
         if follow_symlinks is not None or cache is not None or cache_size is not None:
             raise _invalid(
@@ -683,26 +628,20 @@ def _checked_options(
             "data must be a mapping of name -> array path or a chute.Dataset, got "
             f"{type(data).__name__}"
         )
-    return {
-        "batch_size": batch_size,
-        "shuffle": shuffle,
-        "chunk_shuffle": chunk_shuffle,
-        "seed": seed,
-        "drop_last": drop_last,
-        "threads": threads,
-        "prefetch": prefetch,
-        "rank": rank,
-        "world_size": world_size,
-        "pad_to_batch": pad_to_batch,
-        "timeout": timeout,
-        "verbose": verbose,
-        "shuffle_block": shuffle_block,
-        "shuffle_window": shuffle_window,
-        "io_concurrency": io_concurrency,
-        "read_ahead": read_ahead,
-        "pin_memory": pin_memory,
-        "device": device,
-    }
+    if values["rank"] is not None and values["world_size"] is not None:
+        options.validate()  # rank < world_size, threads against this machine
+    else:  # the ranks are checked once the launcher's are known
+        _chute.LoaderOptions(**{**picked, "rank": 0, "world_size": 1}).validate()
+    return options, chunk_shuffle
+
+
+def _public_fields(options: Any) -> list[str]:
+    return [f["name"] for f in options._fields() if not f["internal"]]
+
+
+_LOADER_FIELDS = _public_fields(_chute.LoaderOptions)
+_CROP_FIELDS = _public_fields(_chute.CropOptions)
+_WINDOW_FIELDS = _public_fields(_chute.WindowOptions)
 
 
 def _device_name(device: Any) -> str:
@@ -731,10 +670,9 @@ class Loader:
     in flight while the threads decode (None: the store's preference, 32 for local files; 1: each
     thread reads its own chunks). `read_ahead=True` plans the next batch and submits its chunk reads
     before the current one decodes (they share `io_concurrency`; one more batch buffer and one
-    batch's stored bytes). `rank`/`world_size` default to the first of: MPI (mpi4py, when
-    initialised), torchrun's RANK/WORLD_SIZE, Open MPI's OMPI_COMM_WORLD_RANK/SIZE, PMI's
-    PMI_RANK/PMI_SIZE, Slurm's SLURM_PROCID/SLURM_NTASKS (chute.distributed.rank_info), else
-    0 and 1; when a launcher set them the loader says so once on stderr (`verbose=False` or
+    batch's stored bytes). `rank`/`world_size` default to the launcher's (the order is
+    chute.distributed's: mpi4py when initialised, torchrun, Open MPI, PMI, Slurm), else 0 and 1;
+    when a launcher set them the loader says so once on stderr (`verbose=False` or
     CHUTE_QUIET=1 silences it), and `loader.rank_source` names the variables. Each `for` over
     the loader runs the next epoch; the samples of every batch are a pure function of (seed,
     epoch, rank, world_size, batch number). With drop_last=False the last batch is padded by
@@ -748,74 +686,78 @@ class Loader:
     and joins the loader's threads. After os.fork() (DataLoader workers, multiprocessing), the
     child's first use of an inherited Loader rebuilds it with fresh threads at the same position.
 
+    Options (keyword-only; `verbose`, `follow_symlinks`, `cache`, `cache_size` as above):
+
+    .. BEGIN GENERATED LoaderOptions doc
+    `batch_size` (default 16): samples per batch, per rank (>= 1)
+    `shuffle` (default True): shuffle the samples of every epoch (Python also takes
+        "chunks": shuffle stored chunks, then samples within `shuffle_window` of them)
+    `seed` (default 0): seed of the shuffle; batches are a pure function of (seed, epoch,
+        rank, world_size, batch); None: a seed drawn from the OS, reported by state_dict()
+        (>= 0)
+    `drop_last` (default False): drop the incomplete last batch; else it is padded by
+        wrapping around (`batch.padding`)
+    `threads` (default None): reader/decoder threads; None: one per CPU this process may run
+        on (>= 1)
+    `prefetch` (default 2): batches assembled ahead of the consumer (in [1, 4096])
+    `io_concurrency` (default None): chunk reads kept in flight while the threads decode;
+        None: the store's preference, 32 for local files (in [1, 65536])
+    `read_ahead` (default True): plan the next batch and submit its chunk reads before this
+        one decodes
+    `rank` (default None): this process's rank; None: from the launcher (chute.distributed:
+        mpi4py, torchrun, Open MPI, PMI, Slurm), else 0 (>= 0)
+    `world_size` (default None): number of ranks sharing each epoch; None: from the
+        launcher, else 1 (>= 1)
+    `pad_to_batch` (default False): allow batch_size x world_size above the sample count
+        (the one batch wraps around)
+    `timeout` (default None): seconds to wait for a batch before raising ReadTimeoutError
+        and cancelling the epoch; None: wait forever (in [0.001, 1000000000])
+    `shuffle_block` (default None): samples per stored chunk for the chunk-aware shuffle
+        (shuffle="chunks"); None: the dataset's chunk size (>= 1)
+    `shuffle_window` (default 4): chunk-aware shuffle: chunks whose samples are shuffled
+        together (>= 1)
+    `indices` (default None): the sample numbers an epoch draws from (a subset, a stride, an
+        order; shuffle=False keeps it); None: every sample (>= 0)
+    .. END GENERATED
+
     `pin_memory=True` makes the batch buffers page-locked host memory (CUDA), so
     `tensor.cuda(non_blocking=True)` is one DMA from them; it needs a CUDA driver and GPU and is
-    an error without one. `device="cuda:0"` copies each batch to that GPU on chute's own stream as
-    soon as it is assembled, from page-locked buffers whatever `pin_memory` says (`prefetch`
-    then counts device batches): the batch's arrays are
-    DLPack exporters of device memory (`torch.from_dlpack`, `jax.numpy.from_dlpack`), whose
-    consumer's stream is ordered after chute's copy. See docs/gpu.md.
+    an error without one. `device="cuda:0"` (a string, a torch.device or a JAX GPU device) copies
+    each batch to that GPU on chute's own stream as soon as it is assembled, from page-locked
+    buffers whatever `pin_memory` says (`prefetch` then counts device batches): the batch's
+    arrays are DLPack exporters of device memory (`torch.from_dlpack`,
+    `jax.numpy.from_dlpack`), whose consumer's stream is ordered after chute's copy.
     """
 
     def __init__(
         self,
         data: Mapping[str, str] | Dataset,
+        *,
+        # BEGIN GENERATED LoaderOptions signature
         batch_size: int = 16,
-        shuffle: bool | str = True,
-        seed: int = 0,
+        shuffle: bool | Literal["chunks"] = True,
+        seed: int | None = 0,
         drop_last: bool = False,
         threads: int | None = None,
         prefetch: int = 2,
-        rank: int | None = None,
-        world_size: int | None = None,
-        *,
-        pad_to_batch: bool = False,
-        timeout: float | None = None,
-        verbose: bool | None = None,
-        follow_symlinks: bool | None = None,
-        cache: str | os.PathLike | None = None,
-        cache_size: int | None = None,
-        shuffle_block: int | None = None,
-        shuffle_window: int = 4,
         io_concurrency: int | None = None,
         read_ahead: bool = True,
+        rank: int | None = None,
+        world_size: int | None = None,
+        pad_to_batch: bool = False,
+        timeout: float | None = None,
+        shuffle_block: int | None = None,
+        shuffle_window: int = 4,
+        indices: Sequence[int] | None = None,
         pin_memory: bool = False,
-        device: Any = None,
+        device: str | Any | None = None,
+        # END GENERATED
+        verbose: bool | None = None,
+        follow_symlinks: bool | None = None,
+        cache: str | os.PathLike[str] | None = None,
+        cache_size: int | None = None,
     ) -> None:
-        o = _checked_options(
-            data,
-            batch_size=batch_size,
-            shuffle=shuffle,
-            seed=seed,
-            drop_last=drop_last,
-            threads=threads,
-            prefetch=prefetch,
-            rank=rank,
-            world_size=world_size,
-            pad_to_batch=pad_to_batch,
-            timeout=timeout,
-            verbose=verbose,
-            follow_symlinks=follow_symlinks,
-            cache=cache,
-            cache_size=cache_size,
-            shuffle_block=shuffle_block,
-            shuffle_window=shuffle_window,
-            io_concurrency=io_concurrency,
-            read_ahead=read_ahead,
-            pin_memory=pin_memory,
-            device=device,
-        )
-        batch_size, shuffle, chunk_shuffle = o["batch_size"], o["shuffle"], o["chunk_shuffle"]
-        seed, drop_last, threads, prefetch = o["seed"], o["drop_last"], o["threads"], o["prefetch"]
-        rank, world_size, timeout, verbose = o["rank"], o["world_size"], o["timeout"], o["verbose"]
-        shuffle_block, shuffle_window = o["shuffle_block"], o["shuffle_window"]
-        pad_to_batch, io_concurrency = o["pad_to_batch"], o["io_concurrency"]
-        # data is a Dataset or a mapping of paths (checked above)
-        dataset = (
-            data
-            if isinstance(data, Dataset)
-            else packed(data, follow_symlinks=follow_symlinks, cache=cache, cache_size=cache_size)
-        )
+        options, chunk_shuffle = _loader_options(data, locals())
         source = "arguments rank/world_size"
         if rank is None or world_size is None:
             from .distributed import rank_info
@@ -828,47 +770,38 @@ class Loader:
             )
             rank = info.rank if rank is None else rank
             world_size = info.world_size if world_size is None else world_size
+            options.rank, options.world_size = rank, world_size
+            options.validate()
             quiet = (not verbose) if verbose is not None else _quiet_from_env()
             if info.source != "default" and not quiet:
                 _log_rank_once(rank, world_size, source)
-        block = 0
+        # data is a Dataset or a mapping of paths (checked above)
+        dataset = (
+            data
+            if isinstance(data, Dataset)
+            else packed(data, follow_symlinks=follow_symlinks, cache=cache, cache_size=cache_size)
+        )
         if chunk_shuffle:
-            block = shuffle_block or dataset._sample_chunk or 0
+            block = options.shuffle_block or dataset._sample_chunk or 0
             if block < 1:
                 raise _invalid(
                     'shuffle="chunks" needs shuffle_block (samples per chunk along the sample '
                     "axis) for this dataset"
                 )
+            options.shuffle_block = block
         self.dataset = dataset
-        self.batch_size = batch_size
+        self.batch_size = options.batch_size
         self.rank = rank
         self.world_size = world_size
         self.rank_source = source
-        self.timeout = timeout
-        self._args = (
-            dataset._core,
-            batch_size,
-            shuffle,
-            seed,
-            drop_last,
-            0 if threads is None else threads,
-            prefetch,
-            rank,
-            world_size,
-            pad_to_batch,
-            0.0 if timeout is None else timeout,
-            block,
-            shuffle_window,
-            0 if io_concurrency is None else io_concurrency,
-            o["read_ahead"],
-            o["pin_memory"],
-            o["device"],
-        )
-        self.device = o["device"] or None
+        self.timeout = options.timeout
+        self._args = (dataset._core, options)
+        self.device = options.device or None
         self._pid = os.getpid()
         self._runs = 0  # epochs begun, so an abandoned loop stops only its own
         self._last_epoch: int | None = None  # the last epoch begun (for a fork child)
         self._restore_pending = False
+        self._ended_early = False  # the last loop was left before its epoch's end
         self._core_loader = _chute._Loader(*self._args)
 
     @property
@@ -904,6 +837,7 @@ class Loader:
         core.begin_epoch()
         self._last_epoch = core.state()[1]  # the epoch begun
         self._restore_pending = False
+        self._ended_early = False
         self._runs += 1
         return self._batches(self._runs)
 
@@ -914,6 +848,7 @@ class Loader:
         self._core.begin_epoch(epoch, start_batch)
         self._last_epoch = epoch
         self._restore_pending = False
+        self._ended_early = False
         self._runs += 1
         return self._batches(self._runs)
 
@@ -937,18 +872,23 @@ class Loader:
                     },
                     {name: exported for name, _, _, exported in arrays},
                 )
-        except BaseException:
+        except BaseException as error:
             # Ctrl-C, an error, or a loop left early (GeneratorExit): join this epoch's thread
-            # now, unless another epoch has begun since.
+            # now, unless another epoch has begun since. The next `for` runs the next epoch.
             if run == self._runs:
                 core.stop()
+                self._ended_early = isinstance(error, GeneratorExit)
             raise
 
     def state_dict(self) -> dict[str, int]:
         """The position to resume from: {"seed", "epoch", "next_batch"}, plus "batch_size",
         "world_size" and "dataset" (a fingerprint) so that it is not restored into a loader over
-        other data. Taken after an epoch's last batch, it points at the next epoch's first."""
+        other data. It is always where the next iteration starts: inside a loop, the batch after
+        the last one yielded; after an epoch's end or a loop left with `break`, the next epoch's
+        first batch (what the next `for` runs); after load_state_dict(), the state loaded."""
         seed, epoch, next_batch, batch_size, world_size, dataset = self._core.state()
+        if self._ended_early and not self._restore_pending and self._last_epoch is not None:
+            epoch, next_batch = self._last_epoch + 1, 0
         return {
             "seed": seed,
             "epoch": epoch,
@@ -975,6 +915,7 @@ class Loader:
             _integer("state['dataset']", state.get("dataset", 0), 0, _UINT64_MAX),
         )
         self._restore_pending = True
+        self._ended_early = False
 
     def stats(self) -> dict[str, Any]:
         """Counters since the last reset_stats(): wait/read/decode/assemble seconds, bytes, queue

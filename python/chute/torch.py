@@ -22,14 +22,14 @@ tensors for `.to("cuda", non_blocking=True)`. See docs/gpu.md.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 import torch
 import torch.utils.data
 
 from . import _chute
-from .loader import Dataset, Loader, _checked_options
+from .loader import Dataset, Loader, _loader_options
 
 __all__ = ["ChuteIterableDataset", "to_torch"]
 
@@ -41,11 +41,14 @@ def _exporter(batch: Mapping[str, Any], name: str) -> Any:
     return export(name) if export is not None else batch[name]
 
 
-def to_torch(batch: Mapping[str, Any]) -> dict[str, torch.Tensor]:
+def to_torch(batch: Mapping[str, Any]) -> dict[str, Any]:
     """The batch's arrays as tensors sharing their memory (via DLPack; CUDA tensors on the current
-    stream for a loader with `device=`), plus "indices"."""
-    out = {name: torch.from_dlpack(_exporter(batch, name)) for name in batch}
+    stream for a loader with `device=`), plus "indices" (the
+    sample numbers) and "padding" (how many of the last samples repeat earlier ones to fill the
+    batch, with drop_last=False: leave them out of validation sums)."""
+    out: dict[str, Any] = {name: torch.from_dlpack(_exporter(batch, name)) for name in batch}
     out["indices"] = torch.from_numpy(batch.indices)
+    out["padding"] = int(getattr(batch, "padding", 0))
     return out
 
 
@@ -56,24 +59,35 @@ def _torch_rank_world() -> tuple[int | None, int | None]:
 
 
 class ChuteIterableDataset(torch.utils.data.IterableDataset):
-    """Yields whole batches (dicts of tensors) of a chute Loader; one pass is one epoch.
+    """Yields whole batches (dicts of tensors, see to_torch) of a chute Loader; one pass is one
+    epoch. With `keys=("inputs", "targets")` it yields tuples of those entries instead, in that
+    order, for loops that unpack `for x, y in loader`.
 
     `state_dict()` is the position after the last batch yielded ({"seed", "epoch",
     "next_batch"}, as chute.Loader gives it); `load_state_dict(state)` makes the next pass resume
     exactly there. A state taken after an epoch's last batch resumes at the next epoch's start.
     """
 
-    def __init__(self, data: Mapping[str, str] | Dataset, **loader_options: Any) -> None:
+    def __init__(
+        self,
+        data: Mapping[str, str] | Dataset,
+        keys: Sequence[str] | None = None,
+        **loader_options: Any,
+    ) -> None:
         super().__init__()
+        from ._options import non_empty, texts
+
+        self._keys = None if keys is None else tuple(non_empty("keys", texts("keys", keys)))
         import inspect
 
         from ._options import invalid
 
         try:  # option names and values now; only rank/world_size wait for the first len()/pass
-            inspect.signature(Loader).bind(data, **loader_options)
+            bound = inspect.signature(Loader).bind(data, **loader_options)
         except TypeError as error:
             raise invalid(f"ChuteIterableDataset: {error} (options are chute.Loader's)") from None
-        _checked_options(data, **loader_options)
+        bound.apply_defaults()
+        _loader_options(data, bound.arguments)
         self._data = data
         self._options = dict(loader_options)
         self._epoch = 0  # the epoch the next pass runs
@@ -142,7 +156,7 @@ class ChuteIterableDataset(torch.utils.data.IterableDataset):
             epoch, batch = epoch + 1, 0
         self._epoch, self._start_batch, self._running = epoch, batch, None
 
-    def __iter__(self) -> Iterator[dict[str, torch.Tensor]]:
+    def __iter__(self) -> Iterator[Any]:
         info = torch.utils.data.get_worker_info()
         if info is not None and info.num_workers > 1:
             raise RuntimeError(
@@ -153,6 +167,15 @@ class ChuteIterableDataset(torch.utils.data.IterableDataset):
         epoch, start = self._epoch, self._start_batch
         self._epoch, self._start_batch, self._running = epoch + 1, 0, epoch
         for batch in loader.epoch(epoch, start):
-            yield to_torch(batch)
+            out = to_torch(batch)
+            if self._keys is None:
+                yield out
+                continue
+            missing = [key for key in self._keys if key not in out]
+            if missing:
+                raise _chute.InvalidArgumentError(
+                    f"keys {missing} are not in the batch; it has {list(out)}"
+                )
+            yield tuple(out[key] for key in self._keys)
         if self._running == epoch:
             self._running = None

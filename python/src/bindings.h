@@ -10,6 +10,7 @@ namespace chute::python {
 void bind_errors(nanobind::module_& m);
 void bind_arrays(nanobind::module_& m);
 void bind_loader(nanobind::module_& m);
+void bind_options(nanobind::module_& m);
 void bind_http(nanobind::module_& m);
 void bind_object_store(nanobind::module_& m);
 

@@ -26,8 +26,6 @@
 #include "chute/dataset/anemoi_dataset.h"
 #include "chute/dataset/many_files.h"
 #include "chute/format/zarr.h"
-#include "chute/store/file_store.h"
-#include "chute/store/latency_store.h"
 #include "chute/util/error.h"
 
 namespace nb = nanobind;
@@ -266,13 +264,6 @@ nb::tuple batch_to_python(Batch batch, const std::string& device) {
                         batch.padding, arrays);
 }
 
-DataType parse_output_dtype(const std::string& name) {
-  if (name == "float32") return {DTypeKind::kFloat, 4};
-  if (name == "float16") return {DTypeKind::kFloat, 2};
-  if (name == "bfloat16") return {DTypeKind::kBFloat, 2};
-  fail(ErrorCode::kInvalidArgument, "dtype must be float32, float16 or bfloat16, got '{}'", name);
-}
-
 nb::dict stats_to_python(const LoaderStats& s) {
   nb::dict d;
   d["batches"] = s.batches;
@@ -364,92 +355,11 @@ void bind_loader(nb::module_& m) {
       nb::arg("paths"), nb::arg("cache") = nb::bytes(""), nb::arg("cache_size") = 0,
       "A packed dataset, and the most samples one read chunk holds along axis 0.");
 
-  // For tests only, not a user feature: Zarr arrays read through a store that answers each read
-  // after `delay_s` seconds without holding a thread, and counts the reads in flight.
-  nb::class_<LatencyStore>(m, "_TestingLatencyStore", "Testing only: a store that delays reads.")
-      .def_prop_ro("reads", &LatencyStore::reads)
-      .def_prop_ro("in_flight", &LatencyStore::in_flight)
-      .def_prop_ro("max_in_flight", &LatencyStore::max_in_flight)
-      .def("reset_counts", &LatencyStore::reset_counts);
-  m.def(
-      "_testing_latency_packed",
-      [](const std::vector<std::pair<std::string, nb::bytes>>& named, double delay_s) {
-        auto slow = std::make_shared<LatencyStore>(
-            std::make_shared<FileStore>("/"),
-            std::chrono::nanoseconds(static_cast<int64_t>(delay_s * 1e9)));
-        std::vector<std::pair<std::string, ArrayPtr>> arrays;
-        {
-          nb::gil_scoped_release release;
-          for (const auto& [name, path] : named) {
-            std::string absolute(path.c_str(), path.size());
-            if (absolute.empty() || absolute[0] != '/') {
-              fail(ErrorCode::kInvalidArgument, "expected an absolute path, got '{}'", absolute);
-            }
-            arrays.emplace_back(name, open_zarr_array(slow, absolute.substr(1), absolute));
-          }
-        }
-        DatasetPtr dataset = std::make_shared<PackedDataset>(std::move(arrays));
-        return std::make_pair(dataset, slow);
-      },
-      nb::arg("paths"), nb::arg("delay_s"),
-      "Testing only: a packed dataset of Zarr arrays read through a latency-injecting store.");
-
   m.def(
       "_open_windows",
-      [](const std::vector<std::string>& paths, std::vector<std::string> variables,
-         std::vector<std::string> target_variables, std::vector<std::string> forcings,
-         std::vector<std::string> statics, std::vector<int64_t> level_indices,
-         std::vector<double> level_values, std::vector<int64_t> input_offsets,
-         std::vector<int64_t> target_offsets, bool channels_last, bool decode_cf,
-         const std::string& dtype, std::vector<float> mean, std::vector<float> std,
-         std::string mean_suffix, std::string std_suffix, std::string level_coordinate,
-         int64_t time_start, int64_t time_stop, int64_t sample_stride,
-         std::vector<int64_t> sample_times, std::vector<int64_t> grid, std::string statistics,
-         std::vector<std::string> computed_forcings, std::vector<int64_t> time_seconds,
-         std::vector<double> lat_values, std::vector<double> lon_values, const std::string& nan,
-         float nan_value, bool nan_mask, std::vector<int64_t> time_map,
-         const std::string& masked_points, double std_floor, const nb::bytes& cache_dir,
+      [](const std::vector<std::string>& paths, WindowOptions options, const nb::bytes& cache_dir,
          uint64_t cache_size, std::optional<std::map<std::string, ArrayPtr>> joined_arrays,
          std::vector<int64_t> segments) -> std::shared_ptr<WindowDataset> {
-        WindowOptions options;
-        options.variables = std::move(variables);
-        options.target_variables = std::move(target_variables);
-        options.forcings = std::move(forcings);
-        options.statics = std::move(statics);
-        options.level_indices = std::move(level_indices);
-        options.level_values = std::move(level_values);
-        options.input_offsets = std::move(input_offsets);
-        options.target_offsets = std::move(target_offsets);
-        options.channels_last = channels_last;
-        options.decode_cf = decode_cf;
-        options.output_dtype = parse_output_dtype(dtype);
-        options.mean = std::move(mean);
-        options.std = std::move(std);
-        options.mean_suffix = std::move(mean_suffix);
-        options.std_suffix = std::move(std_suffix);
-        options.level_coordinate = std::move(level_coordinate);
-        options.time_start = time_start;
-        options.time_stop = time_stop;
-        options.sample_stride = sample_stride;
-        options.sample_times = std::move(sample_times);
-        options.statistics = std::move(statistics);
-        options.computed_forcings = std::move(computed_forcings);
-        options.time_seconds = std::move(time_seconds);
-        options.lat_values = std::move(lat_values);
-        options.lon_values = std::move(lon_values);
-        options.nan = nan == "error"  ? WindowOptions::NanPolicy::kError
-                      : nan == "fill" ? WindowOptions::NanPolicy::kFill
-                                      : WindowOptions::NanPolicy::kKeep;
-        options.nan_value = nan_value;
-        options.nan_mask = nan_mask;
-        options.time_map = std::move(time_map);
-        options.masked_points = masked_points == "nan" ? WindowOptions::MaskedPoints::kNan
-                                                       : WindowOptions::MaskedPoints::kError;
-        options.std_floor = std_floor;
-        if (grid.size() == 4) {
-          options.lat_start = grid[0], options.lat_stop = grid[1];
-          options.lon_start = grid[2], options.lon_stop = grid[3];
-        }
         CacheOptions cache;
         cache.dir = std::string(cache_dir.c_str(), cache_dir.size());
         if (cache_size > 0) cache.max_bytes = cache_size;
@@ -464,17 +374,9 @@ void bind_loader(nb::module_& m) {
         }
         return open_window_dataset(paths, std::move(options), cache);
       },
-      nb::arg("paths"), nb::arg("variables"), nb::arg("target_variables"), nb::arg("forcings"),
-      nb::arg("statics"), nb::arg("level_indices"), nb::arg("level_values"),
-      nb::arg("input_offsets"), nb::arg("target_offsets"), nb::arg("channels_last"),
-      nb::arg("decode_cf"), nb::arg("dtype"), nb::arg("mean"), nb::arg("std"),
-      nb::arg("mean_suffix"), nb::arg("std_suffix"), nb::arg("level_coordinate"),
-      nb::arg("time_start"), nb::arg("time_stop"), nb::arg("sample_stride"),
-      nb::arg("sample_times"), nb::arg("grid"), nb::arg("statistics"), nb::arg("computed_forcings"),
-      nb::arg("time_seconds"), nb::arg("lat_values"), nb::arg("lon_values"), nb::arg("nan"),
-      nb::arg("nan_value"), nb::arg("nan_mask"), nb::arg("time_map"), nb::arg("masked_points"),
-      nb::arg("std_floor"), nb::arg("cache") = nb::bytes(""), nb::arg("cache_size") = 0,
-      nb::arg("joined_arrays") = nb::none(), nb::arg("segments") = std::vector<int64_t>{});
+      nb::arg("paths"), nb::arg("options"), nb::arg("cache") = nb::bytes(""),
+      nb::arg("cache_size") = 0, nb::arg("joined_arrays") = nb::none(),
+      nb::arg("segments") = std::vector<int64_t>{});
 
   nb::class_<AnemoiDataset, Dataset>(m, "_AnemoiDataset")
       .def_prop_ro("cells", &AnemoiDataset::cells)
@@ -543,20 +445,12 @@ void bind_loader(nb::module_& m) {
 
   m.def(
       "_open_crops",
-      [](std::vector<std::pair<std::string, ArrayPtr>> arrays, std::vector<int64_t> size,
-         std::optional<int64_t> channel_axis, int64_t crops_per_epoch, std::string transforms,
-         bool channels_last) -> std::shared_ptr<CropDataset> {
-        CropOptions options;
-        options.size = std::move(size);
-        options.channel_axis = channel_axis;
-        options.crops_per_epoch = crops_per_epoch;
-        options.transforms = std::move(transforms);
-        options.channels_last = channels_last;
+      [](std::vector<std::pair<std::string, ArrayPtr>> arrays,
+         CropOptions options) -> std::shared_ptr<CropDataset> {
         nb::gil_scoped_release release;
         return std::make_shared<CropDataset>(std::move(arrays), std::move(options));
       },
-      nb::arg("arrays"), nb::arg("size"), nb::arg("channel_axis").none(),
-      nb::arg("crops_per_epoch"), nb::arg("transforms"), nb::arg("channels_last"));
+      nb::arg("arrays"), nb::arg("options"));
 
   m.def(
       "_cube_symmetries",
@@ -641,37 +535,12 @@ void bind_loader(nb::module_& m) {
   nb::class_<Loader>(m, "_Loader", "The core loader; use chute.Loader instead.")
       .def(
           "__init__",
-          [](Loader* self, DatasetPtr dataset, int64_t batch_size, bool shuffle, uint64_t seed,
-             bool drop_last, size_t threads, size_t prefetch, int64_t rank, int64_t world_size,
-             bool pad_to_batch, double timeout_s, int64_t shuffle_block, int64_t shuffle_window,
-             size_t io_concurrency, bool read_ahead, bool pin_memory, std::string device) {
-            LoaderOptions options;
-            options.pin_memory = pin_memory;
-            options.device = std::move(device);
-            options.shuffle_block = shuffle_block;
-            options.shuffle_window = shuffle_window;
-            options.batch_size = batch_size;
-            options.shuffle = shuffle;
-            options.seed = seed;
-            options.drop_last = drop_last;
-            options.threads = threads;
-            options.prefetch = prefetch;
-            options.rank = rank;
-            options.world_size = world_size;
-            options.pad_to_batch = pad_to_batch;
-            options.timeout_s = timeout_s;
-            options.io_concurrency = io_concurrency;
-            options.read_ahead = read_ahead;
+          [](Loader* self, DatasetPtr dataset, const LoaderOptions& options) {
             nb::gil_scoped_release release;  // reserving and faulting in the batch buffers
             new (self) Loader(std::move(dataset), options);
           },
-          nb::arg("dataset"), nb::arg("batch_size"), nb::arg("shuffle"), nb::arg("seed"),
-          nb::arg("drop_last"), nb::arg("threads"), nb::arg("prefetch"), nb::arg("rank"),
-          nb::arg("world_size"), nb::arg("pad_to_batch"), nb::arg("timeout_s"),
-          nb::arg("shuffle_block") = 0, nb::arg("shuffle_window") = 4,
-          nb::arg("io_concurrency") = 0, nb::arg("read_ahead") = true,
-          nb::arg("pin_memory") = false, nb::arg("device") = "")
-      .def_prop_ro("device", [](const Loader& l) { return l.options().device; })
+          nb::arg("dataset"), nb::arg("options"))
+      .def_prop_ro("options", [](const Loader& l) { return l.options(); })
       .def_prop_ro("batches_per_epoch", &Loader::batches_per_epoch)
       .def_prop_ro("threads", &Loader::threads)
       .def_prop_ro("num_samples", [](const Loader& l) { return l.dataset().num_samples(); })

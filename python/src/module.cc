@@ -6,6 +6,7 @@ NB_MODULE(_chute, m) {
   m.attr("__version__") = chute::kVersion;
   chute::python::bind_errors(m);
   chute::python::bind_arrays(m);
+  chute::python::bind_options(m);
   chute::python::bind_loader(m);
   chute::python::bind_http(m);
   chute::python::bind_object_store(m);

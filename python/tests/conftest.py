@@ -22,6 +22,14 @@ sys.path.insert(0, str(FIXTURES))
 
 
 REPO = Path(__file__).resolve().parents[2]
+
+# chute_testing (test helpers written in C++) is built with the C++ tests and never installed:
+# it is found in a build folder, $CHUTE_TESTING_DIR first.
+for _folder in [os.environ.get("CHUTE_TESTING_DIR", ""),
+                *sorted(str(p.parent) for p in REPO.glob("build/*/python/chute_testing*.so"))]:  # fmt: skip
+    if _folder and list(Path(_folder).glob("chute_testing*.so")):
+        sys.path.append(_folder)
+        break
 ZARR2_PYTHON = Path(os.environ.get("CHUTE_ZARR2_PYTHON", REPO / ".venv-zarr2" / "bin" / "python"))
 
 # What the interop tests compared, reported at the end of the run (the "matrix size").

@@ -113,7 +113,7 @@ def test_info_array_table(packed):
     assert fields["chunk shape"] == "(1, 10, 12, 4)"
     assert fields["dtype"] == "float32 (<f4)"
     assert fields["fill value"] == "NaN"
-    assert fields["dimensions"] == "sample, lat, lon, channel"
+    assert fields["dimensions"] == "sample, lat, lon, inputs_channel"
     assert "blosc" in fields["codecs"] and "lz4" in fields["codecs"]
     assert fields["chunk grid"] == "(2, 1, 1, 2): 4 chunks, 4 stored"
     assert fields["logical size"] == "5.76 kB (5760 bytes)"
@@ -140,7 +140,7 @@ def test_info_array_json_agrees_with_zarr(packed):
     assert np.dtype(info["numpy_dtype"]) == z.dtype
     assert info["dtype"] == "float32"
     assert info["fill_value"] == "NaN"
-    assert info["dimension_names"] == ["sample", "lat", "lon", "channel"]
+    assert info["dimension_names"] == ["sample", "lat", "lon", "targets_channel"]
     assert info["chunks"]["grid"] == [2, 1, 1, 1]
     assert info["chunks"]["count"] == 2 and info["chunks"]["stored"] == 2
     assert info["chunks"]["decoded_nbytes"] == 10 * 12 * 2 * 4
@@ -293,6 +293,9 @@ def test_usage_errors_exit_2(args):
 
 def test_help_and_version():
     result = run_cli("--help")
+    for format_name in ("Zarr v2/v3", "HDF5/NetCDF-4", ".npy"):  # every format chute reads
+        assert format_name in result.stdout
+        assert format_name in run_cli("info", "--help").stdout
     for command in ["info", "make-dataset", "bench"]:
         assert command in result.stdout
     assert "--chunk-channels" in run_cli("make-dataset", "--help").stdout

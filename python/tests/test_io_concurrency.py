@@ -11,9 +11,10 @@ import pytest
 from chute.loader import Dataset
 
 import chute
-from chute import _chute
 
 zarr = pytest.importorskip("zarr")
+# Built with the C++ tests (CHUTE_BUILD_TESTS), found in the build folder by conftest.py.
+chute_testing = pytest.importorskip("chute_testing")
 
 N_SAMPLES = 24
 
@@ -58,7 +59,7 @@ def test_deep_window_keeps_many_reads_in_flight_over_a_slow_store(packed):
     paths, expected = packed
     most = {}
     for depth in (1, 16):
-        core, store = _chute._testing_latency_packed(
+        core, store = chute_testing.latency_packed(
             [(k, os.fsencode(v)) for k, v in paths.items()], 0.005
         )
         loader = chute.Loader(

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import warnings
 from pathlib import Path
 
 import h5py
@@ -59,7 +60,7 @@ def test_packed_layout(tmp_path, fmt):
         assert a.chunks == (1, 46, 90, chunk_channels)
         assert a.dtype == np.float32
         assert a.metadata.zarr_format == fmt
-        assert dims_of(a) == ["sample", "lat", "lon", "channel"]
+        assert dims_of(a) == ["sample", "lat", "lon", f"{name}_channel"]
         values = a[:]
         assert np.isfinite(values).all()
         assert values.std() > 0
@@ -68,6 +69,13 @@ def test_packed_layout(tmp_path, fmt):
     manifest = json.loads((out / "chute.json").read_text())
     assert manifest["workload"] == "packed"
     assert manifest["zarr_format"] == fmt
+    xarray = pytest.importorskip("xarray")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # chute.json is not a Zarr node; v3 consolidated metadata
+        ds = xarray.open_zarr(out, consolidated=None)  # before: one dimension name, two lengths
+    assert dict(ds.sizes) == {"sample": 3, "lat": 46, "lon": 90, "inputs_channel": 7,
+                              "targets_channel": 3}  # fmt: skip
+    np.testing.assert_array_equal(ds["targets"].values, group["targets"][:])
     assert manifest["arrays"] == {"inputs": "inputs", "targets": "targets"}
     assert manifest["created_by"] == "chute make-dataset"
     assert manifest["options"]["samples"] == 3

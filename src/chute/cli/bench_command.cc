@@ -14,9 +14,11 @@
 #include "chute/bench/python_tools.h"
 #include "chute/bench/report.h"
 #include "chute/dist/bench_on_ranks.h"
+#include "chute/pipeline/loader.h"
 #include "chute/store/caching_store.h"
 #include "chute/util/error.h"
 #include "commands.h"
+#include "table_flags.h"
 
 namespace chute::cli {
 
@@ -84,25 +86,18 @@ void register_bench(CLI::App& app) {
                     "group whose arrays share axis 0");
   bench->add_option("--array", flags->arrays,
                     "NAME=PATH of an array of your own (repeat; arrays share the sample axis 0)");
-  bench->add_option("--batch-size", o.batch_size, "samples per batch (per rank)")
-      ->capture_default_str();
-  bench->add_option("--threads", o.threads, "reader/decoder threads (0: one per usable core)")
-      ->capture_default_str();
-  bench->add_option("--prefetch", o.prefetch, "batches queued ahead of the consumer")
-      ->capture_default_str();
-  bench
-      ->add_option("--io-concurrency", o.io_concurrency,
-                   "chunk reads kept in flight (0: the store's preference, 32 for files)")
-      ->capture_default_str();
-  bench->add_flag("--read-ahead,!--no-read-ahead", o.read_ahead,
-                  "submit the next batch's chunk reads before this one decodes (default on)");
-  bench->add_flag("--shuffle,!--no-shuffle", o.shuffle, "shuffle samples per epoch (default on)");
-  bench->add_option("--seed", o.seed, "shuffle seed")
-      ->check(CLI::NonNegativeNumber)  // "-1" would wrap around to 2^64 - 1
-      ->capture_default_str();
-  bench->add_flag("--drop-last", o.drop_last, "drop the incomplete last batch of an epoch");
-  bench->add_option("--rank", o.rank, "this process's rank")->capture_default_str();
-  bench->add_option("--world-size", o.world_size, "number of ranks")->capture_default_str();
+  add_table_option<LoaderOptions>(*bench, "batch_size", o.batch_size);
+  add_table_option<LoaderOptions>(*bench, "threads", o.threads, "0: one per usable core");
+  add_table_option<LoaderOptions>(*bench, "prefetch", o.prefetch);
+  add_table_option<LoaderOptions>(*bench, "io_concurrency", o.io_concurrency,
+                                  "0: the store's preference, 32 for files");
+  add_table_flag<LoaderOptions>(*bench, "read_ahead", o.read_ahead);
+  add_table_flag<LoaderOptions>(*bench, "shuffle", o.shuffle);
+  add_table_option<LoaderOptions>(*bench, "seed", o.seed)
+      ->check(CLI::NonNegativeNumber);  // "-1" would wrap around to 2^64 - 1
+  add_table_flag<LoaderOptions>(*bench, "drop_last", o.drop_last);
+  add_table_option<LoaderOptions>(*bench, "rank", o.rank);
+  add_table_option<LoaderOptions>(*bench, "world_size", o.world_size);
   bench->add_option("--mode", flags->modes, "io, compute, full or all (comma-separated)")
       ->capture_default_str();
   bench->add_option("--step-ms", o.step_ms,

@@ -2,13 +2,12 @@
 #include <string>
 
 #include "commands.h"
+#include "table_flags.h"
 
 namespace chute::cli {
 
 void add_cache_options(CLI::App& command, CacheOptions& cache) {
-  command.add_option("--cache", cache.dir,
-                     "node-local cache folder: the stored bytes of every chunk read are kept "
-                     "there, so later runs read them locally");
+  add_table_option<CacheOptions>(command, "cache", cache.dir);
   command.add_option_function<std::string>(
       "--cache-size",
       [&cache](const std::string& text) {
@@ -33,7 +32,8 @@ void add_cache_options(CLI::App& command, CacheOptions& cache) {
         }
         cache.max_bytes = static_cast<uint64_t>(number * scale);
       },
-      "cache size limit (default 16G; suffixes k, M, G, T)");
+      std::string(table_field<CacheOptions>("cache_size").help) +
+          " (default 16G; suffixes k, M, G, T)");
 }
 
 }  // namespace chute::cli

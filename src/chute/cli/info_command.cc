@@ -119,8 +119,8 @@ void register_info(CLI::App& app) {
   auto options = std::make_shared<Options>();
   auto* info = app.add_subcommand("info", "Show an array's or a group's metadata and chunk sizes");
   info->add_option("PATH", options->path,
-                   "Zarr array or group folder (or group/member), HDF5/NetCDF file (or "
-                   "file/dataset), .npy file")
+                   "a Zarr v2/v3 array or group folder (or group/member), an HDF5/NetCDF-4 file "
+                   "(or file.h5/dataset), or a NumPy .npy file")
       ->required();
   info->add_flag("--json", options->json, "Print one JSON document instead of a table");
   add_cache_options(*info, options->cache);

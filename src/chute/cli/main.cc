@@ -10,7 +10,9 @@
 #include "commands.h"
 
 int main(int argc, char** argv) {
-  CLI::App app{"chute: fast training batches from chunked arrays (Zarr v2/v3)", "chute"};
+  CLI::App app{
+      "chute: fast training batches from chunked arrays (Zarr v2/v3, HDF5/NetCDF-4, NumPy .npy)",
+      "chute"};
   app.require_subcommand(1);
   app.set_version_flag("--version", std::string("chute ") + chute::kVersion);
   chute::cli::register_info(app);

@@ -30,28 +30,43 @@ uint64_t crop_stream(uint64_t seed, int64_t epoch, int64_t sample) {
   return SplitMix64(h ^ (static_cast<uint64_t>(sample) * 0x9e3779b97f4a7c15ULL)).next();
 }
 
+const std::vector<OptionField<CropOptions>>& CropOptions::fields() {
+  using O = CropOptions;
+  static const std::vector<OptionField<O>> table = {
+      {"size",
+       &O::size,
+       "crop extent: one value for every spatial axis, or one per axis",
+       {.low = 1,
+        .high = static_cast<long double>(kMaxCropExtent),
+        .non_empty = true,
+        .python_type = "int | Sequence[int]"}},
+      {"channel_axis",
+       &O::channel_axis,
+       "the axis holding channels in every array (negative: from the end)",
+       {.low = -kMaxCropAxes, .high = kMaxCropAxes - 1, .none = "every axis is spatial"}},
+      {"crops_per_epoch",
+       &O::crops_per_epoch,
+       "crops in one epoch",
+       {.low = 1, .high = static_cast<long double>(INT64_MAX)}},
+      {"transforms",
+       &O::transforms,
+       "\"rotations\" (the cube's 24 right-angle rotations), \"symmetries\" (all 48, with "
+       "reflections) or \"none\", one id per crop applied while it is placed",
+       {.choices = {"none", "rotations", "symmetries"}, .none = "\"none\"", .default_none = true}},
+      {"channels_last", &O::channels_last,
+       "outputs (*size, C) instead of (C, *size), whatever the stored layout"},
+  };
+  return table;
+}
+
 void validate(const CropOptions& o) {
-  using detail::check_option_range;
   constexpr std::string_view kOwner = "crops";
-  check_option_range<int64_t>(kOwner, "size (number of values)",
-                              static_cast<int64_t>(o.size.size()), 1, kMaxCropAxes,
-                              ": one extent for every spatial axis, or one per axis");
-  for (size_t d = 0; d < o.size.size(); ++d) {
-    check_option_range<int64_t>(kOwner, fmt::format("size[{}]", d), o.size[d], 1, kMaxCropExtent);
-  }
-  if (o.channel_axis) {
-    check_option_range<int64_t>(kOwner, "channel_axis", *o.channel_axis, -kMaxCropAxes,
-                                kMaxCropAxes - 1, " (or none: every axis is spatial)");
-  }
-  check_option_range<int64_t>(kOwner, "crops_per_epoch", o.crops_per_epoch, 1, INT64_MAX);
-  if (o.transforms.empty() || o.transforms == "none" || o.transforms == "rotations" ||
-      o.transforms == "symmetries") {
-    return;
-  }
-  fail(ErrorCode::kInvalidArgument,
-       "crops: transforms = '{}' is not one of \"rotations\" (the 24 right-angle rotations of "
-       "the cube), \"symmetries\" (all 48, with reflections) or \"none\"",
-       o.transforms);
+  detail::check_option_range<int64_t>(kOwner, "size (number of values)",
+                                      static_cast<int64_t>(o.size.size()), 1, kMaxCropAxes,
+                                      ": one extent for every spatial axis, or one per axis");
+  CropOptions checked = o;
+  if (checked.transforms.empty()) checked.transforms = "none";
+  check_fields(kOwner, checked);
 }
 
 CropDataset::CropDataset(std::vector<std::pair<std::string, ArrayPtr>> arrays, CropOptions options)

@@ -25,6 +25,7 @@
 
 #include "chute/dataset/dataset.h"
 #include "chute/store/caching_store.h"
+#include "chute/util/option_table.h"
 
 namespace chute {
 
@@ -38,6 +39,9 @@ struct CropOptions {
   /// "rotations", "symmetries", or "none"/"" (see cube_symmetry_count()).
   std::string transforms = "none";
   bool channels_last = false;
+
+  /// Name, help and check of every field (option_table.h).
+  static const std::vector<OptionField<CropOptions>>& fields();
 };
 
 /// Largest crop extent per axis and the channel axis range (what chute.crops() accepts).

@@ -88,7 +88,7 @@ TEST(CropOptionsAudit, TheCacheOfTheOpenerIsCheckedToo) {
         open_crop_dataset({{"x", "/nonexistent/chute/crops.zarr"}}, CropOptions{}, cache);
       },
       ErrorCode::kInvalidArgument);
-  EXPECT_NE(message.find("dir = '/tmp/cache"), std::string::npos) << message;
+  EXPECT_NE(message.find("cache = '/tmp/cache"), std::string::npos) << message;
   EXPECT_NE(message.find("NUL"), std::string::npos) << message;
 }
 

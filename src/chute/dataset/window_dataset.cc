@@ -25,11 +25,120 @@ std::string offset_name(int64_t offset) { return fmt::format("t{:+d}", offset); 
 
 }  // namespace
 
+const std::vector<OptionField<WindowOptions>>& WindowOptions::fields() {
+  using O = WindowOptions;
+  constexpr auto kOffset = static_cast<long double>(kMaxWindowOffset);
+  const OptionCheck internal{.internal = true};
+  static const std::vector<OptionField<O>> table = {
+      {"variables", &O::variables, "input variables, in channel order", {.non_empty = true}},
+      {"target_variables",
+       &O::target_variables,
+       "variables of \"targets\"",
+       {.non_empty = true, .none = "the input variables", .default_none = true}},
+      {"forcings", &O::forcings, "variables read at the target steps, appended to the inputs"},
+      {"computed_forcings", &O::computed_forcings,
+       "cos_local_time, sin_local_time, cos_day_of_year, sin_day_of_year, toa_radiation: "
+       "computed at the target steps, after the stored forcings (not normalised)"},
+      {"statics", &O::statics, "2-D (lat, lon) fields appended to the inputs once"},
+      {"levels",
+       &O::level_values,
+       "values of the level coordinate to read",
+       {.non_empty = true, .none = "every level", .default_none = true}},
+      {"level_indices",
+       &O::level_indices,
+       "positions along the level axis to read",
+       {.low = 0, .non_empty = true, .none = "every level", .default_none = true}},
+      {"input_offsets",
+       &O::input_offsets,
+       "input steps, in store steps from the sample's time",
+       {.low = -kOffset, .high = kOffset, .non_empty = true}},
+      {"target_offsets",
+       &O::target_offsets,
+       "target steps, in store steps",
+       {.low = -kOffset, .high = kOffset}},
+      {"channels_last", &O::channels_last,
+       "outputs (lat, lon, channels), else (channels, lat, lon)"},
+      {"dtype",
+       OptionText<O>{[](const O& o) { return o.output_dtype.name(); },
+                     [](O& o, const std::string& name) {
+                       o.output_dtype = name == "float16"    ? DataType{DTypeKind::kFloat, 2}
+                                        : name == "bfloat16" ? DataType{DTypeKind::kBFloat, 2}
+                                                             : DataType{DTypeKind::kFloat, 4};
+                     }},
+       "the outputs' dtype",
+       {.choices = {"float32", "float16", "bfloat16"}}},
+      {"decode_cf", &O::decode_cf, "CF decoding: fill values -> NaN, scale_factor/add_offset"},
+      {"nan_mask", &O::nan_mask,
+       "append a channel per input channel: 1 where the value was missing (\"<channel>/mask\")"},
+      {"mean",
+       &O::mean,
+       "normalisation: one mean per channel of one step of the inputs",
+       {.none = "no explicit values", .default_none = true}},
+      {"std",
+       &O::std,
+       "normalisation: one standard deviation per channel (> 0)",
+       {.low = std::numeric_limits<float>::denorm_min(),
+        .none = "no explicit values",
+        .default_none = true}},
+      {"mean_suffix", &O::mean_suffix,
+       "normalise with the arrays named variable + suffix (\"mean/{}\": a pattern)"},
+      {"std_suffix", &O::std_suffix, "the same for the standard deviations"},
+      {"statistics",
+       &O::statistics,
+       "a group written by `chute stats`: normalise with its mean/<v> and std/<v>",
+       {.none = "no statistics group", .default_none = true, .path = true}},
+      {"masked_points",
+       OptionText<O>{[](const O& o) -> std::string {
+                       return o.masked_points == O::MaskedPoints::kNan ? "nan" : "error";
+                     },
+                     [](O& o, const std::string& name) {
+                       o.masked_points =
+                           name == "nan" ? O::MaskedPoints::kNan : O::MaskedPoints::kError;
+                     }},
+       "a read point whose statistics are not finite or std <= 0: an error, or NaN values",
+       {.choices = {"error", "nan"}}},
+      {"std_floor", &O::std_floor, "raise every finite std below it to it", {.low = 0}},
+      {"level_coordinate", &O::level_coordinate,
+       "the coordinate array of levels when not named like the level dimension"},
+      // Computed by chute.windows() from start/end/frequency, area, grid_shard, nan, time_range.
+      {"nan",
+       OptionText<O>{[](const O& o) -> std::string {
+                       return o.nan == O::NanPolicy::kError  ? "error"
+                              : o.nan == O::NanPolicy::kFill ? "fill"
+                                                             : "keep";
+                     },
+                     [](O& o, const std::string& name) {
+                       o.nan = name == "error"  ? O::NanPolicy::kError
+                               : name == "fill" ? O::NanPolicy::kFill
+                                                : O::NanPolicy::kKeep;
+                     }},
+       "missing values",
+       {.choices = {"keep", "error", "fill"}, .internal = true}},
+      {"nan_value",
+       &O::nan_value,
+       "the value replacing missing ones (finite with nan = fill)",
+       {.internal = true, .non_finite = true}},
+      {"time_start", &O::time_start, "first time index of the windows", internal},
+      {"time_stop", &O::time_stop, "time index the windows stay before (-1: the end)", internal},
+      {"sample_stride", &O::sample_stride, "time steps between samples", internal},
+      {"sample_times", &O::sample_times, "the samples' time indices", internal},
+      {"time_map", &O::time_map, "store time index of each step of a regular axis", internal},
+      {"time_seconds", &O::time_seconds, "seconds since 1970 of every time index", internal},
+      {"lat_values", &O::lat_values, "degrees of every grid row", internal},
+      {"lon_values", &O::lon_values, "degrees of every grid column", internal},
+      {"lat_start", &O::lat_start, "first latitude row read", internal},
+      {"lat_stop", &O::lat_stop, "latitude row the read stops before (-1: the end)", internal},
+      {"lon_start", &O::lon_start, "first longitude column read", internal},
+      {"lon_stop", &O::lon_stop, "longitude column the read stops before (-1: the end)", internal},
+  };
+  return table;
+}
+
 void validate(const WindowOptions& o) {
   using detail::check_option;
   using detail::check_option_range;
   constexpr std::string_view kOwner = "window dataset";
-  if (o.variables.empty()) fail(ErrorCode::kInvalidArgument, "window dataset: no variables given");
+  check_fields(kOwner, o);
   const std::pair<const char*, const std::vector<std::string>*> name_lists[] = {
       {"variables", &o.variables},
       {"target_variables", &o.target_variables},

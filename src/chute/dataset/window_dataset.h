@@ -41,6 +41,8 @@
 #include "chute/dataset/cf_decoding.h"
 #include "chute/dataset/dataset.h"
 #include "chute/format/open.h"
+#include "chute/format/zarr.h"
+#include "chute/util/option_table.h"
 
 namespace chute {
 
@@ -114,6 +116,10 @@ struct WindowOptions {
   // A finite std below std_floor (e.g. 0 at a point that never changed) is raised to it, per
   // channel and per grid point; 0 leaves every std as it is. Finite and >= 0.
   double std_floor = 0.0;
+
+  /// Name, help and check of every field (option_table.h); the fields marked internal are
+  /// computed by chute.windows() from its date, area and step arguments.
+  static const std::vector<OptionField<WindowOptions>>& fields();
 };
 
 /// Offsets (input_offsets, target_offsets) lie in [-kMaxWindowOffset, kMaxWindowOffset], and

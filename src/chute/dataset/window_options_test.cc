@@ -26,7 +26,7 @@ struct WindowRow {
 
 std::vector<WindowRow> bad_window_rows() {
   return {
-      {"no variables", [](WindowOptions& o) { o.variables.clear(); }},
+      {"variables must not be empty", [](WindowOptions& o) { o.variables.clear(); }},
       {"variables[1] = '' is empty",
        [](WindowOptions& o) {
          o.variables = {"t", ""};
@@ -42,14 +42,14 @@ std::vector<WindowRow> bad_window_rows() {
          o.lat_values = {1, kNaN};
        }},
       {"lon_values[0] = inf", [](WindowOptions& o) { o.lon_values = {kInf}; }},
-      {"level_values[0] = nan", [](WindowOptions& o) { o.level_values = {kNaN}; }},
+      {"levels[0] = nan", [](WindowOptions& o) { o.level_values = {kNaN}; }},
       {"level_indices[0] = -1", [](WindowOptions& o) { o.level_indices = {-1}; }},
       {"level_indices or level_values",
        [](WindowOptions& o) {
          o.level_indices = {0};
          o.level_values = {500};
        }},
-      {"input_offsets is empty", [](WindowOptions& o) { o.input_offsets.clear(); }},
+      {"input_offsets must not be empty", [](WindowOptions& o) { o.input_offsets.clear(); }},
       {"input_offsets[0] = -9223372036854775808",
        [](WindowOptions& o) { o.input_offsets = {INT64_MIN}; }},
       {"target_offsets[1] = 1099511627776",
@@ -77,7 +77,7 @@ std::vector<WindowRow> bad_window_rows() {
        [](WindowOptions& o) { o.std_floor = std::numeric_limits<double>::infinity(); }},
       {"masked_points = 5",
        [](WindowOptions& o) { o.masked_points = static_cast<WindowOptions::MaskedPoints>(5); }},
-      {"output dtype must be float32, float16 or bfloat16, got int32",
+      {"dtype = 'int32' is not one of",
        [](WindowOptions& o) {
          o.output_dtype = DataType{DTypeKind::kInt, 4};
        }},

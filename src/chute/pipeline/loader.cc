@@ -35,28 +35,106 @@ constexpr size_t kMaxIoConcurrency = 65536;
 
 }  // namespace
 
+const std::vector<OptionField<LoaderOptions>>& LoaderOptions::fields() {
+  using O = LoaderOptions;
+  constexpr long double kInt64Max = static_cast<long double>(INT64_MAX);
+  static const std::vector<OptionField<O>> table = {
+      {"batch_size", &O::batch_size, "samples per batch, per rank", {.low = 1, .high = kInt64Max}},
+      {"shuffle",
+       &O::shuffle,
+       "shuffle the samples of every epoch (Python also takes \"chunks\": shuffle stored chunks, "
+       "then samples within `shuffle_window` of them)",
+       {.python_type = "bool | Literal[\"chunks\"]"}},
+      {"seed",
+       &O::seed,
+       "seed of the shuffle; batches are a pure function of (seed, epoch, rank, world_size, batch)",
+       {.low = 0,
+        .high = static_cast<long double>(UINT64_MAX),
+        .none = "a seed drawn from the OS, reported by state_dict()"}},
+      {"drop_last", &O::drop_last,
+       "drop the incomplete last batch; else it is padded by wrapping around (`batch.padding`)"},
+      {"threads",
+       &O::threads,
+       "reader/decoder threads",
+       {.low = 1, .none = "one per CPU this process may run on", .default_none = true}},
+      {"prefetch",
+       &O::prefetch,
+       "batches assembled ahead of the consumer",
+       {.low = 1, .high = static_cast<long double>(kMaxPrefetch)}},
+      {"io_concurrency",
+       &O::io_concurrency,
+       "chunk reads kept in flight while the threads decode",
+       {.low = 1,
+        .high = static_cast<long double>(kMaxIoConcurrency),
+        .none = "the store's preference, 32 for local files",
+        .default_none = true}},
+      {"read_ahead", &O::read_ahead,
+       "plan the next batch and submit its chunk reads before this one decodes"},
+      {"rank",
+       &O::rank,
+       "this process's rank",
+       {.low = 0,
+        .high = kInt64Max,
+        .none =
+            "from the launcher (chute.distributed: mpi4py, torchrun, Open MPI, PMI, Slurm), else 0",
+        .default_none = true}},
+      {"world_size",
+       &O::world_size,
+       "number of ranks sharing each epoch",
+       {.low = 1, .high = kInt64Max, .none = "from the launcher, else 1", .default_none = true}},
+      {"pad_to_batch", &O::pad_to_batch,
+       "allow batch_size x world_size above the sample count (the one batch wraps around)"},
+      {"timeout",
+       &O::timeout_s,
+       "seconds to wait for a batch before raising ReadTimeoutError and cancelling the epoch",
+       {.low = 1e-3L, .high = 1e9L, .none = "wait forever", .default_none = true}},
+      {"shuffle_block",
+       &O::shuffle_block,
+       "samples per stored chunk for the chunk-aware shuffle (shuffle=\"chunks\")",
+       {.low = 1, .high = kInt64Max, .none = "the dataset's chunk size", .default_none = true}},
+      {"shuffle_window",
+       &O::shuffle_window,
+       "chunk-aware shuffle: chunks whose samples are shuffled together",
+       {.low = 1, .high = kInt64Max}},
+      {"indices",
+       &O::indices,
+       "the sample numbers an epoch draws from (a subset, a stride, an order; shuffle=False "
+       "keeps it)",
+       {.low = 0,
+        .high = kInt64Max,
+        .non_empty = true,
+        .none = "every sample",
+        .default_none = true}},
+      {"pin_memory", &O::pin_memory,
+       "page-locked (CUDA) batch buffers: a framework's non_blocking copy to the GPU is one DMA "
+       "from them (an error without a CUDA driver and GPU)"},
+      {"device",
+       &O::device,
+       "copy each batch to this GPU (\"cuda\", \"cuda:N\", a torch.device or a JAX GPU device) "
+       "on chute's own stream as soon as it is assembled; `prefetch` then counts device batches",
+       {.none = "batches stay in host memory", .default_none = true, .python_type = "str | Any"}},
+  };
+  return table;
+}
+
 void validate(const LoaderOptions& o) {
-  using detail::check_option_range;
   constexpr std::string_view kOwner = "loader";
-  check_option_range<int64_t>(kOwner, "batch_size", o.batch_size, 1, INT64_MAX);
-  check_option_range<int64_t>(kOwner, "world_size", o.world_size, 1, INT64_MAX);
-  check_option_range<int64_t>(kOwner, "rank", o.rank, 0, o.world_size - 1,
-                              fmt::format(" (world_size = {})", o.world_size));
-  check_option_range<size_t>(kOwner, "prefetch", o.prefetch, 1, kMaxPrefetch);
-  check_option_range<size_t>(kOwner, "io_concurrency", o.io_concurrency, 0, kMaxIoConcurrency,
-                             " (0, Python: None: the store's preferred)");
-  check_option_range<size_t>(
+  check_fields(kOwner, o);
+  detail::check_option_range<size_t>(
       kOwner, "threads", o.threads, 0, max_reader_threads(),
       fmt::format(": more than this machine can run (16 per hardware thread, {} here); "
-                  "threads=0 (Python: None) uses one per hardware thread",
+                  "threads=None uses one per hardware thread",
                   default_thread_count()));
-  check_option_range<double>(kOwner, "timeout_s", o.timeout_s, 0, 1e9, " seconds (0: none)");
-  check_option_range<int64_t>(kOwner, "shuffle_block", o.shuffle_block, 0, INT64_MAX,
-                              " (0: no chunk-aware shuffle)");
-  check_option_range<int64_t>(kOwner, "shuffle_window", o.shuffle_window, 1, INT64_MAX);
+  detail::check_option_range<int64_t>(kOwner, "rank", o.rank, 0, o.world_size - 1,
+                                      fmt::format(" (world_size = {})", o.world_size));
 }
 
 namespace {
+
+// The samples an epoch draws from: the dataset's, or options.indices.
+int64_t sample_count(const Dataset& dataset, const LoaderOptions& o) {
+  return o.indices.empty() ? dataset.num_samples() : static_cast<int64_t>(o.indices.size());
+}
 
 // Every option checked before anything is allocated or started, each error naming the option,
 // the value and what is allowed.
@@ -65,7 +143,11 @@ const DatasetPtr& checked(const DatasetPtr& dataset, const LoaderOptions& o) {
   if (dataset->outputs().empty())
     fail(ErrorCode::kInvalidArgument, "loader: dataset has no outputs");
   validate(o);
-  const int64_t samples = dataset->num_samples();
+  for (size_t i = 0; i < o.indices.size(); ++i) {
+    detail::check_option_range<int64_t>("loader", fmt::format("indices[{}]", i), o.indices[i], 0,
+                                        dataset->num_samples() - 1, " (the dataset's samples)");
+  }
+  const int64_t samples = sample_count(*dataset, o);
   const auto global = static_cast<unsigned __int128>(o.batch_size) * o.world_size;
   if (global > static_cast<unsigned __int128>(samples)) {
     const std::string what =
@@ -148,10 +230,16 @@ uint64_t dataset_fingerprint(const Dataset& dataset) {
 Loader::Loader(DatasetPtr dataset, LoaderOptions options)
     : dataset_(checked(dataset, options)),
       options_(options),
-      sampler_(dataset_->num_samples(), options.batch_size, options.shuffle, options.seed,
+      sampler_(sample_count(*dataset_, options), options.batch_size, options.shuffle, options.seed,
                options.drop_last, options.rank, options.world_size),
       pid_(::getpid()),
       dataset_fingerprint_(dataset_fingerprint(*dataset_)) {
+  if (!options_.indices.empty()) {  // a state is for these samples, in this order
+    Fnv1a hash;
+    hash.add(static_cast<int64_t>(dataset_fingerprint_));
+    hash.add(options_.indices.data(), options_.indices.size() * sizeof(int64_t));
+    dataset_fingerprint_ = hash.value();
+  }
   sampler_.set_chunk_shuffle({options_.shuffle_block, options_.shuffle_window});
   assembler_ = std::make_unique<BatchAssembler>(dataset_, options_.batch_size, options_.threads);
   assembler_->set_io_concurrency(options_.io_concurrency);
@@ -422,6 +510,9 @@ void Loader::produce(int64_t epoch, int64_t start_batch, std::shared_ptr<Prefetc
       a->batch.index = b;
       try {
         sampler_.batch(e, b, a->batch.indices);
+        if (!options_.indices.empty()) {
+          for (int64_t& i : a->batch.indices) i = options_.indices[static_cast<size_t>(i)];
+        }
         a->batch.padding = sampler_.batch_padding(b);
         a->buffer = pool_->acquire();
         assembler_->start(a->batch.indices, a->buffer.get(), &a->stats, options_.seed, e);

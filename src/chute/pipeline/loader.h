@@ -60,6 +60,7 @@
 #include "chute/pipeline/device_delivery.h"
 #include "chute/sampler/sampler.h"
 #include "chute/store/caching_store.h"
+#include "chute/util/option_table.h"
 
 namespace chute {
 
@@ -103,13 +104,17 @@ struct LoaderOptions {
   std::string device;
   // Testing: the device to deliver to, used instead of opening `device` by name.
   DevicePtr device_handle;
+  // Non-empty: an epoch draws from these sample numbers (a subset, a stride, an explicit
+  // order) instead of every sample; shuffled, sharded and resumed like the samples themselves.
+  std::vector<int64_t> indices;
+
+  /// Name, help and check of every field (option_table.h): the one declaration of each option.
+  static const std::vector<OptionField<LoaderOptions>>& fields();
 };
 
-/// Checks every field on its own (no dataset needed): batch_size >= 1, world_size >= 1, rank in
-/// [0, world_size), prefetch in [1, 4096], io_concurrency in [0, 65536], threads in [0,
-/// max_reader_threads()], timeout_s in [0, 1e9], shuffle_block >= 0, shuffle_window >= 1.
-/// Throws kInvalidArgument naming the field, the value and the allowed range. The Loader
-/// constructor calls it, then checks what depends on the dataset (batch size against the
+/// Checks every field against fields() (no dataset needed), then rank < world_size. Throws
+/// kInvalidArgument naming the field as Python spells it, the value and the allowed range. The
+/// Loader constructor calls it, then checks what depends on the dataset (batch size against the
 /// samples, buffer and shuffle memory against the machine's).
 void validate(const LoaderOptions& options);
 

@@ -42,7 +42,7 @@ std::vector<Row> bad_rows() {
       {"batch_size = 0 is outside [1, ", [](LoaderOptions& o) { o.batch_size = 0; }},
       {"batch_size = -4", [](LoaderOptions& o) { o.batch_size = -4; }},
       {"world_size = 0", [](LoaderOptions& o) { o.world_size = 0; }},
-      {"rank = -1 is outside [0, 0]", [](LoaderOptions& o) { o.rank = -1; }},
+      {"rank = -1 is outside [0, ", [](LoaderOptions& o) { o.rank = -1; }},
       {"rank = 2 is outside [0, 1] (world_size = 2)",
        [](LoaderOptions& o) {
          o.world_size = 2;
@@ -52,15 +52,15 @@ std::vector<Row> bad_rows() {
       {"prefetch = 5000", [](LoaderOptions& o) { o.prefetch = 5000; }},
       {"prefetch = 18446744073709551615",  // -1 through a size_t
        [](LoaderOptions& o) { o.prefetch = static_cast<size_t>(-1); }},
-      {"io_concurrency = 65537 is outside [0, 65536]",
+      {"io_concurrency = 65537 is outside [1, 65536]",
        [](LoaderOptions& o) { o.io_concurrency = 65537; }},
       {"threads = " + over, [](LoaderOptions& o) { o.threads = max_reader_threads() + 1; }},
       {"threads = 18446744073709551615",
        [](LoaderOptions& o) { o.threads = static_cast<size_t>(-1); }},
-      {"timeout_s = -1", [](LoaderOptions& o) { o.timeout_s = -1; }},
-      {"timeout_s = nan",
+      {"timeout = -1", [](LoaderOptions& o) { o.timeout_s = -1; }},
+      {"timeout = nan",
        [](LoaderOptions& o) { o.timeout_s = std::numeric_limits<double>::quiet_NaN(); }},
-      {"timeout_s = inf",
+      {"timeout = inf",
        [](LoaderOptions& o) { o.timeout_s = std::numeric_limits<double>::infinity(); }},
       {"shuffle_block = -1", [](LoaderOptions& o) { o.shuffle_block = -1; }},
       {"shuffle_window = 0", [](LoaderOptions& o) { o.shuffle_window = 0; }},

@@ -21,9 +21,9 @@ TEST(CacheOptionsAudit, EveryBadFieldIsNamedWithItsValue) {
     CacheOptions options;
   };
   const Row rows[] = {
-      {"max_bytes = 0", CacheOptions{"/tmp/chute-cache-audit", 0}},
-      {"max_bytes = 0", CacheOptions{"", 0}},  // even with no folder: nothing is ignored
-      {"dir = '/tmp/a\\0...' holds a NUL byte", CacheOptions{std::string("/tmp/a\0b", 8)}},
+      {"cache_size = 0", CacheOptions{"/tmp/chute-cache-audit", 0}},
+      {"cache_size = 0", CacheOptions{"", 0}},  // even with no folder: nothing is ignored
+      {"cache = '/tmp/a\\0...' holds a NUL byte", CacheOptions{std::string("/tmp/a\0b", 8)}},
   };
   auto memory = std::make_shared<MemoryStore>();
   const CacheOptions before = default_cache_options();

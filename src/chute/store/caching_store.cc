@@ -141,14 +141,37 @@ std::optional<CacheEntryHeader> read_entry(int fd, uint64_t file_size, std::stri
 
 }  // namespace
 
+const std::vector<OptionField<CacheOptions>>& CacheOptions::fields() {
+  using O = CacheOptions;
+  static const std::vector<OptionField<O>> table = {
+      {"cache",
+       &O::dir,
+       "node-local cache folder: the stored bytes of every chunk read are kept there, so later "
+       "runs read them locally",
+       {.none = "no cache", .default_none = true, .path = true}},
+      {"cache_size",
+       &O::max_bytes,
+       "size limit of the cache folder in bytes",
+       {.low = 1,
+        .high = static_cast<long double>(UINT64_MAX),
+        .none = "16 GiB",
+        .default_none = true}},
+      {"cache_fsync",
+       &O::fsync,
+       "fsync each entry before renaming it into place",
+       {.internal = true}},
+  };
+  return table;
+}
+
 void validate(const CacheOptions& options) {
   if (options.dir.find('\0') != std::string::npos) {
-    fail(ErrorCode::kInvalidArgument, "cache: dir = '{}' holds a NUL byte",
+    fail(ErrorCode::kInvalidArgument, "cache: cache = '{}' holds a NUL byte",
          options.dir.substr(0, options.dir.find('\0')) + "\\0...");
   }
   if (options.max_bytes < 1) {
     fail(ErrorCode::kInvalidArgument,
-         "cache: max_bytes = {} is outside [1, 18446744073709551615] (the folder's size limit)",
+         "cache: cache_size = {} is outside [1, 18446744073709551615] (the folder's size limit)",
          options.max_bytes);
   }
 }

@@ -41,6 +41,7 @@
 #include <string>
 
 #include "chute/store/store.h"
+#include "chute/util/option_table.h"
 
 namespace chute {
 namespace detail {
@@ -56,6 +57,8 @@ struct CacheOptions {
   bool fsync = false;
 
   bool enabled() const { return !dir.empty(); }
+  /// Name, help and check of every field (option_table.h).
+  static const std::vector<OptionField<CacheOptions>>& fields();
 };
 
 /// Checks every field: dir holds no NUL byte (the kernel would cut the path there), max_bytes

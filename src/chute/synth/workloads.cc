@@ -196,12 +196,13 @@ DatasetSummary make_packed(const std::string& out, const PackedOptions& o) {
   Timer timer;
   write_group(out, o.zarr_format, {{"chute_workload", "packed"}});
 
-  const std::vector<std::string> dims = {"sample", "lat", "lon", "channel"};
   std::vector<FieldArrayJob> jobs;
   const std::pair<const char*, int64_t> arrays[] = {{"inputs", o.input_channels},
                                                     {"targets", o.target_channels}};
   for (uint64_t a = 0; a < 2; ++a) {
     const auto& [name, channels] = arrays[a];
+    // A channel dimension per array: xarray refuses one dimension name with two lengths.
+    const std::vector<std::string> dims = {"sample", "lat", "lon", std::string(name) + "_channel"};
     int64_t chunk_channels =
         o.chunk_channels == 0 ? channels : std::min(o.chunk_channels, channels);
     auto spec = float_array(o, {o.samples, o.lat, o.lon, channels},

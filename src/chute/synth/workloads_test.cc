@@ -84,7 +84,7 @@ TEST(SynthWorkloads, PackedLayoutAndManifest) {
   EXPECT_EQ(zarray["shape"], nlohmann::json({3, 5, 8, 4}));
   EXPECT_EQ(zarray["chunks"], nlohmann::json({1, 5, 8, 2}));
   EXPECT_EQ(read_json(dir / "ds/inputs/.zattrs")["_ARRAY_DIMENSIONS"],
-            nlohmann::json({"sample", "lat", "lon", "channel"}));
+            nlohmann::json({"sample", "lat", "lon", "inputs_channel"}));
   EXPECT_TRUE(read_json(dir / "ds/.zmetadata")["metadata"].contains("targets/.zarray"));
   for (float v : read_packed_raw(dir / "ds/inputs", o, 4)) ASSERT_TRUE(std::isfinite(v));
 }

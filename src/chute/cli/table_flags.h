@@ -1,0 +1,50 @@
+#pragma once
+// CLI flags from the option tables (chute/util/option_table.h): the flag is --name with '-' for
+// '_', its help is the table's line, its default the value it writes into, so that a command's
+// flags say what the Python keywords say.
+
+#include <CLI/CLI.hpp>
+#include <string>
+#include <string_view>
+
+#include "chute/util/error.h"
+#include "chute/util/option_table.h"
+
+namespace chute::cli {
+
+template <typename S>
+const OptionField<S>& table_field(std::string_view name) {
+  const OptionField<S>* field = find_field<S>(name);
+  if (field == nullptr) fail(ErrorCode::kInternal, "no option '{}' in the table", name);
+  return *field;
+}
+
+inline std::string flag_name(std::string_view name) {
+  std::string flag = "--" + std::string(name);
+  for (char& c : flag) {
+    if (c == '_') c = '-';
+  }
+  return flag;
+}
+
+/// --name VALUE into `target`, documented by S's table entry `name`; `note` is appended to the
+/// help (what the command does differently, e.g. "0: one per usable core").
+template <typename S, typename T>
+CLI::Option* add_table_option(CLI::App& command, std::string_view name, T& target,
+                              std::string_view note = "") {
+  const OptionField<S>& field = table_field<S>(name);
+  std::string help(field.help);
+  if (!note.empty()) help += " (" + std::string(note) + ")";
+  return command.add_option(flag_name(name), target, help)->capture_default_str();
+}
+
+/// --name / --no-name into `target`, documented by S's table entry `name`.
+template <typename S>
+CLI::Option* add_table_flag(CLI::App& command, std::string_view name, bool& target) {
+  const OptionField<S>& field = table_field<S>(name);
+  const std::string flag = flag_name(name);
+  return command.add_flag(flag + ",!--no-" + flag.substr(2), target,
+                          std::string(field.help) + (target ? " (default on)" : " (default off)"));
+}
+
+}  // namespace chute::cli
