@@ -17,7 +17,6 @@ Errors are chute.Error subclasses that also derive from the built-in exception t
 
 from importlib import metadata as _metadata
 
-from . import _chute
 from ._anemoi import AnemoiDataset, anemoi
 from ._array import Array, Group, open, open_group
 from ._chute import (
@@ -85,8 +84,8 @@ __all__ = [
     "StorageError",
     "StoreUnavailableError",
     "UnsupportedError",
-    "anemoi",
     "WindowOptions",
+    "anemoi",
     "apply_cube_symmetry",
     "compute_statistics",
     "crops",
