@@ -52,16 +52,7 @@ bool along_time(const Array& array, const std::string& name, const std::string& 
 std::string format_time(int64_t seconds) {
   const int64_t days = (seconds >= 0 ? seconds : seconds - 86399) / 86400;
   const int64_t rest = seconds - days * 86400;
-  // civil_from_days, inverse of days_from_civil (Howard Hinnant's algorithm).
-  const int64_t z = days + 719468;
-  const int64_t era = (z >= 0 ? z : z - 146096) / 146097;
-  const int64_t doe = z - era * 146097;
-  const int64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
-  const int64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-  const int64_t mp = (5 * doy + 2) / 153;
-  const int64_t d = doy - (153 * mp + 2) / 5 + 1;
-  const int64_t m = mp < 10 ? mp + 3 : mp - 9;
-  const int64_t y = yoe + era * 400 + (m <= 2);
+  const auto [y, m, d] = detail::civil_from_days(days);
   return fmt::format("{:04}-{:02}-{:02}T{:02}:{:02}", y, m, d, rest / 3600, rest / 60 % 60);
 }
 
