@@ -38,7 +38,7 @@ ArrayPtr counting_array(std::vector<int64_t> shape, float first, const std::stri
   return open_zarr_array(store, "", name);
 }
 
-std::vector<float> read_box(const Array& array, std::vector<int64_t> start,
+std::vector<float> read_floats(const Array& array, std::vector<int64_t> start,
                             std::vector<int64_t> shape) {
   const int64_t n = std::accumulate(shape.begin(), shape.end(), int64_t{1}, std::multiplies<>());
   std::vector<float> out(static_cast<size_t>(n));
@@ -53,10 +53,10 @@ TEST(ArrayJoin, ABoxSpanningMembersReadsFromEach) {
                      counting_array({1, 2, 3}, 30, "c")},
                     "x");
   EXPECT_EQ(joined->metadata().shape, (std::vector<int64_t>{6, 2, 3}));
-  const std::vector<float> all = read_box(*joined, {0, 0, 0}, {6, 2, 3});
+  const std::vector<float> all = read_floats(*joined, {0, 0, 0}, {6, 2, 3});
   for (size_t i = 0; i < all.size(); ++i) EXPECT_EQ(all[i], static_cast<float>(i)) << i;
   // Steps 1..4 (members a, b, c), row 1, columns 1..2.
-  const std::vector<float> part = read_box(*joined, {1, 1, 1}, {4, 1, 2});
+  const std::vector<float> part = read_floats(*joined, {1, 1, 1}, {4, 1, 2});
   EXPECT_EQ(part, (std::vector<float>{10, 11, 16, 17, 22, 23, 28, 29}));
 }
 
@@ -64,13 +64,13 @@ TEST(ArrayJoin, SliceReadsOneIndexOfAnAxis) {
   ArrayPtr fields = counting_array({3, 4, 2, 2}, 0, "fields");  // (T, C, H, W)
   ArrayPtr channel = slice_array(fields, 1, 2, "t2m");
   EXPECT_EQ(channel->metadata().shape, (std::vector<int64_t>{3, 2, 2}));
-  const std::vector<float> v = read_box(*channel, {1, 0, 1}, {2, 2, 1});
+  const std::vector<float> v = read_floats(*channel, {1, 0, 1}, {2, 2, 1});
   // element (t, 2, h, 1) = t*16 + 8 + h*2 + 1
   EXPECT_EQ(v, (std::vector<float>{25, 27, 41, 43}));
   // A slice of a joined array, as a channel of per-year files.
   ArrayPtr joined = concat_arrays(
       {counting_array({2, 4, 2, 2}, 0, "y1"), counting_array({1, 4, 2, 2}, 32, "y2")}, "fields");
-  EXPECT_EQ(read_box(*slice_array(joined, 1, 3, "c3"), {1, 0, 0}, {2, 1, 1}),
+  EXPECT_EQ(read_floats(*slice_array(joined, 1, 3, "c3"), {1, 0, 0}, {2, 1, 1}),
             (std::vector<float>{28, 44}));
 }
 
