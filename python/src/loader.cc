@@ -264,6 +264,14 @@ nb::tuple batch_to_python(Batch batch, const std::string& device) {
                         batch.padding, arrays);
 }
 
+// The output dtype of a dataset built in Python (chute.anemoi).
+DataType parse_output_dtype(const std::string& name) {
+  if (name == "float32") return {DTypeKind::kFloat, 4};
+  if (name == "float16") return {DTypeKind::kFloat, 2};
+  if (name == "bfloat16") return {DTypeKind::kBFloat, 2};
+  fail(ErrorCode::kInvalidArgument, "dtype must be float32, float16 or bfloat16, got '{}'", name);
+}
+
 nb::dict stats_to_python(const LoaderStats& s) {
   nb::dict d;
   d["batches"] = s.batches;
