@@ -202,10 +202,11 @@ def test_a_file_another_process_writes_is_refused_clearly(tmp_path):
             chute.open(f"{path}/x")
 
 
-@pytest.mark.parametrize("index", ["btree", "coord", "info"])
+@pytest.mark.parametrize("index", ["native", "btree", "coord", "info"])
 def test_chunk_index_readers_agree(tmp_path, monkeypatch, index):
     # 1,600 chunks: a B-tree of more than one level (64 entries a node by default), some chunks
-    # never written; chute's own B-tree reader and libhdf5's two lookups must agree.
+    # never written; the native reader, chute's older B-tree reader and libhdf5's two lookups
+    # must agree.
     path = tmp_path / "f.h5"
     with h5py.File(path, "w") as f:
         d = f.create_dataset(
@@ -216,9 +217,9 @@ def test_chunk_index_readers_agree(tmp_path, monkeypatch, index):
     check_reads(path, "x")
 
 
-def test_newer_index_kinds_fall_back_to_libhdf5(tmp_path):
+def test_newer_index_kinds_read(tmp_path):
     # libver="v110" writes layout messages of version 4 (fixed / extensible array, B-tree v2
-    # indexes), which chute leaves to libhdf5's lookups.
+    # indexes), which the native reader walks.
     path = tmp_path / "f.h5"
     with h5py.File(path, "w", libver=("v110", "v110")) as f:
         f.create_dataset("fixed", data=values((20, 30), "<f4"), chunks=(4, 7), compression="gzip")

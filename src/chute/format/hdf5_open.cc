@@ -25,14 +25,15 @@
 namespace chute {
 namespace {
 
-/// CHUTE_HDF5_INDEX=coord or =info selects libhdf5's lookups instead of chute's B-tree reader
-/// (for measuring them against each other).
+/// CHUTE_HDF5_INDEX=btree, =coord or =info selects chute's version 1 B-tree reader or libhdf5's
+/// lookups instead of the native reader (for measuring them against each other).
 std::atomic<Hdf5IndexMethod> index_method{[] {
   const char* env = std::getenv("CHUTE_HDF5_INDEX");
   const std::string method = env ? env : "";
   if (method == "info") return Hdf5IndexMethod::kByIndex;
   if (method == "coord") return Hdf5IndexMethod::kByCoordinate;
-  return Hdf5IndexMethod::kBTree;
+  if (method == "btree") return Hdf5IndexMethod::kBTree;
+  return Hdf5IndexMethod::kNative;
 }()};
 
 // Attributes netCDF-C and the dimension scale API keep for themselves (netCDF4-python hides
@@ -233,7 +234,7 @@ ArrayPtr hdf5::open_dataset(const OpenFile& opened, const std::string& file,
   metadata.codecs = hdf5_codec_specs(filters, metadata.data_type, endian, 0, where);
   const auto stored_grid = chunk_grid_shape(metadata.shape, metadata.chunk_shape);
   std::vector<Hdf5ChunkEntry> entries = hdf5::read_chunk_index(
-      dset.get(), *file_store, stored_grid, metadata.chunk_shape, index_method, where);
+      opened, dset.get(), dataset, stored_grid, metadata.chunk_shape, index_method, where);
   lock.unlock();
   metadata.shape = netcdf_shape;
   const auto grid = chunk_grid_shape(metadata.shape, metadata.chunk_shape);
