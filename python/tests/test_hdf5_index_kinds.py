@@ -24,7 +24,7 @@ def check_reads(path, name, seed=0):
         expected = f[name][()]
     array = chute.open(f"{path}/{name}")
     assert array.shape == expected.shape
-    assert array.dtype == expected.dtype
+    assert array.dtype == expected.dtype.newbyteorder("=")  # read in native byte order
     np.testing.assert_array_equal(array[...], expected)
     rng = np.random.default_rng(seed)
     for _ in range(30):
@@ -148,3 +148,44 @@ def test_a_group_of_many_datasets_reads_as_h5py(tmp_path):
     with h5py.File(path, "r") as f:
         for i in range(9):
             np.testing.assert_array_equal(group[f"v{i}"][...], f[f"v{i}"][()])
+
+
+def test_datasets_libhdf5_1_10_cannot_open_read_through_the_native_reader(tmp_path):
+    # HDF5 2.0 (h5py's) writes filtered chunked datasets under libver="latest" with a data
+    # layout message of version 5, which libhdf5 1.10 refuses: chute reads their metadata and
+    # index natively. Every index kind, gzip, partial and unwritten chunks, fill values, both
+    # byte orders, attributes.
+    path = tmp_path / "latest.h5"
+    with h5py.File(path, "w", libver="latest") as f:
+        for name, maxshape in [("fixed", None), ("ext", (None, 23)), ("v2", (None, None))]:
+            d = f.create_dataset(name, shape=SHAPE, chunks=CHUNKS, maxshape=maxshape, dtype="<f4",
+                                 fillvalue=-2.5, compression="gzip", shuffle=True)  # fmt: skip
+            d[0:8, 0:5] = 1
+            d[9:37, 6:17] = data(shape=(28, 11))
+            d.attrs["units"] = "K"
+            d.attrs["scale"] = np.float32(0.5)
+            d.attrs["big"] = np.uint64(2**63 + 5)
+            d.attrs["levels"] = np.array([-3, 1, 2], dtype=">i2")
+        f.create_dataset("single", data=data(">i4"), chunks=SHAPE, compression="gzip")
+        f.create_dataset("be", data=data(">f8"), chunks=CHUNKS, compression="gzip", fillvalue=4)
+        f.create_dataset("empty", shape=SHAPE, chunks=CHUNKS, dtype="<u2", fillvalue=9,
+                         compression="gzip")  # fmt: skip
+    for seed, name in enumerate(["fixed", "ext", "v2", "single", "be", "empty"]):
+        check_reads(path, name, seed)
+    array = chute.open(f"{path}/fixed")
+    assert array.attrs["units"] == "K"
+    assert array.attrs["scale"] == 0.5
+    assert array.attrs["big"] == 2**63 + 5
+    assert list(array.attrs["levels"]) == [-3, 1, 2]
+    with h5py.File(path, "r") as f:
+        assert array.chunks == f["fixed"].chunks
+        assert array.fill_value == f["fixed"].fillvalue
+
+
+def test_a_native_open_of_an_unsupported_type_names_the_dataset(tmp_path):
+    path = tmp_path / "latest.h5"
+    with h5py.File(path, "w", libver="latest") as f:
+        f.create_dataset("strings", data=np.array([b"ab", b"cd"] * 10), chunks=(4,),
+                         compression="gzip")  # fmt: skip
+    with pytest.raises(chute.UnsupportedError, match=r"latest\.h5.*'strings'"):
+        chute.open(f"{path}/strings")[...]

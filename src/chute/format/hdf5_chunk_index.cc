@@ -103,8 +103,6 @@ bool by_btree(hid_t dataset, const SingleFileStore& file, const std::vector<int6
                                 grid, chunk_shape, entries, where);
 }
 
-/// The index read by the native reader: coordinates in chunks become row-major grid positions,
-/// addresses relative to the base address become file positions.
 void by_native(const OpenFile& opened, hid_t dataset, const std::string& path,
                const std::vector<int64_t>& grid, const std::vector<int64_t>& chunk_shape,
                std::vector<Hdf5ChunkEntry>& entries, const std::string& where) {
@@ -115,48 +113,64 @@ void by_native(const OpenFile& opened, hid_t dataset, const std::string& path,
   try {
     const h5native::File& file = native_file(opened);
     const h5native::Object object = file.object(info.addr, path);
-    const h5native::Dataset dataset_info = file.dataset(object);
-    const h5native::ChunkIndex index = file.chunk_index(object, dataset_info);
-    const size_t rank = grid.size();
-    if (index.rank != rank) {
-      fail(ErrorCode::kCorruptData, "{}: a chunk index of rank {} for a dataset of rank {}", where,
-           index.rank, rank);
-    }
-    for (size_t d = 0; d < rank; ++d) {
-      if (dataset_info.layout.chunk.size() <= d ||
-          dataset_info.layout.chunk[d] != static_cast<uint64_t>(chunk_shape[d])) {
-        fail(ErrorCode::kCorruptData, "{}: the chunk index disagrees on the chunk shape", where);
-      }
-    }
-    entries.reserve(index.count());
-    for (size_t i = 0; i < index.count(); ++i) {
-      int64_t position = 0;
-      bool inside = true;
-      for (size_t d = 0; d < rank; ++d) {
-        const uint64_t c = index.coords[i * rank + d];
-        inside = inside && c < static_cast<uint64_t>(grid[d]);
-        position = position * grid[d] + static_cast<int64_t>(c);
-      }
-      if (!inside) continue;  // past the current extent: not part of the dataset now
-      const h5native::ChunkRecord& r = index.records[i];
-      const uint64_t offset = file.reader().absolute(r.address, r.size, "chunk");
-      entries.push_back({position, offset, r.size, r.filter_mask});
-    }
+    entries = native_chunk_entries(file, object, file.dataset(object), grid, chunk_shape, where);
   } catch (const Error& e) {
-    // The native reader names the file and the object ("<file>: <path>: ..."): said once, as
-    // every other HDF5 error says it.
-    std::string message = e.what();
-    for (const std::string& prefix : {opened.path + ": " + path + ": ", opened.path + ": "}) {
-      if (message.rfind(prefix, 0) == 0) {
-        message.erase(0, prefix.size());
-        break;
-      }
-    }
-    throw Error(e.code(), where + ": " + message);
+    throw native_error(e, opened.path, path, where);
   }
 }
 
 }  // namespace
+
+std::vector<Hdf5ChunkEntry> native_chunk_entries(const h5native::File& file,
+                                                 const h5native::Object& object,
+                                                 const h5native::Dataset& dataset,
+                                                 const std::vector<int64_t>& grid,
+                                                 const std::vector<int64_t>& chunk_shape,
+                                                 const std::string& where) {
+  const h5native::ChunkIndex index = file.chunk_index(object, dataset);
+  const size_t rank = grid.size();
+  if (index.rank != rank) {
+    fail(ErrorCode::kCorruptData, "{}: a chunk index of rank {} for a dataset of rank {}", where,
+         index.rank, rank);
+  }
+  for (size_t d = 0; d < rank; ++d) {
+    if (dataset.layout.chunk.size() <= d ||
+        dataset.layout.chunk[d] != static_cast<uint64_t>(chunk_shape[d])) {
+      fail(ErrorCode::kCorruptData, "{}: the chunk index disagrees on the chunk shape", where);
+    }
+  }
+  std::vector<Hdf5ChunkEntry> entries;
+  entries.reserve(index.count());
+  for (size_t i = 0; i < index.count(); ++i) {
+    int64_t position = 0;
+    bool inside = true;
+    for (size_t d = 0; d < rank; ++d) {
+      const uint64_t c = index.coords[i * rank + d];
+      inside = inside && c < static_cast<uint64_t>(grid[d]);
+      position = position * grid[d] + static_cast<int64_t>(c);
+    }
+    if (!inside) continue;  // past the current extent: not part of the dataset now
+    const h5native::ChunkRecord& r = index.records[i];
+    const uint64_t offset = file.reader().absolute(r.address, r.size, "chunk");
+    entries.push_back({position, offset, r.size, r.filter_mask});
+  }
+  return entries;
+}
+
+Error native_error(const Error& error, const std::string& file, const std::string& path,
+                   const std::string& where) {
+  std::string message = error.what();
+  if (message.rfind(where, 0) == 0) return error;
+  // The native reader names the file and the object ("<file>: <path>: ..."): said once, as
+  // every other HDF5 error says it.
+  for (const std::string& prefix : {file + ": " + path + ": ", file + ": "}) {
+    if (message.rfind(prefix, 0) == 0) {
+      message.erase(0, prefix.size());
+      break;
+    }
+  }
+  return Error(error.code(), where + ": " + message);
+}
 
 std::vector<Hdf5ChunkEntry> read_chunk_index(const OpenFile& opened, hid_t dataset,
                                              const std::string& path,

@@ -7,6 +7,8 @@
 #include "chute/format/hdf5_chunked_source.h"
 #include "chute/format/hdf5_file.h"
 #include "chute/format/hdf5_library.h"
+#include "chute/format/hdf5_native/file.h"
+#include "chute/util/error.h"
 
 namespace chute::hdf5 {
 
@@ -20,5 +22,20 @@ std::vector<Hdf5ChunkEntry> read_chunk_index(const OpenFile& opened, hid_t datas
                                              const std::vector<int64_t>& grid,
                                              const std::vector<int64_t>& chunk_shape,
                                              Hdf5IndexMethod method, const std::string& where);
+
+/// The chunk table of a dataset read by the native reader: addresses relative to the base
+/// address become file positions, coordinates in chunks row-major positions in `grid`; chunks
+/// past `grid` (a dataset shrunk) are left out.
+std::vector<Hdf5ChunkEntry> native_chunk_entries(const h5native::File& file,
+                                                 const h5native::Object& object,
+                                                 const h5native::Dataset& dataset,
+                                                 const std::vector<int64_t>& grid,
+                                                 const std::vector<int64_t>& chunk_shape,
+                                                 const std::string& where);
+
+/// The native reader's `error` (which names `file` and the object `path`) as an error naming
+/// them as the other HDF5 errors do: "<where>: <message>".
+Error native_error(const Error& error, const std::string& file, const std::string& path,
+                   const std::string& where);
 
 }  // namespace chute::hdf5
