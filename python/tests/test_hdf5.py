@@ -231,9 +231,9 @@ def test_newer_index_kinds_read(tmp_path):
         check_reads(path, name)
 
 
-def test_files_of_the_newest_format_read_or_say_libhdf5_cannot(tmp_path):
-    # h5py's own libhdf5 may write objects Debian's 1.10.8 cannot decode: each dataset either
-    # reads exactly, or fails naming the file, the dataset and the library.
+def test_files_of_the_newest_format_read(tmp_path):
+    # h5py's own libhdf5 may write objects Debian's 1.10.8 cannot decode (layout message
+    # version 5): those are opened through chute's native reader, and read exactly.
     path = tmp_path / "f.h5"
     with h5py.File(path, "w", libver="latest") as f:
         f.create_dataset("fixed", data=values((20, 30), "<f4"), chunks=(4, 7), compression="gzip")
@@ -241,7 +241,4 @@ def test_files_of_the_newest_format_read_or_say_libhdf5_cannot(tmp_path):
             "growing", data=values((20, 30), "<f8"), chunks=(4, 7), maxshape=(None, 30)
         )
     for name in ["fixed", "growing"]:
-        try:
-            check_reads(path, name)
-        except chute.UnsupportedError as e:
-            assert "f.h5" in str(e) and f"'{name}'" in str(e) and "libhdf5 1.10" in str(e)
+        check_reads(path, name)
