@@ -189,3 +189,16 @@ def test_a_native_open_of_an_unsupported_type_names_the_dataset(tmp_path):
                          compression="gzip")  # fmt: skip
     with pytest.raises(chute.UnsupportedError, match=r"latest\.h5.*'strings'"):
         chute.open(f"{path}/strings")[...]
+
+
+def test_a_group_of_datasets_libhdf5_1_10_cannot_open(tmp_path):
+    path = tmp_path / "latest.h5"
+    with h5py.File(path, "w", libver="latest") as f:
+        f.create_dataset("a", data=data(), chunks=CHUNKS, compression="gzip")
+        f.create_dataset("b", data=data("<i8"), chunks=CHUNKS, compression="gzip",
+                         maxshape=(None, None))  # fmt: skip
+    group = chute.open_group(str(path))
+    assert sorted(group) == ["a", "b"]
+    with h5py.File(path, "r") as f:
+        for name in ["a", "b"]:
+            np.testing.assert_array_equal(group[name][...], f[name][()])
