@@ -1,7 +1,11 @@
 #!/usr/bin/env python3
 """Open time of a 32,768-chunk HDF5 dataset in each chunk index kind: chute's native reader
-(hdf5_native_dump --time: superblock, object header and the whole chunk index) against h5py
+(hdf5_native_dump --time: superblock, object header and the whole chunk index), chute.open
+(libhdf5 for the metadata, the native reader for the chunk index: what users get) against h5py
 (opening the dataset, and listing every chunk with H5Dchunk_iter, a linear pass).
+
+The files are written with libver bounds of at most v110 so that the libhdf5 1.10 chute links
+opens them. chute.open is timed only when the chute package imports (PYTHONPATH).
 
 usage: bench_hdf5_native_open.py OUTDIR [--dump build/release/tests/hdf5_native_dump] [--chunks N]
 """
@@ -24,13 +28,13 @@ def write(outdir: Path, chunks: int) -> dict:
     files = {}
     specs = {
         "btree_v1": dict(libver="earliest", maxshape=None),
-        "fixed_array": dict(libver="latest", maxshape=None),
-        "extensible_array": dict(libver="latest", maxshape=(None, shape[1])),
-        "btree_v2": dict(libver="latest", maxshape=(None, None)),
-        "implicit": dict(libver="latest", maxshape=None, implicit=True),
+        "fixed_array": dict(libver=("v110", "v110"), maxshape=None),
+        "extensible_array": dict(libver=("v110", "v110"), maxshape=(None, shape[1])),
+        "btree_v2": dict(libver=("v110", "v110"), maxshape=(None, None)),
+        "implicit": dict(libver=("v110", "v110"), maxshape=None, implicit=True),
     }
     for kind, spec in specs.items():
-        path = outdir / f"{kind}.h5"
+        path = outdir / f"{kind}_{chunks}.h5"
         files[kind] = path
         if path.exists():
             continue
@@ -65,9 +69,14 @@ def main() -> None:
     args = parser.parse_args()
     args.outdir.mkdir(parents=True, exist_ok=True)
     files = write(args.outdir, args.chunks)
+    try:
+        import chute
+    except ImportError:
+        chute = None
     print(f"h5py {h5py.__version__}, HDF5 {h5py.version.hdf5_version}")
-    header = ("index", "chunks", "chute native", "h5py open", "h5py chunk_iter")
-    print(f"{header[0]:18} {header[1]:>7} {header[2]:>13} {header[3]:>10} {header[4]:>16}")
+    header = ("index", "chunks", "chute native", "chute.open", "h5py open", "h5py chunk_iter")
+    print(f"{header[0]:18} {header[1]:>7} {header[2]:>13} {header[3]:>13} {header[4]:>10} "
+          f"{header[5]:>16}")  # fmt: skip
     for kind, path in files.items():
         out = subprocess.run([args.dump, str(path), "--time", "/x", "--repeat", "5"],
                              capture_output=True, text=True, check=True)  # fmt: skip
@@ -83,8 +92,18 @@ def main() -> None:
                 f["x"].id.chunk_iter(lambda info: n.__setitem__(0, n[0] + 1))
                 assert n[0] == native["chunks"], (n[0], native["chunks"])
 
-        print(f"{kind:18} {native['chunks']:>7} {native['seconds'] * 1e3:>10.2f} ms "
+        def chute_open():
+            array = chute.open(f"{path}/x")
+            assert array.shape == native_shape(path)
+
+        opened = f"{best(chute_open) * 1e3:>10.2f} ms" if chute else f"{'-':>13}"
+        print(f"{kind:18} {native['chunks']:>7} {native['seconds'] * 1e3:>10.2f} ms {opened} "
               f"{best(h5py_open) * 1e3:>7.2f} ms {best(h5py_iter) * 1e3:>13.2f} ms")  # fmt: skip
+
+
+def native_shape(path) -> tuple:
+    with h5py.File(path, "r") as f:
+        return f["x"].shape
 
 
 if __name__ == "__main__":

@@ -31,12 +31,13 @@ bool is_hdf5_group(const std::string& file, const std::string& group);
 /// True when `file` is a regular file with the HDF5 signature at offset 0, 512, 1024, 2048, ...
 bool has_hdf5_signature(const std::string& file);
 
-/// How the chunk index is read at open: kBTree (the default: chute walks the version 1 B-tree
-/// in the file itself, linear; other index kinds fall back to kByCoordinate),
-/// kByCoordinate (H5Dget_chunk_info_by_coord per grid chunk) or kByIndex (H5Dget_chunk_info
-/// per stored chunk). In libhdf5 1.10.8 the last two walk the index on every call: quadratic
+/// How the chunk index is read at open: kNative (the default: chute's native HDF5 reader walks
+/// the index of any kind in one linear pass), kBTree (chute's older reader of the version 1
+/// B-tree; other index kinds fall back to kByCoordinate), kByCoordinate
+/// (H5Dget_chunk_info_by_coord per grid chunk) or kByIndex (H5Dget_chunk_info per stored chunk).
+/// In libhdf5 1.10.8 the last two walk the index on every call: quadratic
 /// (docs/design/reading.md).
-enum class Hdf5IndexMethod { kBTree, kByCoordinate, kByIndex };
+enum class Hdf5IndexMethod { kNative, kBTree, kByCoordinate, kByIndex };
 void set_hdf5_index_method(Hdf5IndexMethod method);
 
 }  // namespace chute

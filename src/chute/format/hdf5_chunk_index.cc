@@ -1,8 +1,9 @@
 // Three ways to read the index (docs/design/reading.md): libhdf5 1.10.8 has no H5Dchunk_iter, and
 // both H5Dget_chunk_info(i) and H5Dget_chunk_info_by_coord walk the index from its start on
 // every call, so both are quadratic in the chunk count (32k chunks: about 40 s either way).
-// chute's own reader of the version 1 B-tree (hdf5_btree.cc) is linear (32k chunks: 14 ms) and
-// the default; datasets with other index kinds fall back to lookups by coordinate.
+// chute's native reader (hdf5_native/chunk_index.cc) walks every index kind in one linear pass
+// and is the default; the older reader of the version 1 B-tree (hdf5_btree.cc) stays for
+// comparison, falling back to lookups by coordinate for the other kinds.
 
 #include "chute/format/hdf5_chunk_index.h"
 
@@ -10,6 +11,7 @@
 
 #include "chute/array/chunk_grid.h"
 #include "chute/format/hdf5_btree.h"
+#include "chute/format/hdf5_native/file.h"
 #include "chute/util/error.h"
 
 namespace chute::hdf5 {
@@ -101,9 +103,77 @@ bool by_btree(hid_t dataset, const SingleFileStore& file, const std::vector<int6
                                 grid, chunk_shape, entries, where);
 }
 
+void by_native(const OpenFile& opened, hid_t dataset, const std::string& path,
+               const std::vector<int64_t>& grid, const std::vector<int64_t>& chunk_shape,
+               std::vector<Hdf5ChunkEntry>& entries, const std::string& where) {
+  H5O_info_t info;
+  if (H5Oget_info2(dataset, &info, H5O_INFO_BASIC) < 0) {
+    fail(ErrorCode::kCorruptData, "{}: no object header address: {}", where, take_error_stack());
+  }
+  try {
+    const h5native::File& file = native_file(opened);
+    const h5native::Object object = file.object(info.addr, path);
+    entries = native_chunk_entries(file, object, file.dataset(object), grid, chunk_shape, where);
+  } catch (const Error& e) {
+    throw native_error(e, opened.path, path, where);
+  }
+}
+
 }  // namespace
 
-std::vector<Hdf5ChunkEntry> read_chunk_index(hid_t dataset, const SingleFileStore& file,
+std::vector<Hdf5ChunkEntry> native_chunk_entries(const h5native::File& file,
+                                                 const h5native::Object& object,
+                                                 const h5native::Dataset& dataset,
+                                                 const std::vector<int64_t>& grid,
+                                                 const std::vector<int64_t>& chunk_shape,
+                                                 const std::string& where) {
+  const h5native::ChunkIndex index = file.chunk_index(object, dataset);
+  const size_t rank = grid.size();
+  if (index.rank != rank) {
+    fail(ErrorCode::kCorruptData, "{}: a chunk index of rank {} for a dataset of rank {}", where,
+         index.rank, rank);
+  }
+  for (size_t d = 0; d < rank; ++d) {
+    if (dataset.layout.chunk.size() <= d ||
+        dataset.layout.chunk[d] != static_cast<uint64_t>(chunk_shape[d])) {
+      fail(ErrorCode::kCorruptData, "{}: the chunk index disagrees on the chunk shape", where);
+    }
+  }
+  std::vector<Hdf5ChunkEntry> entries;
+  entries.reserve(index.count());
+  for (size_t i = 0; i < index.count(); ++i) {
+    int64_t position = 0;
+    bool inside = true;
+    for (size_t d = 0; d < rank; ++d) {
+      const uint64_t c = index.coords[i * rank + d];
+      inside = inside && c < static_cast<uint64_t>(grid[d]);
+      position = position * grid[d] + static_cast<int64_t>(c);
+    }
+    if (!inside) continue;  // past the current extent: not part of the dataset now
+    const h5native::ChunkRecord& r = index.records[i];
+    const uint64_t offset = file.reader().absolute(r.address, r.size, "chunk");
+    entries.push_back({position, offset, r.size, r.filter_mask});
+  }
+  return entries;
+}
+
+Error native_error(const Error& error, const std::string& file, const std::string& path,
+                   const std::string& where) {
+  std::string message = error.what();
+  if (message.rfind(where, 0) == 0) return error;
+  // The native reader names the file and the object ("<file>: <path>: ..."): said once, as
+  // every other HDF5 error says it.
+  for (const std::string& prefix : {file + ": " + path + ": ", file + ": "}) {
+    if (message.rfind(prefix, 0) == 0) {
+      message.erase(0, prefix.size());
+      break;
+    }
+  }
+  return Error(error.code(), where + ": " + message);
+}
+
+std::vector<Hdf5ChunkEntry> read_chunk_index(const OpenFile& opened, hid_t dataset,
+                                             const std::string& path,
                                              const std::vector<int64_t>& grid,
                                              const std::vector<int64_t>& chunk_shape,
                                              Hdf5IndexMethod method, const std::string& where) {
@@ -116,8 +186,12 @@ std::vector<Hdf5ChunkEntry> read_chunk_index(hid_t dataset, const SingleFileStor
   }
   std::vector<Hdf5ChunkEntry> entries;
   if (*count == 0) return entries;
+  if (method == Hdf5IndexMethod::kNative) {
+    by_native(opened, dataset, path, grid, chunk_shape, entries, where);
+    return entries;
+  }
   if (method == Hdf5IndexMethod::kBTree &&
-      by_btree(dataset, file, grid, chunk_shape, entries, where)) {
+      by_btree(dataset, *opened.store, grid, chunk_shape, entries, where)) {
     return entries;
   }
   if (method == Hdf5IndexMethod::kByCoordinate) {

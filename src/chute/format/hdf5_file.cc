@@ -6,6 +6,7 @@
 #include <optional>
 #include <vector>
 
+#include "chute/format/hdf5_native/file.h"
 #include "chute/util/error.h"
 
 namespace chute::hdf5 {
@@ -13,6 +14,7 @@ namespace chute::hdf5 {
 OpenFile open_file(const std::string& path) {
   OpenFile opened;
   opened.store = std::make_shared<const SingleFileStore>(path);  // kNotFound when missing
+  opened.path = path;
   auto lock = lock_library();
   silence_errors();
   if (H5Fis_hdf5(path.c_str()) <= 0) {
@@ -33,6 +35,11 @@ OpenFile open_file(const std::string& path) {
   }
   opened.file = Handle(file);
   return opened;
+}
+
+const h5native::File& native_file(const OpenFile& opened) {
+  if (!opened.native) opened.native = h5native::File::open_path(opened.path);
+  return *opened.native;
 }
 
 namespace {

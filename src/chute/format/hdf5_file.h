@@ -12,12 +12,22 @@
 #include "chute/format/hdf5_netcdf.h"
 #include "chute/store/single_file_store.h"
 
+namespace chute::h5native {
+class File;
+}  // namespace chute::h5native
+
 namespace chute::hdf5 {
 
 struct OpenFile {
   Handle file;
   std::shared_ptr<const SingleFileStore> store;
+  std::string path;
+  /// The same file read natively (for chunk indexes), opened by the first dataset needing it.
+  mutable std::shared_ptr<const h5native::File> native;
 };
+
+/// `opened`'s native reader, opened on first use (callers hold the library lock).
+const h5native::File& native_file(const OpenFile& opened);
 
 /// Opens `path` read-only. Throws kNotFound when it does not exist, kInvalidArgument when it is
 /// not an HDF5 file, kIoError naming it when another process is writing it (its lock is held)

@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
@@ -18,6 +19,7 @@
 #include "chute/format/hdf5_chunk_index.h"
 #include "chute/format/hdf5_file.h"
 #include "chute/format/hdf5_filters.h"
+#include "chute/format/hdf5_native/file.h"
 #include "chute/format/hdf5_types.h"
 #include "chute/util/checked.h"
 #include "chute/util/error.h"
@@ -25,14 +27,15 @@
 namespace chute {
 namespace {
 
-/// CHUTE_HDF5_INDEX=coord or =info selects libhdf5's lookups instead of chute's B-tree reader
-/// (for measuring them against each other).
+/// CHUTE_HDF5_INDEX=btree, =coord or =info selects chute's version 1 B-tree reader or libhdf5's
+/// lookups instead of the native reader (for measuring them against each other).
 std::atomic<Hdf5IndexMethod> index_method{[] {
   const char* env = std::getenv("CHUTE_HDF5_INDEX");
   const std::string method = env ? env : "";
   if (method == "info") return Hdf5IndexMethod::kByIndex;
   if (method == "coord") return Hdf5IndexMethod::kByCoordinate;
-  return Hdf5IndexMethod::kBTree;
+  if (method == "btree") return Hdf5IndexMethod::kBTree;
+  return Hdf5IndexMethod::kNative;
 }()};
 
 // Attributes netCDF-C and the dimension scale API keep for themselves (netCDF4-python hides
@@ -90,6 +93,193 @@ std::vector<Hdf5Filter> read_filters(hid_t dcpl) {
   return filters;
 }
 
+/// The array of a chunked dataset whose chunk table `entries` (filter masks in entry.chain)
+/// was read for `stored_grid`; metadata.shape may be longer (NetCDF dimensions grown).
+ArrayPtr chunked_array(ArrayMetadata metadata, const std::vector<Hdf5Filter>& filters,
+                       Endian endian, std::vector<Hdf5ChunkEntry> entries,
+                       const std::vector<int64_t>& stored_grid,
+                       std::shared_ptr<const SingleFileStore> file_store, const std::string& name,
+                       const std::string& where) {
+  const auto grid = chunk_grid_shape(metadata.shape, metadata.chunk_shape);
+  if (grid != stored_grid) entries = regrid(std::move(entries), stored_grid, grid);
+
+  // One chain per filter mask found (mask 0 first).
+  std::vector<CodecChainPtr> chains;
+  std::map<uint32_t, uint32_t> chain_of_mask;
+  auto chain_for = [&](uint32_t mask) {
+    auto [it, inserted] = chain_of_mask.try_emplace(mask, static_cast<uint32_t>(chains.size()));
+    if (inserted) {
+      try {
+        chains.push_back(
+            CodecChain::create(hdf5_codec_specs(filters, metadata.data_type, endian, mask, where),
+                               metadata.data_type, metadata.chunk_shape));
+      } catch (const Error& e) {
+        throw e.with_context(where);
+      }
+    }
+    return it->second;
+  };
+  chain_for(0);
+  for (Hdf5ChunkEntry& e : entries) {
+    if (e.offset != Hdf5ChunkEntry::kMissing) e.chain = chain_for(e.chain);
+  }
+  auto source =
+      std::make_shared<const Hdf5ChunkedSource>(std::move(file_store), metadata.chunk_shape, grid,
+                                                std::move(chains), std::move(entries), where);
+  return std::make_shared<const Array>(std::move(source), std::move(metadata), name);
+}
+
+/// A numeric type of the native reader as a chute type (integers and floats).
+DataType native_data_type(const h5native::Datatype& type, Endian* endian,
+                          const std::string& where) {
+  using Class = h5native::Datatype::Class;
+  *endian = type.big_endian ? Endian::kBig : Endian::kLittle;
+  const uint32_t size = type.size;
+  const bool whole = size == 1 || size == 2 || size == 4 || size == 8;
+  if (type.cls == Class::kFixedPoint && whole && type.bit_offset == 0 &&
+      type.precision == 8 * size) {
+    return DataType{type.is_signed ? DTypeKind::kInt : DTypeKind::kUInt,
+                    static_cast<uint8_t>(size)};
+  }
+  if (type.cls == Class::kFloat && size >= 2 && whole) {
+    return DataType{DTypeKind::kFloat, static_cast<uint8_t>(size)};
+  }
+  fail(ErrorCode::kUnsupported,
+       "{}: a {} type of {} bytes is not supported in a dataset libhdf5 1.10 cannot open (read "
+       "by chute's native reader: integers and floats only)",
+       where, type.class_name(), size);
+}
+
+/// Integers of an attribute, exactly (not through doubles).
+nlohmann::json native_integers(const h5native::Attribute& a) {
+  const uint32_t size = a.type.size;
+  nlohmann::json values = nlohmann::json::array();
+  for (size_t at = 0; at + size <= a.data.size(); at += size) {
+    uint64_t bits = 0;
+    for (uint32_t b = 0; b < size; ++b) {
+      const uint32_t from = a.type.big_endian ? b : size - 1 - b;
+      bits = (bits << 8) | static_cast<uint64_t>(a.data[at + from]);
+    }
+    if (a.type.is_signed) {
+      const int shift = 64 - 8 * static_cast<int>(size);
+      values.push_back(static_cast<int64_t>(bits << shift) >> shift);
+    } else {
+      values.push_back(bits);
+    }
+  }
+  return values;
+}
+
+/// The attributes of `object` as read_attributes gives them: numbers, strings and lists.
+nlohmann::json native_attributes(const h5native::File& file, const h5native::Object& object,
+                                 std::map<std::string, DataType>* types, const std::string& where) {
+  using Class = h5native::Datatype::Class;
+  nlohmann::json attrs = nlohmann::json::object();
+  for (const h5native::Attribute& a : file.attributes(object)) {
+    if (a.space.kind == h5native::Dataspace::Kind::kNull || a.space.dims.size() > 1 ||
+        a.space.count() > (1u << 20)) {
+      continue;
+    }
+    const uint32_t size = a.type.size;
+    const bool whole = size == 1 || size == 2 || size == 4 || size == 8;
+    nlohmann::json values = nlohmann::json::array();
+    std::optional<DataType> stored;
+    try {
+      if (a.type.cls == Class::kString || (a.type.cls == Class::kVarLen && a.type.vlen_string)) {
+        for (std::string& v : file.strings(a, where)) values.push_back(std::move(v));
+      } else if (a.type.cls == Class::kFixedPoint && whole) {
+        values = native_integers(a);
+        stored = DataType{a.type.is_signed ? DTypeKind::kInt : DTypeKind::kUInt,
+                          static_cast<uint8_t>(size)};
+      } else if (a.type.cls == Class::kFloat && whole && size >= 2) {
+        for (double v : h5native::numeric_values(a.type, a.data, where)) values.push_back(v);
+        stored = DataType{DTypeKind::kFloat, static_cast<uint8_t>(size)};
+      } else {
+        continue;
+      }
+    } catch (const Error&) {
+      continue;  // as read_attributes: attributes that do not read are left out
+    }
+    const bool scalar = a.space.kind == h5native::Dataspace::Kind::kScalar;
+    attrs[a.name] = scalar && values.size() == 1 ? values[0] : values;
+    if (types && stored) (*types)[a.name] = *stored;
+  }
+  return attrs;
+}
+
+/// Opens a chunked dataset through the native reader alone: for datasets whose object header
+/// libhdf5 1.10 cannot decode (HDF5 2.0 writes data layout messages of version 5 for filtered
+/// datasets under libver "latest"). NetCDF-4 dimensions are not read on this path.
+ArrayPtr open_native(const hdf5::OpenFile& opened, const std::string& dataset,
+                     const std::string& name, const std::string& where) {
+  const h5native::File& file = hdf5::native_file(opened);
+  const h5native::File::Resolved resolved = file.resolve(dataset);
+  if (resolved.object.kind != h5native::Object::Kind::kDataset) {
+    fail(ErrorCode::kNotFound, "{}: not a dataset", where);
+  }
+  const h5native::File& holder = *resolved.file;
+  const h5native::Dataset info = holder.dataset(resolved.object);
+  if (info.layout.cls != h5native::Layout::Class::kChunked) {
+    fail(ErrorCode::kUnsupported, "{}: only chunked datasets are read without libhdf5", where);
+  }
+  if (info.space.kind != h5native::Dataspace::Kind::kSimple) {
+    fail(ErrorCode::kUnsupported, "{}: a chunked dataset without a simple dataspace", where);
+  }
+  ArrayMetadata metadata;
+  metadata.format = "hdf5";
+  metadata.zarr_format = 0;
+  Endian endian = Endian::kLittle;
+  metadata.data_type = native_data_type(info.type, &endian, where);
+  for (uint64_t extent : info.space.dims) {
+    if (extent > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
+      fail(ErrorCode::kInvalidMetadata, "{}: an extent of {} does not fit in int64", where, extent);
+    }
+    metadata.shape.push_back(static_cast<int64_t>(extent));
+  }
+  if (!checked_product(metadata.shape, static_cast<int64_t>(metadata.data_type.size))) {
+    fail(ErrorCode::kInvalidMetadata, "{}: a shape of [{}] holds more than 2^63 bytes", where,
+         fmt::join(metadata.shape, ", "));
+  }
+  if (info.layout.chunk.size() != metadata.shape.size()) {
+    fail(ErrorCode::kCorruptData, "{}: chunks of rank {} for a dataset of rank {}", where,
+         info.layout.chunk.size(), metadata.shape.size());
+  }
+  for (uint64_t extent : info.layout.chunk) {
+    if (extent == 0 || extent > (uint64_t{1} << 32)) {
+      fail(ErrorCode::kCorruptData, "{}: a chunk extent of {}", where, extent);
+    }
+    metadata.chunk_shape.push_back(static_cast<int64_t>(extent));
+  }
+  // The fill value in native byte order, zeros when none is defined.
+  metadata.fill_value.assign(metadata.data_type.size, std::byte{0});
+  if (info.fill.value && info.fill.value->size() == metadata.data_type.size) {
+    metadata.fill_value = *info.fill.value;
+    if (endian == Endian::kBig)
+      std::reverse(metadata.fill_value.begin(), metadata.fill_value.end());
+  }
+  std::vector<Hdf5Filter> filters;
+  for (const h5native::Filter& f : info.filters) {
+    filters.push_back({f.id, f.name, {f.client_data.begin(), f.client_data.end()}});
+  }
+  metadata.codecs = hdf5_codec_specs(filters, metadata.data_type, endian, 0, where);
+  metadata.attributes =
+      native_attributes(holder, resolved.object, &metadata.attribute_types, where);
+  hide_netcdf_attributes(metadata);
+  const auto grid = chunk_grid_shape(metadata.shape, metadata.chunk_shape);
+  if (!chunk_count(grid)) {
+    fail(ErrorCode::kInvalidMetadata, "{}: a grid of [{}] chunks cannot be indexed", where,
+         fmt::join(grid, ", "));
+  }
+  std::vector<Hdf5ChunkEntry> entries =
+      hdf5::native_chunk_entries(holder, resolved.object, info, grid, metadata.chunk_shape, where);
+  // Chunks of a file reached through an external link are read from that file.
+  auto store = resolved.file.get() == &file
+                   ? opened.store
+                   : std::make_shared<const SingleFileStore>(holder.name());
+  return chunked_array(std::move(metadata), filters, endian, std::move(entries), grid,
+                       std::move(store), name, where);
+}
+
 /// Runs chute's own checks of the dataset's layout message (hdf5_btree.h) before H5Dopen2
 /// decodes it: libhdf5 1.10 divides by a zero dimensionality or chunk extent (SIGFPE) where
 /// h5py's newer library refuses the file. H5Oget_info_by_name2 with H5O_INFO_BASIC reads where
@@ -135,10 +325,23 @@ ArrayPtr hdf5::open_dataset(const OpenFile& opened, const std::string& file,
     fail(ErrorCode::kNotFound, "{}: no such dataset", where);
   }
   check_layout_before_open(opened, dataset, where);
-  hdf5::Handle dset =
-      hdf5::check(H5Dopen2(opened.file.get(), dataset.c_str(), H5P_DEFAULT),
-                  static_cast<int>(ErrorCode::kUnsupported),
-                  where + ": not a dataset libhdf5 1.10 can open (" H5_VERS_INFO ")");
+  const hid_t opened_id = H5Dopen2(opened.file.get(), dataset.c_str(), H5P_DEFAULT);
+  if (opened_id < 0) {
+    const std::string stack = hdf5::take_error_stack();
+    const std::string refusal =
+        where + ": not a dataset libhdf5 1.10 can open (" H5_VERS_INFO "): " + stack;
+    // A message version newer than the library's: the native reader reads it.
+    if (stack.find("bad version number") == std::string::npos) {
+      fail(ErrorCode::kUnsupported, "{}", refusal);
+    }
+    try {
+      return open_native(opened, dataset, name, where);
+    } catch (const Error& e) {
+      const Error named = hdf5::native_error(e, opened.path, dataset, where);
+      throw Error(named.code(), std::string(named.what()) + " (libhdf5 said: " + stack + ")");
+    }
+  }
+  hdf5::Handle dset(opened_id);
   hdf5::Handle type =
       hdf5::check(H5Dget_type(dset.get()), static_cast<int>(ErrorCode::kCorruptData), where);
   hdf5::Handle space =
@@ -233,35 +436,11 @@ ArrayPtr hdf5::open_dataset(const OpenFile& opened, const std::string& file,
   metadata.codecs = hdf5_codec_specs(filters, metadata.data_type, endian, 0, where);
   const auto stored_grid = chunk_grid_shape(metadata.shape, metadata.chunk_shape);
   std::vector<Hdf5ChunkEntry> entries = hdf5::read_chunk_index(
-      dset.get(), *file_store, stored_grid, metadata.chunk_shape, index_method, where);
+      opened, dset.get(), dataset, stored_grid, metadata.chunk_shape, index_method, where);
   lock.unlock();
   metadata.shape = netcdf_shape;
-  const auto grid = chunk_grid_shape(metadata.shape, metadata.chunk_shape);
-  if (grid != stored_grid) entries = regrid(std::move(entries), stored_grid, grid);
-
-  // One chain per filter mask found (mask 0 first).
-  std::vector<CodecChainPtr> chains;
-  std::map<uint32_t, uint32_t> chain_of_mask;
-  auto chain_for = [&](uint32_t mask) {
-    auto [it, inserted] = chain_of_mask.try_emplace(mask, static_cast<uint32_t>(chains.size()));
-    if (inserted) {
-      try {
-        chains.push_back(
-            CodecChain::create(hdf5_codec_specs(filters, metadata.data_type, endian, mask, where),
-                               metadata.data_type, metadata.chunk_shape));
-      } catch (const Error& e) {
-        throw e.with_context(where);
-      }
-    }
-    return it->second;
-  };
-  chain_for(0);
-  for (Hdf5ChunkEntry& e : entries) {
-    if (e.offset != Hdf5ChunkEntry::kMissing) e.chain = chain_for(e.chain);
-  }
-  auto source = std::make_shared<const Hdf5ChunkedSource>(
-      file_store, metadata.chunk_shape, grid, std::move(chains), std::move(entries), where);
-  return std::make_shared<const Array>(std::move(source), std::move(metadata), name);
+  return chunked_array(std::move(metadata), filters, endian, std::move(entries), stored_grid,
+                       file_store, name, where);
 }
 
 }  // namespace chute
