@@ -71,10 +71,16 @@ class _Array:
     def attrs_json(self) -> str: ...
 
     @property
+    def attribute_types(self) -> dict: ...
+
+    @property
     def dimension_names(self) -> list[str]: ...
 
     @property
     def zarr_format(self) -> int: ...
+
+    @property
+    def format(self) -> str: ...
 
     @property
     def codec_specs(self) -> list: ...
@@ -106,6 +112,16 @@ def _open_array(path: bytes, cache: bytes = ..., cache_size: int = 0) -> _Array:
 
 def _open_group(path: bytes, cache: bytes = ..., cache_size: int = 0) -> dict: ...
 
+def _open_many(paths: Sequence[bytes], concat_dim: str, allow_gaps: bool, file_pattern: str, step_seconds: int, channels: Sequence[str], channel_array: str, or_by_name: bool = False, cache: bytes = ..., cache_size: int = 0) -> dict:
+    """
+    Opens files (paths or glob patterns) joined along one dimension (many_files.h).
+    """
+
+def _register_references(location: str, keys: Sequence[str], urls: Sequence[str], offsets: Sequence[int], lengths: Sequence[int], inline_values: Sequence[bytes]) -> None:
+    """
+    Registers a reference set read by the Python layer (Parquet) under `location`.
+    """
+
 def _is_group(path: bytes) -> bool: ...
 
 def _max_reader_threads() -> int: ...
@@ -121,7 +137,7 @@ def get_threads() -> int:
 class LoaderOptions:
     """Options of chute.Loader (sampling, threads, prefetch, ranks)."""
 
-    def __init__(self, *, batch_size: int = 16, shuffle: bool | Literal["chunks"] = True, seed: int | None = 0, drop_last: bool = False, threads: int | None = None, prefetch: int = 2, io_concurrency: int | None = None, read_ahead: bool = True, rank: int | None = None, world_size: int | None = None, pad_to_batch: bool = False, timeout: float | None = None, shuffle_block: int | None = None, shuffle_window: int = 4, indices: Sequence[int] | None = None) -> None:
+    def __init__(self, *, batch_size: int = 16, shuffle: bool | Literal["chunks"] = True, seed: int | None = 0, drop_last: bool = False, threads: int | None = None, prefetch: int = 2, io_concurrency: int | None = None, read_ahead: bool = True, rank: int | None = None, world_size: int | None = None, pad_to_batch: bool = False, timeout: float | None = None, shuffle_block: int | None = None, shuffle_window: int = 4, indices: Sequence[int] | None = None, pin_memory: bool = False, device: str | Any | None = None) -> None:
         """
         Keyword arguments: the options by name (see _fields()); each is checked here.
         """
@@ -244,6 +260,24 @@ class LoaderOptions:
 
     @indices.setter
     def indices(self, value: Sequence[int] | None, /) -> None: ...
+
+    @property
+    def pin_memory(self, /) -> bool:
+        """
+        page-locked (CUDA) batch buffers: a framework's non_blocking copy to the GPU is one DMA from them (an error without a CUDA driver and GPU)
+        """
+
+    @pin_memory.setter
+    def pin_memory(self, value: bool, /) -> None: ...
+
+    @property
+    def device(self, /) -> str | Any | None:
+        """
+        copy each batch to this GPU ("cuda", "cuda:N", a torch.device or a JAX GPU device) on chute's own stream as soon as it is assembled; `prefetch` then counts device batches
+        """
+
+    @device.setter
+    def device(self, value: str | Any | None, /) -> None: ...
 
     def validate(self) -> None:
         """
@@ -658,9 +692,24 @@ class _WindowDataset(_Dataset):
     def channel_names(self, output: int) -> list[str]: ...
 
 def _open_packed(paths: Sequence[tuple[str, bytes]], cache: bytes = ..., cache_size: int = 0) -> tuple[_Dataset, int]:
-    """A W1 dataset, and the most samples one read chunk holds along axis 0."""
+    """
+    A packed dataset, and the most samples one read chunk holds along axis 0.
+    """
 
-def _open_windows(paths: Sequence[str], options: WindowOptions, cache: bytes = ..., cache_size: int = 0) -> _WindowDataset: ...
+def _open_windows(paths: Sequence[str], options: WindowOptions, cache: bytes = ..., cache_size: int = 0, joined_arrays: Mapping[str, _Array] | None = None, segments: Sequence[int] = []) -> _WindowDataset: ...
+
+class _AnemoiDataset(_Dataset):
+    @property
+    def cells(self) -> int: ...
+
+    @property
+    def members(self) -> int: ...
+
+    @property
+    def stored_bytes_per_sample(self) -> int: ...
+
+def _open_anemoi(sources: Sequence[_Array], source_names: Sequence[str], layouts: Sequence[tuple[Sequence[tuple[int, int, int]], Sequence[int]]], date_layout: Sequence[int], date_times: Sequence[int], date_time_offsets: Sequence[int], num_variables: int, members: Sequence[int], cell_begin: int, cell_end: int, sample_dates: Sequence[int], input_offsets: Sequence[int], target_offsets: Sequence[int], input_variables: Sequence[int], target_variables: Sequence[int], mul: Sequence[float], add: Sequence[float], variables_first: bool, dtype: str) -> _AnemoiDataset:
+    """An anemoi dataset resolved by chute/_anemoi.py."""
 
 class _CropDataset(_Dataset):
     @property
@@ -680,6 +729,34 @@ def _cube_symmetries() -> list:
     """
     (axes, flips) of each cube symmetry id: y = np.flip(np.transpose(x, axes), flips).
     """
+
+def _testing_delivery_seconds(device: str, nbytes: int, batches: int) -> float: ...
+
+class _DeviceArray:
+    """
+    A batch array in device memory, for DLPack consumers (torch.from_dlpack, jax.numpy.from_dlpack).
+    """
+
+    @property
+    def shape(self) -> tuple: ...
+
+    @property
+    def dtype(self) -> str: ...
+
+    @property
+    def device(self) -> str: ...
+
+    @property
+    def nbytes(self) -> int: ...
+
+    def __dlpack_device__(self) -> tuple: ...
+
+    def __dlpack__(self, *, stream: object | None = None, max_version: object | None = None, dl_device: object | None = None, copy: object | None = None) -> object:
+        """
+        DLPack export: the consumer's `stream` is ordered after chute's copy (an event, no synchronisation of the device).
+        """
+
+    def __repr__(self) -> str: ...
 
 class _Loader:
     """The core loader; use chute.Loader instead."""

@@ -718,6 +718,12 @@ class Loader:
         together (>= 1)
     `indices` (default None): the sample numbers an epoch draws from (a subset, a stride, an
         order; shuffle=False keeps it); None: every sample (>= 0)
+    `pin_memory` (default False): page-locked (CUDA) batch buffers: a framework's
+        non_blocking copy to the GPU is one DMA from them (an error without a CUDA driver
+        and GPU)
+    `device` (default None): copy each batch to this GPU ("cuda", "cuda:N", a torch.device
+        or a JAX GPU device) on chute's own stream as soon as it is assembled; `prefetch`
+        then counts device batches; None: batches stay in host memory
     .. END GENERATED
 
     `pin_memory=True` makes the batch buffers page-locked host memory (CUDA), so

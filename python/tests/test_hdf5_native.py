@@ -221,7 +221,7 @@ def compare_dataset(ds, native: dict) -> None:
             assert len(native["chunk_index"]) == ds.id.get_num_chunks(), where
             for c, m, a, s in native["chunk_index"]:
                 mask, chunk = ds.id.read_direct_chunk(tuple(c))
-                assert (mask, chunk) == (m, raw[a:a + s]), (where, c)
+                assert (mask, chunk) == (m, raw[a : a + s]), (where, c)
                 expected.add((tuple(c), m, a, s))
         else:
             for i in range(ds.id.get_num_chunks()):
@@ -392,7 +392,7 @@ def test_duplicate_chunk_in_btree_is_corrupt(tmp_path):
     key_size, children = 8 + 8 * 3, 8 + 2 * 8
     first = node + children
     second = first + key_size + 8
-    data[second + 8:second + key_size] = data[first + 8:first + key_size]
+    data[second + 8 : second + key_size] = data[first + 8 : first + key_size]
     bad = tmp_path / "dup_bad.h5"
     bad.write_bytes(bytes(data))
     error = dump(bad)["objects"]["/x"]["error"]
