@@ -670,8 +670,10 @@ class Loader:
     in flight while the threads decode (None: the store's preference, 32 for local files; 1: each
     thread reads its own chunks). `read_ahead=True` plans the next batch and submits its chunk reads
     before the current one decodes (they share `io_concurrency`; one more batch buffer and one
-    batch's stored bytes). `rank`/`world_size` default to the launcher's (the order is
-    chute.distributed's: mpi4py when initialised, torchrun, Open MPI, PMI, Slurm), else 0 and 1;
+    batch's stored bytes). `rank`/`world_size` default to the first of (chute.distributed's
+    order): MPI (mpi4py, when initialised), torchrun's RANK/WORLD_SIZE, Open MPI's
+    OMPI_COMM_WORLD_RANK/SIZE, PMI's PMI_RANK/PMI_SIZE, Slurm's SLURM_PROCID/SLURM_NTASKS, else 0
+    and 1;
     when a launcher set them the loader says so once on stderr (`verbose=False` or
     CHUTE_QUIET=1 silences it), and `loader.rank_source` names the variables. Each `for` over
     the loader runs the next epoch; the samples of every batch are a pure function of (seed,

@@ -49,7 +49,7 @@ class ReferenceFormat final : public Format {
 
   bool is_group(const FormatMatch& match, const std::string&) const override {
     try {
-      if (is_parquet_reference_folder(match.container)) return false;
+      if (!is_reference_location(match.container)) return false;  // Parquet not registered
       return store_has_group(*open_reference_store(match.container), match.member);
     } catch (const Error& e) {
       if (is_transient(e.code())) throw;
@@ -59,7 +59,8 @@ class ReferenceFormat final : public Format {
 
  private:
   static StorePtr open(const FormatMatch& match, const CacheOptions& cache) {
-    if (is_parquet_reference_folder(match.container)) {
+    // A Parquet set is readable once the Python layer registered it (is_reference_location).
+    if (is_parquet_reference_folder(match.container) && !is_reference_location(match.container)) {
       fail(ErrorCode::kUnsupported,
            "'{}' is a Parquet reference set (kerchunk); chute's core reads JSON reference files: "
            "open it from Python with pyarrow installed (chute.open_group), or write the "
