@@ -17,6 +17,7 @@
 #include "chute/dataset/packed_dataset.h"
 #include "chute/format/zarr.h"
 #include "chute/store/file_store.h"
+#include "chute/store/io_executor.h"
 #include "chute/store/latency_store.h"
 #include "chute/util/error.h"
 
@@ -25,6 +26,10 @@ namespace nb = nanobind;
 NB_MODULE(chute_testing, m) {
   using namespace chute;
   m.doc() = "Testing only: helpers for chute's Python tests (not part of the package).";
+  // This module links its own copy of the core, so its stores have their own I/O executor.
+  m.def(
+      "io_thread_count", [] { return IoExecutor::shared()->threads(); },
+      "Threads of this module's own I/O executor (tests count the process's chute-io threads).");
   // Zarr arrays read through a store that answers each read after `delay_s` seconds without
   // holding a thread, and counts the reads in flight.
   nb::class_<LatencyStore>(m, "LatencyStore", "A store that delays reads and counts them.")
