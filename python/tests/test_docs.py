@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 from cli_support import chute_cli, run_cli
 from readme_blocks import DOCS, REPO, Block, blocks, command_lines, doc_pages
-from test_readme import DATASETS, RUNNER, small_options
+from test_readme import DATASETS, RUNNER, make_small_datasets, small_options
 
 CPP_EXAMPLE = DOCS / "frameworks" / "cpp.md"
 OUTPUT_LANGUAGES = {"text", "console"}
@@ -68,11 +68,7 @@ def test_the_pages_have_code_that_runs():
 @pytest.fixture(scope="module")
 def workdir(tmp_path_factory) -> Path:
     """A folder holding the small datasets at the pages' paths."""
-    root = tmp_path_factory.mktemp("docs")
-    for kind, out in DATASETS:
-        argv = ["make-dataset", kind, str(root / out), "-q"]
-        run_cli(*argv, *small_options(argv))
-    return root
+    return make_small_datasets(tmp_path_factory.mktemp("docs"))
 
 
 @pytest.mark.parametrize("page", pages_with("python"), ids=_id)

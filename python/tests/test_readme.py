@@ -64,14 +64,18 @@ def small_options(argv: list[str]) -> list[str]:
     return extra
 
 
-@pytest.fixture(scope="module")
-def workdir(tmp_path_factory) -> Path:
-    """A folder holding the small datasets at the README's paths."""
-    root = tmp_path_factory.mktemp("readme")
+def make_small_datasets(root: Path) -> Path:
+    """Writes the small datasets at the paths the README and the site use (data/packed, ...)."""
     for kind, out in DATASETS:
         argv = ["make-dataset", kind, str(root / out), "-q"]
         run_cli(*argv, *small_options(argv))
     return root
+
+
+@pytest.fixture(scope="module")
+def workdir(tmp_path_factory) -> Path:
+    """A folder holding the small datasets at the README's paths."""
+    return make_small_datasets(tmp_path_factory.mktemp("readme"))
 
 
 def test_readme_has_the_blocks_this_test_runs():
