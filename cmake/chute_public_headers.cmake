@@ -3,7 +3,8 @@
 # CHUTE_PUBLIC_HEADERS are the headers a C++ user includes: opening arrays and groups, reading
 # boxes, the Store interface and the local stores, the Loader with its datasets, batches and
 # samplers, errors, the version, and the value types those take and return (array metadata,
-# data types, strided destinations, the byte buffer of Store::read, the cache options).
+# data types, strided destinations, the byte buffer of Store::read, the cache options), the
+# option tables and the memory kinds (a device, an allocator, the delivery stage) the Loader takes.
 # Everything else is internal and may change between versions. A public header names an engine
 # type it does not hold by value (ReadPlan, ThreadPool, chunk sources, codec chains) with a
 # forward declaration, so the engine's headers stay in the source tree; an internal header is
@@ -35,6 +36,11 @@ set(CHUTE_PUBLIC_HEADERS
     chute/pipeline/loader.h
     chute/pipeline/batch.h
     chute/pipeline/transforms.h
+    chute/pipeline/device_delivery.h
+    chute/pipeline/buffer_pool.h
+    chute/device/device.h
+    chute/util/buffer_allocator.h
+    chute/util/option_table.h
     chute/util/float16.h
     chute/sampler/sampler.h
     chute/util/error.h)
