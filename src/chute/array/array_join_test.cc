@@ -39,7 +39,7 @@ ArrayPtr counting_array(std::vector<int64_t> shape, float first, const std::stri
 }
 
 std::vector<float> read_floats(const Array& array, std::vector<int64_t> start,
-                            std::vector<int64_t> shape) {
+                               std::vector<int64_t> shape) {
   const int64_t n = std::accumulate(shape.begin(), shape.end(), int64_t{1}, std::multiplies<>());
   std::vector<float> out(static_cast<size_t>(n));
   array.read(start, StridedView::contiguous(reinterpret_cast<std::byte*>(out.data()), shape, 4));

@@ -1,7 +1,6 @@
 // The format seam: which format recognises a path (a .npy magic without the extension, an HDF5
 // signature after a user block, a path inside an HDF5 file, Zarr for the rest), and the format
 // each opened array and group names.
-#include "chute/array/chunk_source.h"
 #include "chute/format/format.h"
 
 #include <gtest/gtest.h>
@@ -11,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "chute/array/chunk_source.h"
 #include "chute/format/open.h"
 #include "chute/format/sniff.h"
 

@@ -7,8 +7,8 @@
 #include <filesystem>
 #include <fstream>
 
-#include "chute/format/test_util.h"
 #include "chute/format/open.h"
+#include "chute/format/test_util.h"
 #include "chute/format/zarr.h"
 #include "chute/store/counting_store.h"
 #include "chute/store/memory_store.h"

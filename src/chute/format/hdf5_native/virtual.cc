@@ -56,7 +56,8 @@ Selection decode_selection(Cursor& in) {
     in.fail(fmt::format("hyperslab selection version {}", version));
   }
   s.rank = static_cast<size_t>(in.u32());
-  if (s.rank == 0 || s.rank > kMaxSelectionRank) in.fail(fmt::format("selection of rank {}", s.rank));
+  if (s.rank == 0 || s.rank > kMaxSelectionRank)
+    in.fail(fmt::format("selection of rank {}", s.rank));
   s.regular = (flags & 1) && version >= 2;
   if (s.regular) {
     for (size_t d = 0; d < s.rank; ++d) {
