@@ -4,6 +4,7 @@ and refuses a misspelt or mistyped option (so the check is not vacuous)."""
 from __future__ import annotations
 
 import os
+import site
 import subprocess
 import sys
 from pathlib import Path
@@ -17,7 +18,12 @@ PACKAGE = Path(__import__("chute").__file__).resolve().parent
 
 def mypy(*paths: str) -> subprocess.CompletedProcess:
     pytest.importorskip("mypy")
-    env = dict(os.environ, MYPYPATH=str(PACKAGE.parent))
+    env = dict(os.environ)
+    env.pop("MYPYPATH", None)
+    # mypy finds an installed chute by itself and refuses site-packages in MYPYPATH; a build
+    # tree on PYTHONPATH (which mypy ignores) must be named.
+    if PACKAGE.parent not in {Path(p).resolve() for p in site.getsitepackages()}:
+        env["MYPYPATH"] = str(PACKAGE.parent)
     return subprocess.run(
         [sys.executable, "-m", "mypy", "--no-incremental", "--ignore-missing-imports",
          "--follow-imports=silent", *paths],
