@@ -20,7 +20,7 @@ bool is_executable(const fs::path& path) {
   return !path.empty() && ::access(path.c_str(), X_OK) == 0 && !fs::is_directory(path);
 }
 
-/// The source tree this file was compiled from (…/src/chute/bench/python_tools.cc → …).
+/// The source tree this file was compiled from (…/tools/chute/bench/python_tools.cc → …).
 fs::path source_root() {
   fs::path here = __FILE__;
   if (!here.is_absolute()) return {};
