@@ -18,7 +18,7 @@ responses): a real S3 implementation (signatures, listing), but slow.
 FOLDER is a `chute make-dataset packed` folder (arrays `inputs` and `targets`); the options go to
 `chute bench` (e.g. `--sweep io_concurrency=1,4,16,64`, `--no-read-ahead`, `--compare
 zarr,tensorstore`). CHUTE_CLI names the chute executable (default
-build/release/src/chute/cli/chute). Servers listen on 127.0.0.1 only and are stopped at the end.
+build/release/tools/chute/cli/chute). Servers listen on 127.0.0.1 only and are stopped at the end.
 """
 
 from __future__ import annotations
@@ -215,7 +215,7 @@ def main() -> int:
             AWS_SECRET_ACCESS_KEY="testing",
             AWS_REGION="us-east-1",
         )
-        cli = os.environ.get("CHUTE_CLI", "build/release/src/chute/cli/chute")
+        cli = os.environ.get("CHUTE_CLI", "build/release/tools/chute/cli/chute")
         command = [cli, "bench", "--array", f"inputs=s3://{BUCKET}/inputs"]
         command += ["--array", f"targets=s3://{BUCKET}/targets", *bench_options]
         print(

@@ -32,7 +32,7 @@ REPO = Path(__file__).resolve().parents[1]
 
 def find_cli() -> str | None:
     candidates = [os.environ.get("CHUTE_CLI"), shutil.which("chute"),
-                  REPO / "build" / "release" / "src" / "chute" / "cli" / "chute",
+                  REPO / "build" / "release" / "tools" / "chute" / "cli" / "chute",
                   REPO / ".venv" / "bin" / "chute"]  # fmt: skip
     for candidate in candidates:
         if candidate and Path(candidate).is_file() and os.access(candidate, os.X_OK):

@@ -144,7 +144,7 @@ if [ $? -ne 0 ]; then
 fi
 grep -E "Found|chute:" "$OUT/build.log" | head -20 >>"$OUT/build.log.found" 2>/dev/null
 rm -f "$OUT/build.log.found"
-note "built: $(cd "$BUILD" && ls src/chute/cli/chute python/_chute*.so tests/chute_cuda_tests | tr '\n' ' ')"
+note "built: $(cd "$BUILD" && ls tools/chute/cli/chute python/_chute*.so tests/chute_cuda_tests | tr '\n' ' ')"
 
 # The Python package: the sources plus the two extensions, importable from one folder.
 PKG=$BUILD/pypkg
@@ -153,8 +153,8 @@ cp -r python/chute/. "$PKG/chute/" && rm -rf "$PKG"/chute/__pycache__ "$PKG"/chu
 cp "$BUILD"/python/_chute*.so "$BUILD"/python/_bench*.so "$PKG/chute/"
 export PYTHONPATH=$PKG:$PYDEPS${PYTHONPATH:+:$PYTHONPATH}
 export CHUTE_PYTHON=$PY
-export CHUTE_CLI=$BUILD/src/chute/cli/chute
-export PATH=$BUILD/src/chute/cli:$PATH
+export CHUTE_CLI=$BUILD/tools/chute/cli/chute
+export PATH=$BUILD/tools/chute/cli:$PATH
 "$PY" -c 'import chute; print("chute", chute.__file__)' >>"$OUT/build.log" 2>&1 ||
   note "FAILED: import chute (see build.log)"
 

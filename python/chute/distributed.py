@@ -19,7 +19,7 @@ variables describe the outer launch; MPI comes before Slurm because ``mpirun`` i
 ``sbatch`` script inherits ``SLURM_PROCID=0`` on every rank. A variable that is set must come
 with its partner and hold integers with ``0 <= rank < size``; anything else raises
 ``chute.InvalidArgumentError`` (a ``ValueError``) naming the variables. The C++ twin is
-``chute::dist::detect_rank_from_env`` in src/chute/dist/env.h; keep the two in step.
+``chute::dist::detect_rank_from_env`` in tools/chute/dist/env.h; keep the two in step.
 
 No MPI call is ever made from chute's loader threads: ranks agree on their shares through
 (seed, epoch, rank, world_size) alone.

@@ -4,7 +4,7 @@
 // with '-' for '_'), the member, one line of help, and the check (a range, a choice, non-empty).
 // The default is the struct's member initialiser. Everything else is derived from the table:
 // the checks in validate(), the Python classes and keyword signatures (python/src/options.cc,
-// scripts/gen_options.py), the CLI flags (src/chute/cli/) and docs/reference/options.md.
+// scripts/gen_options.py), the CLI flags (tools/chute/cli/) and docs/reference/options.md.
 //
 //   const std::vector<OptionField<LoaderOptions>>& LoaderOptions::fields() {
 //     static const std::vector<OptionField<LoaderOptions>> table = {

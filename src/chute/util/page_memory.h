@@ -3,10 +3,10 @@
 // and advised for transparent huge pages. Per-worker buffers (encoded chunk, staging) take huge
 // pages: the read path streams hundreds of MB per batch through them, and the TLB misses of
 // pread's copy and of decoding with 4 KiB pages cost about 3% of the loader's throughput
-// (`chute bench`, W1). Batch buffers do not: a 250 MB buffer allocated while the loader runs
-// (the pool grows when the consumer holds batches) stalled the pipeline, most likely while the
-// kernel compacted memory (accelerator utilisation 97% -> 88% in `chute bench --mode full`).
-// Kernels in THP "madvise" mode (the Debian default) only back advised ranges.
+// (`chute bench` on packed samples). Batch buffers do not: a 250 MB buffer allocated while the
+// loader runs (the pool grows when the consumer holds batches) stalled the pipeline, most likely
+// while the kernel compacted memory (accelerator utilisation 97% -> 88% in `chute bench --mode
+// full`). Kernels in THP "madvise" mode (the Debian default) only back advised ranges.
 
 #include <cstddef>
 #include <memory>
