@@ -106,27 +106,6 @@ ArrayPtr chunked_array(ArrayMetadata metadata, const std::vector<Hdf5Filter>& fi
   return std::make_shared<const Array>(std::move(source), std::move(metadata), name);
 }
 
-/// The names HDF5 gives its own filters, for messages about pipelines that do not store them.
-std::string filter_name(const h5native::Filter& f) {
-  if (!f.name.empty()) return f.name;
-  switch (f.id) {
-    case kHdf5Deflate:
-      return "deflate";
-    case kHdf5Shuffle:
-      return "shuffle";
-    case kHdf5Fletcher32:
-      return "fletcher32";
-    case kHdf5Szip:
-      return "szip";
-    case kHdf5Nbit:
-      return "nbit";
-    case kHdf5ScaleOffset:
-      return "scaleoffset";
-    default:
-      return "";
-  }
-}
-
 /// Elements stored in one region of the file from byte `offset` (absolute), or never written
 /// (`offset` nullopt: every element is the fill value).
 ArrayPtr contiguous_array(ArrayMetadata metadata, std::optional<uint64_t> offset, Endian endian,
@@ -252,7 +231,7 @@ ArrayPtr open_native(const hdf5::OpenFile& opened, const h5native::File& holder,
   }
   std::vector<Hdf5Filter> filters;
   for (const h5native::Filter& f : info.filters) {
-    filters.push_back({f.id, filter_name(f), {f.client_data.begin(), f.client_data.end()}});
+    filters.push_back({f.id, f.name, {f.client_data.begin(), f.client_data.end()}});
   }
   metadata.codecs = hdf5_codec_specs(filters, metadata.data_type, endian, 0, where);
   const auto stored_grid = chunk_grid_shape(metadata.shape, metadata.chunk_shape);

@@ -15,7 +15,7 @@ size_t pad8(size_t n) { return (n + 7) & ~size_t{7}; }
 std::vector<std::byte> copy(std::span<const std::byte> s) { return {s.begin(), s.end()}; }
 
 // A null-terminated name, its field padded to a multiple of 8 bytes when `padded`.
-std::string c_string(Cursor& in, bool padded) {
+std::string padded_name(Cursor& in, bool padded) {
   const auto rest = in.bytes().subspan(in.pos());
   size_t n = 0;
   while (n < rest.size() && rest[n] != std::byte{0}) ++n;
@@ -132,7 +132,7 @@ Datatype decode_datatype(Cursor& in, int depth) {
       }
       for (uint32_t i = 0; i < t.members; ++i) {
         Datatype::Field field;
-        field.name = c_string(in, t.version < 3);
+        field.name = padded_name(in, t.version < 3);
         if (t.version >= 3) {
           field.offset =
               static_cast<uint32_t>(in.uint(static_cast<size_t>(limit_enc_size(t.size))));
@@ -152,7 +152,8 @@ Datatype decode_datatype(Cursor& in, int depth) {
     case Datatype::Class::kEnum: {
       t.members = bits & 0xFFFF;
       t.base = std::make_shared<Datatype>(decode_datatype(in, depth + 1));
-      for (uint32_t i = 0; i < t.members; ++i) t.enum_names.push_back(c_string(in, t.version < 3));
+      for (uint32_t i = 0; i < t.members; ++i)
+        t.enum_names.push_back(padded_name(in, t.version < 3));
       const uint64_t bytes = uint64_t{t.members} * t.base->size;
       in.need(static_cast<size_t>(bytes));
       t.enum_values = copy(in.take(static_cast<size_t>(bytes)));
