@@ -21,16 +21,13 @@ chute_find_dependency(nlohmann_json 3.10)
 chute_find_dependency(fmt)
 chute_find_dependency(PkgConfig)
 # A static chute_core carries its private dependencies into whoever links it, so the installed
-# package recreates these imported targets too. libhdf5 (the HDF5 source reads metadata with it)
-# comes through pkg-config, not FindHDF5: FindHDF5 try-compiles C, which a C++-only project
-# that finds chute has not enabled. libcurl (Debian's libcurl4-openssl-dev) drives the HTTP
+# package recreates these imported targets too. libcurl (Debian's libcurl4-openssl-dev) drives the HTTP
 # client under src/chute/store/http/. For the object stores (src/chute/store/s3_*.cc,
 # aws_*.cc), libcrypto (OpenSSL, Debian's libssl-dev) computes AWS Signature V4's SHA-256 and
 # HMAC, and expat (libexpat1-dev) parses S3's XML listings and error bodies.
 set(CHUTE_CORE_PUBLIC_LIBS nlohmann_json::nlohmann_json fmt::fmt Threads::Threads)
 set(CHUTE_CORE_PRIVATE_LIBS ZLIB::ZLIB)
-foreach(module BLOSC:blosc ZSTD:libzstd LZ4:liblz4 HDF5:hdf5 CURL:libcurl CRYPTO:libcrypto
-               EXPAT:expat)
+foreach(module BLOSC:blosc ZSTD:libzstd LZ4:liblz4 CURL:libcurl CRYPTO:libcrypto EXPAT:expat)
   string(REPLACE ":" ";" module ${module})
   list(GET module 0 prefix)
   list(GET module 1 package)

@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Writes the seed corpora of the native HDF5 reader's fuzzers (hdf5_native_file_fuzz,
 hdf5_native_messages_fuzz) from small files h5py writes: each chunk index kind, dense and compact
-links and attributes, variable-length strings, soft links, a virtual dataset. Run from the
-repository root; the seeds are committed."""
+links and attributes, variable-length strings, soft links, a virtual dataset, compound (complex)
+and enum (bool) types, a compact dataset, dimension scales (DIMENSION_LIST, REFERENCE_LIST). Run
+from the repository root; the seeds are committed."""
 
 from __future__ import annotations
 
@@ -33,6 +34,15 @@ def small_files(folder: Path) -> dict[str, Path]:
             f.attrs["nan"] = np.float32("nan")
             f.attrs["names"] = ["a", "bc"]
             f["soft"] = h5py.SoftLink("/fixed")
+            f["flags"] = np.array([True, False])
+            f["z"] = np.array([1 + 2j], dtype="<c8")
+            dcpl = h5py.h5p.create(h5py.h5p.DATASET_CREATE)
+            dcpl.set_layout(h5py.h5d.COMPACT)
+            space = h5py.h5s.create_simple((3,))
+            h5py.h5d.create(f.id, b"compact", h5py.h5t.STD_I16BE, space, dcpl=dcpl)
+            f["lat"] = np.arange(4.0)
+            f["lat"].make_scale("lat")
+            f["fixed"].dims[1].attach_scale(f["lat"])
         files[libver] = path
     path = folder / "dense.h5"
     with h5py.File(path, "w", libver="latest") as f:
@@ -63,9 +73,10 @@ def main() -> None:
             # (type, size, flags) of the latest file.
             if name == "virtual":
                 gcol = data.find(b"GCOL")
-                size = int.from_bytes(data[gcol + 24:gcol + 32], "little")
+                size = int.from_bytes(data[gcol + 24 : gcol + 32], "little")
                 (OUT / "hdf5_native_messages_fuzz" / "virtual").write_bytes(
-                    bytes([10]) + data[gcol + 32:gcol + 32 + size])
+                    bytes([10]) + data[gcol + 32 : gcol + 32 + size]
+                )
             if name != "latest":
                 continue
             selectors = {0x03: 0, 0x01: 1, 0x05: 2, 0x0B: 4, 0x08: 5, 0x06: 6, 0x02: 7,
@@ -75,12 +86,12 @@ def main() -> None:
                 flags = data[m.start() + 5]
                 at += (16 if flags & 0x20 else 0) + (4 if flags & 0x10 else 0)
                 width = 1 << (flags & 3)
-                size = int.from_bytes(data[at:at + width], "little")
+                size = int.from_bytes(data[at : at + width], "little")
                 at += width
                 end = at + size
                 while at + 4 <= end:
-                    mtype, msize = data[at], int.from_bytes(data[at + 1:at + 3], "little")
-                    body = data[at + 4:at + 4 + msize]
+                    mtype, msize = data[at], int.from_bytes(data[at + 1 : at + 3], "little")
+                    body = data[at + 4 : at + 4 + msize]
                     if mtype in selectors:
                         seed = bytes([selectors[mtype]]) + body
                         name = f"m{m.start()}_{mtype:02x}"

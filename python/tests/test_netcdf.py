@@ -309,3 +309,30 @@ def test_a_grown_variable_inside_its_last_chunk_reads_as_netcdf4(tmp_path):
             assert array.shape == ds[name].shape == (4, 3)
             np.testing.assert_array_equal(array[...], ds[name][...], err_msg=name)
             np.testing.assert_array_equal(array[3], np.full(3, array.fill_value))
+
+
+def test_dimensions_of_a_file_libhdf5_1_10_cannot_open(tmp_path):
+    # HDF5 2.0 writes filtered datasets of libver="latest" with layout messages of version 5;
+    # their dimension scales (DIMENSION_LIST / REFERENCE_LIST) are read like any other's.
+    h5py = pytest.importorskip("h5py")
+    path = str(tmp_path / "latest.nc")
+    rng = np.random.default_rng(4)
+    with h5py.File(path, "w", libver="latest") as f:
+        f["time"] = np.arange(3.0)
+        f["time"].make_scale("time")
+        f.create_dataset("lat", data=LAT, compression="gzip")
+        f["lat"].make_scale("lat")
+        t = f.create_dataset("t", data=rng.standard_normal((3, 5)).astype("f4"),
+                             chunks=(1, 5), maxshape=(None, 5), compression="gzip")  # fmt: skip
+        t.dims[0].attach_scale(f["time"])
+        t.dims[1].attach_scale(f["lat"])
+        w = f.create_dataset("w", data=rng.standard_normal((5, 2)), compression="gzip")
+        w.dims[0].attach_scale(f["lat"])
+    group = chute.open_group(path)
+    assert group["t"].dims == ("time", "lat")
+    assert group["w"].dims[0] == "lat"
+    with h5py.File(path, "r") as f:
+        assert f["t"].id.get_create_plist().get_layout() == h5py.h5d.CHUNKED
+        for name in ("t", "w", "lat", "time"):
+            assert group[name].shape == f[name].shape, name
+            np.testing.assert_array_equal(group[name][...], f[name][...])

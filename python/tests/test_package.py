@@ -126,3 +126,42 @@ def test_the_bench_helpers_run_as_modules_of_chute_bench():
                                 capture_output=True, text=True, timeout=120, check=False)  # fmt: skip
         assert result.returncode == 0, (name, result.stderr)
         assert f"chute.bench.{name}" in result.stdout or "usage" in result.stdout, result.stdout
+
+
+def _needed_libraries(path: str) -> list[str]:
+    """The DT_NEEDED entries of a 64-bit little-endian ELF shared object."""
+    import struct
+    from pathlib import Path
+
+    data = Path(path).read_bytes()
+    assert data[:4] == b"\x7fELF" and data[4] == 2 and data[5] == 1, path
+    shoff, _, _, _, _, shentsize, shnum, shstrndx = struct.unpack_from("<QIHHHHHH", data, 0x28)
+    sections = [
+        struct.unpack_from("<IIQQQQIIQQ", data, shoff + i * shentsize) for i in range(shnum)
+    ]
+    names = sections[shstrndx]
+
+    def section_name(s):
+        start = names[4] + s[0]
+        return data[start : data.index(b"\0", start)].decode()
+
+    dynamic = next(s for s in sections if section_name(s) == ".dynamic")
+    strtab = sections[dynamic[6]]  # sh_link: the dynamic string table
+    needed = []
+    for at in range(dynamic[4], dynamic[4] + dynamic[5], 16):
+        tag, value = struct.unpack_from("<qQ", data, at)
+        if tag == 0:
+            break
+        if tag == 1:  # DT_NEEDED
+            start = strtab[4] + value
+            needed.append(data[start : data.index(b"\0", start)].decode())
+    return needed
+
+
+def test_the_extension_does_not_link_libhdf5():
+    # HDF5 and NetCDF-4 files are read by chute's own reader of the format.
+    from chute import _chute
+
+    needed = _needed_libraries(_chute.__file__)
+    assert any(n.startswith("libc.so") for n in needed), needed
+    assert not [n for n in needed if "hdf5" in n], needed

@@ -1,8 +1,8 @@
 #pragma once
-// Opening HDF5 datasets and groups. libhdf5 (Debian's) is used for metadata only, when opening:
-// contiguous datasets are read straight out of the mapped file at the dataset's offset, chunked
-// ones through their chunk index (read once) with pread and chute's own codecs, so reads run
-// in parallel with no library call and no lock.
+// Opening HDF5 datasets and groups (NetCDF-4 files too) with chute's native reader of the HDF5
+// file format, no libhdf5: contiguous and compact datasets are read straight out of the mapped
+// file, chunked ones through their chunk index (read once) with pread and chute's own codecs, so
+// reads run in parallel with no library call and no lock.
 
 #include <optional>
 #include <string>
@@ -15,8 +15,9 @@ namespace chute {
 
 /// Opens dataset `dataset` ("Nbody", "/grp/x") of the HDF5 file at `file`. Throws kNotFound
 /// naming file and dataset when either is missing; kUnsupported naming file, dataset and what
-/// for compact, external or virtual storage, a filter chute does not decode, or a data type
-/// other than bool, integers, floats and complex; kCorruptData for a truncated file; kIoError
+/// for external or virtual storage, a filter chute does not decode, or a data type
+/// other than bool, integers, floats and complex; kCorruptData naming file, dataset and
+/// structure for a truncated or corrupt file; kIoError
 /// when another process holds the file open for writing.
 ArrayPtr open_hdf5(const std::string& file, const std::string& dataset);
 
@@ -32,12 +33,9 @@ bool is_hdf5_group(const std::string& file, const std::string& group);
 bool has_hdf5_signature(const std::string& file);
 
 /// How the chunk index is read at open: kNative (the default: chute's native HDF5 reader walks
-/// the index of any kind in one linear pass), kBTree (chute's older reader of the version 1
-/// B-tree; other index kinds fall back to kByCoordinate), kByCoordinate
-/// (H5Dget_chunk_info_by_coord per grid chunk) or kByIndex (H5Dget_chunk_info per stored chunk).
-/// In libhdf5 1.10.8 the last two walk the index on every call: quadratic
-/// (docs/design/reading.md).
-enum class Hdf5IndexMethod { kNative, kBTree, kByCoordinate, kByIndex };
+/// the index of any kind in one linear pass) or kBTree (chute's older reader of the version 1
+/// B-tree; other index kinds are read natively), for comparing the two.
+enum class Hdf5IndexMethod { kNative, kBTree };
 void set_hdf5_index_method(Hdf5IndexMethod method);
 
 }  // namespace chute

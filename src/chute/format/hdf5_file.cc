@@ -1,143 +1,177 @@
 #include "chute/format/hdf5_file.h"
 
-#include <sys/stat.h>
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <optional>
+#include <set>
 #include <vector>
 
-#include "chute/format/hdf5_native/file.h"
+#include "chute/format/hdf5.h"
 #include "chute/util/error.h"
 
 namespace chute::hdf5 {
+namespace {
+
+constexpr int kMaxGroupDepth = 256;
+
+// libhdf5 takes a shared flock on a file it opens read-only and an exclusive one while it
+// writes, failing the open when the other is held; chute asks the same way, so a file h5py or
+// netCDF-C is still writing is refused instead of read half-written. HDF5_USE_FILE_LOCKING=FALSE
+// turns it off, as it does for libhdf5; file systems without locks are not refused.
+void refuse_if_locked(const std::string& path) {
+  const char* env = std::getenv("HDF5_USE_FILE_LOCKING");
+  if (env && (std::string_view(env) == "FALSE" || std::string_view(env) == "0")) return;
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) return;  // the store reports what is wrong
+  const int status = ::flock(fd, LOCK_SH | LOCK_NB);
+  const int error = errno;
+  if (status == 0) ::flock(fd, LOCK_UN);
+  ::close(fd);
+  if (status != 0 && error == EWOULDBLOCK) {
+    fail(ErrorCode::kIoError,
+         "HDF5 file '{}' is locked: another process is writing it (close it there first, or set "
+         "HDF5_USE_FILE_LOCKING=FALSE if it is only read)",
+         path);
+  }
+}
+
+std::string join_path(const std::string& parent, const std::string& name) {
+  return parent == "/" ? "/" + name : parent + "/" + name;
+}
+
+void walk(const h5native::File& file, const h5native::Object& group, const std::string& prefix,
+          int depth, std::set<uint64_t>& seen, std::vector<Member>& out) {
+  if (depth > kMaxGroupDepth) {
+    fail(ErrorCode::kCorruptData, "{}: {}: groups nested more than {} deep", file.name(),
+         group.path, kMaxGroupDepth);
+  }
+  for (const h5native::Link& link : file.links(group)) {
+    if (link.kind != h5native::Link::Kind::kHard) continue;
+    if (!seen.insert(link.address).second) continue;
+    h5native::Object object = file.object(link.address, join_path(group.path, link.name));
+    const std::string path = prefix + link.name;
+    if (object.kind == h5native::Object::Kind::kGroup) {
+      out.push_back({path, object});
+      walk(file, object, path + "/", depth + 1, seen, out);
+    } else if (object.kind == h5native::Object::Kind::kDataset) {
+      out.push_back({path, std::move(object)});
+    }
+  }
+}
+
+/// Integers of an attribute, exactly (not through doubles).
+nlohmann::json integers(const h5native::Attribute& a) {
+  const uint32_t size = a.type.size;
+  nlohmann::json values = nlohmann::json::array();
+  for (size_t at = 0; at + size <= a.data.size(); at += size) {
+    uint64_t bits = 0;
+    for (uint32_t b = 0; b < size; ++b) {
+      const uint32_t from = a.type.big_endian ? b : size - 1 - b;
+      bits = (bits << 8) | static_cast<uint64_t>(a.data[at + from]);
+    }
+    if (a.type.is_signed) {
+      const int shift = 64 - 8 * static_cast<int>(size);
+      values.push_back(static_cast<int64_t>(bits << shift) >> shift);
+    } else {
+      values.push_back(bits);
+    }
+  }
+  return values;
+}
+
+}  // namespace
 
 OpenFile open_file(const std::string& path) {
   OpenFile opened;
   opened.store = std::make_shared<const SingleFileStore>(path);  // kNotFound when missing
   opened.path = path;
-  auto lock = lock_library();
-  silence_errors();
-  if (H5Fis_hdf5(path.c_str()) <= 0) {
-    take_error_stack();
+  if (!has_hdf5_signature(path)) {
     fail(ErrorCode::kInvalidArgument, "'{}' is not an HDF5 file (no HDF5 signature)", path);
   }
-  const hid_t file = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
-  if (file < 0) {
-    const std::string stack = take_error_stack();
-    if (stack.find("lock") != std::string::npos) {
-      fail(ErrorCode::kIoError,
-           "HDF5 file '{}' is locked: another process is writing it (close it there first, or "
-           "set HDF5_USE_FILE_LOCKING=FALSE if it is only read): {}",
-           path, stack);
-    }
-    fail(ErrorCode::kIoError, "cannot open HDF5 file '{}' (truncated or corrupt?): {}", path,
-         stack);
+  refuse_if_locked(path);
+  const std::string where = fmt::format("HDF5 file '{}'", path);
+  try {
+    opened.native = h5native::File::open_path(path, opened.store);
+  } catch (const Error& e) {
+    throw native_error(e, path, "", where);
   }
-  opened.file = Handle(file);
+  const h5native::Superblock& sb = opened.native->superblock();
+  const uint64_t size = opened.native->reader().size();
+  // libhdf5's test: the end-of-file address, with the user block counted, past the file's size.
+  if (sb.end_of_file != h5native::kUndefined && sb.end_of_file > size) {
+    fail(ErrorCode::kCorruptData,
+         "{} is truncated: its superblock says it ends at byte {}, the file holds {} bytes", where,
+         sb.end_of_file, size);
+  }
   return opened;
 }
 
-const h5native::File& native_file(const OpenFile& opened) {
-  if (!opened.native) opened.native = h5native::File::open_path(opened.path);
-  return *opened.native;
+std::vector<Member> walk_members(const h5native::File& file, const h5native::Object& group) {
+  std::vector<Member> out;
+  std::set<uint64_t> seen{group.header.address};
+  walk(file, group, "", 0, seen, out);
+  return out;
 }
 
-namespace {
-
-nlohmann::json read_attribute(hid_t attr, std::optional<DataType>* stored) {
-  Handle type(H5Aget_type(attr));
-  Handle space(H5Aget_space(attr));
-  if (!type.valid() || !space.valid()) return nullptr;
-  const hssize_t count = H5Sget_simple_extent_npoints(space.get());
-  const int rank = H5Sget_simple_extent_ndims(space.get());
-  if (count < 0 || count > (1 << 20) || rank > 1) return nullptr;
-  const auto n = static_cast<size_t>(count);
-  auto shaped = [&](nlohmann::json values) -> nlohmann::json {
-    return rank == 0 && values.size() == 1 ? values[0] : values;
-  };
-  switch (H5Tget_class(type.get())) {
-    case H5T_INTEGER: {
-      const bool is_signed = H5Tget_sign(type.get()) == H5T_SGN_2;
-      const size_t size = H5Tget_size(type.get());
-      if (size == 1 || size == 2 || size == 4 || size == 8) {
-        *stored =
-            DataType{is_signed ? DTypeKind::kInt : DTypeKind::kUInt, static_cast<uint8_t>(size)};
-      }
-      nlohmann::json values = nlohmann::json::array();
-      if (is_signed) {
-        std::vector<int64_t> v(n);
-        if (H5Aread(attr, H5T_NATIVE_INT64, v.data()) < 0) return nullptr;
-        for (auto x : v) values.push_back(x);
-      } else {
-        std::vector<uint64_t> v(n);
-        if (H5Aread(attr, H5T_NATIVE_UINT64, v.data()) < 0) return nullptr;
-        for (auto x : v) values.push_back(x);
-      }
-      return shaped(values);
-    }
-    case H5T_FLOAT: {
-      const size_t size = H5Tget_size(type.get());
-      if (size == 2 || size == 4 || size == 8) {
-        *stored = DataType{DTypeKind::kFloat, static_cast<uint8_t>(size)};
-      }
-      std::vector<double> v(n);
-      if (H5Aread(attr, H5T_NATIVE_DOUBLE, v.data()) < 0) return nullptr;
-      nlohmann::json values = nlohmann::json::array();
-      for (auto x : v) values.push_back(x);
-      return shaped(values);
-    }
-    case H5T_STRING: {
-      nlohmann::json values = nlohmann::json::array();
-      if (H5Tis_variable_str(type.get()) > 0) {
-        Handle mem(H5Tcopy(H5T_C_S1));
-        H5Tset_size(mem.get(), H5T_VARIABLE);
-        H5Tset_cset(mem.get(), H5Tget_cset(type.get()));
-        std::vector<char*> v(n, nullptr);
-        if (H5Aread(attr, mem.get(), v.data()) < 0) return nullptr;
-        for (char* s : v) values.push_back(s ? std::string(s) : std::string());
-        H5Dvlen_reclaim(mem.get(), space.get(), H5P_DEFAULT, v.data());
-      } else {
-        const size_t size = H5Tget_size(type.get());
-        std::vector<char> buffer(n * size);
-        if (H5Aread(attr, type.get(), buffer.data()) < 0) return nullptr;
-        for (size_t i = 0; i < n; ++i) {
-          std::string s(buffer.data() + i * size, size);
-          s.resize(s.find('\0') == std::string::npos ? size : s.find('\0'));
-          values.push_back(s);
-        }
-      }
-      return shaped(values);
-    }
-    default:
-      return nullptr;
-  }
-}
-
-}  // namespace
-
-nlohmann::json read_attributes(hid_t object, const std::string& where,
-                               std::map<std::string, DataType>* types) {
-  auto lock = lock_library();
+nlohmann::json read_attributes(const h5native::File& file,
+                               const std::vector<h5native::Attribute>& attributes,
+                               const std::string& where, std::map<std::string, DataType>* types) {
+  using Class = h5native::Datatype::Class;
   nlohmann::json attrs = nlohmann::json::object();
-  H5O_info_t info;
-  if (H5Oget_info2(object, &info, H5O_INFO_NUM_ATTRS) < 0) {
-    take_error_stack();
-    return attrs;
-  }
-  for (hsize_t i = 0; i < info.num_attrs; ++i) {
-    Handle attr(
-        H5Aopen_by_idx(object, ".", H5_INDEX_NAME, H5_ITER_INC, i, H5P_DEFAULT, H5P_DEFAULT));
-    if (!attr.valid()) continue;
-    char name[1024] = {};
-    H5Aget_name(attr.get(), sizeof(name), name);
+  for (const h5native::Attribute& a : attributes) {
+    if (a.space.dims.size() > 1 || a.space.count() > (1u << 20)) continue;
+    const uint32_t size = a.type.size;
+    const bool whole = size == 1 || size == 2 || size == 4 || size == 8;
+    nlohmann::json values = nlohmann::json::array();
     std::optional<DataType> stored;
-    nlohmann::json value = read_attribute(attr.get(), &stored);
-    if (value.is_null()) continue;
-    attrs[name] = std::move(value);
-    if (types && stored) (*types)[name] = *stored;
+    try {
+      if (a.type.cls == Class::kString) {
+        // As stored, up to the first NUL (padding spaces kept, as h5py and netCDF-C give them).
+        for (uint64_t i = 0; size > 0 && (i + 1) * size <= a.data.size(); ++i) {
+          std::string s(reinterpret_cast<const char*>(a.data.data()) + i * size, size);
+          s.resize(std::min(s.find('\0'), s.size()));
+          values.push_back(std::move(s));
+        }
+      } else if (a.type.cls == Class::kVarLen && a.type.vlen_string) {
+        for (std::string& v : file.strings(a, where)) values.push_back(std::move(v));
+      } else if (a.type.cls == Class::kFixedPoint && whole) {
+        values = integers(a);
+        stored = DataType{a.type.is_signed ? DTypeKind::kInt : DTypeKind::kUInt,
+                          static_cast<uint8_t>(size)};
+      } else if (a.type.cls == Class::kFloat && whole && size >= 2) {
+        for (double v : h5native::numeric_values(a.type, a.data, where)) values.push_back(v);
+        stored = DataType{DTypeKind::kFloat, static_cast<uint8_t>(size)};
+      } else {
+        continue;
+      }
+    } catch (const Error& e) {
+      if (is_transient(e.code())) throw;
+      continue;  // an attribute that does not read is left out, as libhdf5's reader did
+    }
+    const bool scalar = a.space.kind == h5native::Dataspace::Kind::kScalar;
+    attrs[a.name] = scalar && values.size() == 1 ? values[0] : values;
+    if (types && stored) (*types)[a.name] = *stored;
   }
-  take_error_stack();
   return attrs;
+}
+
+Error native_error(const Error& error, const std::string& file, const std::string& path,
+                   const std::string& where) {
+  std::string message = error.what();
+  if (message.rfind(where, 0) == 0) return error;
+  // The native reader names the file and the object ("<file>: <path>: ..."): said once, as
+  // every other HDF5 error says it.
+  for (const std::string& prefix : {file + ": " + path + ": ", file + ": "}) {
+    if (message.rfind(prefix, 0) == 0) {
+      message.erase(0, prefix.size());
+      break;
+    }
+  }
+  return Error(error.code(), where + ": " + message);
 }
 
 }  // namespace chute::hdf5

@@ -1,7 +1,8 @@
 #pragma once
-// Calling libhdf5 safely: Debian's serial build is not thread-safe, so every call chute makes
-// holds one lock (only while opening: reads never call the library); handles close themselves;
-// the library's error stack becomes the text of a chute Error instead of being printed.
+// Calling libhdf5 safely, for `make-dataset volume`'s HDF5 writer (synth/hdf5_writer.cc) alone:
+// built into the harness, never into the library, which reads HDF5 with its own reader. Debian's
+// serial build is not thread-safe, so every call holds one lock; handles close themselves; the
+// library's error stack becomes the text of a chute Error instead of being printed.
 
 #include <hdf5.h>
 

@@ -1,19 +1,22 @@
 #pragma once
-// HDF5 data types as chute data types: integers, floats, h5py's bool (an enum of int8 with
-// FALSE/TRUE) and complex (a compound of two equal floats "r", "i"), in either byte order.
+// HDF5 data types, as the native reader decodes them, as chute data types: integers, floats,
+// h5py's bool (an enum of int8 with FALSE/TRUE) and complex (a compound of two equal floats "r",
+// "i", or HDF5 2.0's complex class), in either byte order.
 
+#include <cstddef>
 #include <string>
 #include <vector>
 
-#include "chute/format/hdf5_library.h"
+#include "chute/format/hdf5_native/messages.h"
 #include "chute/vocab/dtype.h"
 
 namespace chute::hdf5 {
 
 /// Throws kUnsupported naming `where` and the HDF5 type class when it has no chute equivalent.
-DataType data_type(hid_t type, Endian* endian, const std::string& where);
+DataType data_type(const h5native::Datatype& type, Endian* endian, const std::string& where);
 
 /// The dataset's fill value in native byte order (zeros when none is defined).
-std::vector<std::byte> fill_value(hid_t dcpl, hid_t type, const DataType& data_type, Endian endian);
+std::vector<std::byte> fill_value(const h5native::FillValue& fill, const DataType& data_type,
+                                  Endian endian);
 
 }  // namespace chute::hdf5

@@ -49,15 +49,15 @@ std::shared_ptr<File> File::open(StorePtr store, std::string key, std::string na
   return file;
 }
 
-std::shared_ptr<File> File::open_path(const std::string& path) {
+std::shared_ptr<File> File::open_path(const std::string& path, StorePtr store) {
   const std::string folder = std::filesystem::path(path).parent_path().string();
-  return open(std::make_shared<SingleFileStore>(path), "", path,
-              [folder](const std::string& target) {
-                const auto p = std::filesystem::path(target).is_absolute()
-                                   ? std::filesystem::path(target)
-                                   : std::filesystem::path(folder) / target;
-                return File::open_path(p.string());
-              });
+  if (!store) store = std::make_shared<SingleFileStore>(path);
+  return open(std::move(store), "", path, [folder](const std::string& target) {
+    const auto p = std::filesystem::path(target).is_absolute()
+                       ? std::filesystem::path(target)
+                       : std::filesystem::path(folder) / target;
+    return File::open_path(p.string());
+  });
 }
 
 Object File::root() const { return object(superblock_.root, "/"); }
@@ -179,7 +179,12 @@ Dataset File::dataset(const Object& object) const {
   Dataset d;
   bool type = false, space = false, layout = false, fill = false;
   for (const Message& m : object.header.messages) {
-    Cursor in(m.data, where, reader_);
+    const char* what = m.type == kDatatypeMessage         ? ": datatype message"
+                       : m.type == kDataspaceMessage      ? ": dataspace message"
+                       : m.type == kLayoutMessage         ? ": data layout message"
+                       : m.type == kFilterPipelineMessage ? ": filter pipeline message"
+                                                          : ": fill value message";
+    Cursor in(m.data, where + what, reader_);
     switch (m.type) {
       case kDatatypeMessage:
         d.type =
@@ -218,12 +223,14 @@ Dataset File::dataset(const Object& object) const {
   }
   if (d.layout.cls == Layout::Class::kChunked) {
     if (d.layout.chunk.size() != d.space.dims.size()) {
-      corrupt(where, fmt::format("chunks of rank {} for a dataspace of rank {}",
-                                 d.layout.chunk.size(), d.space.dims.size()));
+      corrupt(where,
+              fmt::format("data layout message: chunks of rank {} for a dataspace of rank {}",
+                          d.layout.chunk.size(), d.space.dims.size()));
     }
     if (d.layout.element_size != d.type.size) {
-      corrupt(where, fmt::format("chunk elements of {} bytes for a datatype of {}",
-                                 d.layout.element_size, d.type.size));
+      corrupt(where,
+              fmt::format("data layout message: chunk elements of {} bytes for a datatype of {}",
+                          d.layout.element_size, d.type.size));
     }
   }
   if (d.fill.value && d.fill.value->size() != d.type.size) {

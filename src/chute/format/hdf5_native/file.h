@@ -42,8 +42,9 @@ class File : public std::enable_shared_from_this<File> {
   static std::shared_ptr<File> open(
       StorePtr store, std::string key, std::string name,
       std::function<std::shared_ptr<File>(const std::string&)> open_relative = {});
-  /// Opens a local file; external links are resolved relative to its folder.
-  static std::shared_ptr<File> open_path(const std::string& path);
+  /// Opens a local file; external links are resolved relative to its folder. `store`, when
+  /// given, is the file already opened.
+  static std::shared_ptr<File> open_path(const std::string& path, StorePtr store = nullptr);
 
   const Superblock& superblock() const { return superblock_; }
   const FileReader& reader() const { return reader_; }

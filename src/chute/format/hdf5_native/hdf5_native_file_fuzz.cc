@@ -1,7 +1,9 @@
 // libFuzzer target: treats arbitrary bytes as an HDF5 file and reads all of it natively (the
 // superblock, every object header reached through hard links, links of every storage kind,
 // attributes, datasets and their chunk indexes: B-trees v1/v2, fractal and global heaps, fixed
-// and extensible arrays). Any input must either be read or throw chute::Error.
+// and extensible arrays), and what chute's HDF5 format makes of each dataset (its type, its
+// attributes as JSON, its NetCDF-4 dimensions through object references and dimension ids). Any
+// input must either be read or throw chute::Error.
 
 #include <cstddef>
 #include <cstdint>
@@ -9,7 +11,10 @@
 #include <set>
 #include <vector>
 
+#include "chute/format/hdf5_file.h"
 #include "chute/format/hdf5_native/file.h"
+#include "chute/format/hdf5_netcdf.h"
+#include "chute/format/hdf5_types.h"
 #include "chute/store/memory_store.h"
 #include "chute/util/error.h"
 
@@ -28,6 +33,19 @@ void walk(const chute::h5native::File& file, const chute::h5native::Object& o,
     }
     if (o.kind == Object::Kind::kDataset) {
       const auto d = file.dataset(o);
+      const auto attributes = file.attributes(o);
+      chute::hdf5::read_attributes(file, attributes, "fuzz");
+      chute::hdf5::is_dimension_only(file, attributes);
+      chute::hdf5::NetcdfScales scales;
+      try {
+        chute::hdf5::dataset_dimensions(file, o, d.space.dims.size(), attributes, scales, "fuzz");
+      } catch (const chute::Error&) {
+      }
+      try {
+        chute::Endian endian;
+        chute::hdf5::data_type(d.type, &endian, "fuzz");
+      } catch (const chute::Error&) {
+      }
       if (d.layout.cls == chute::h5native::Layout::Class::kChunked) {
         const auto index = file.chunk_index(o, d);
         if (index.coords.size() != index.count() * index.rank) __builtin_trap();

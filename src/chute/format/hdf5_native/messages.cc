@@ -14,6 +14,17 @@ size_t pad8(size_t n) { return (n + 7) & ~size_t{7}; }
 
 std::vector<std::byte> copy(std::span<const std::byte> s) { return {s.begin(), s.end()}; }
 
+// A null-terminated name, its field padded to a multiple of 8 bytes when `padded`.
+std::string padded_name(Cursor& in, bool padded) {
+  const auto rest = in.bytes().subspan(in.pos());
+  size_t n = 0;
+  while (n < rest.size() && rest[n] != std::byte{0}) ++n;
+  if (n == rest.size()) in.fail("a name without its terminating NUL");
+  std::string name(reinterpret_cast<const char*>(rest.data()), n);
+  in.skip(padded ? std::min(pad8(n + 1), rest.size()) : n + 1);
+  return name;
+}
+
 std::string strip_nul(std::string s) {
   const auto nul = s.find('\0');
   if (nul != std::string::npos) s.resize(nul);
@@ -114,13 +125,42 @@ Datatype decode_datatype(Cursor& in, int depth) {
       t.padding = static_cast<int>(bits & 0x0F);
       t.charset = static_cast<int>((bits >> 4) & 0x0F);
       break;
-    case Datatype::Class::kCompound:
-      // Members are not decoded: compound data is listed, and refused when read.
+    case Datatype::Class::kCompound: {
       t.members = bits & 0xFFFF;
+      if (t.version >= 3) {
+        if (t.members == 0) in.fail("a compound datatype without members");
+      }
+      for (uint32_t i = 0; i < t.members; ++i) {
+        Datatype::Field field;
+        field.name = padded_name(in, t.version < 3);
+        if (t.version >= 3) {
+          field.offset =
+              static_cast<uint32_t>(in.uint(static_cast<size_t>(limit_enc_size(t.size))));
+        } else {
+          field.offset = static_cast<uint32_t>(in.u32());
+        }
+        if (t.version == 1) in.skip(1 + 3 + 4 + 4 + 16);  // dimensionality, permutation, sizes
+        field.type = std::make_shared<Datatype>(decode_datatype(in, depth + 1));
+        if (field.offset > t.size || field.type->size > t.size - field.offset) {
+          in.fail(fmt::format("compound member {} of {} bytes at byte {} of {}", field.name,
+                              field.type->size, field.offset, t.size));
+        }
+        t.fields.push_back(std::move(field));
+      }
       break;
-    case Datatype::Class::kEnum:
+    }
+    case Datatype::Class::kEnum: {
       t.members = bits & 0xFFFF;
       t.base = std::make_shared<Datatype>(decode_datatype(in, depth + 1));
+      for (uint32_t i = 0; i < t.members; ++i)
+        t.enum_names.push_back(padded_name(in, t.version < 3));
+      const uint64_t bytes = uint64_t{t.members} * t.base->size;
+      in.need(static_cast<size_t>(bytes));
+      t.enum_values = copy(in.take(static_cast<size_t>(bytes)));
+      break;
+    }
+    case Datatype::Class::kReference:
+      t.reference_type = static_cast<int>(bits & 0x0F);
       break;
     case Datatype::Class::kVarLen:
       t.vlen_string = (bits & 0x0F) == 1;
@@ -286,16 +326,23 @@ Layout decode_layout(Cursor& in) {
     std::vector<uint64_t> dims;
     for (size_t i = 0; i < ndims; ++i) dims.push_back(in.u32());
     if (l.cls == Layout::Class::kChunked) set_chunk(dims);
-    if (l.cls == Layout::Class::kCompact) l.compact = copy(in.take(in.u32()));
+    if (l.cls == Layout::Class::kCompact) {
+      const auto n = static_cast<size_t>(in.u32());
+      l.compact_at = in.pos();
+      l.compact = copy(in.take(n));
+    }
     return l;
   }
   const auto cls = in.u8();
   if (cls > 3) in.fail(fmt::format("layout class {}", cls));
   l.cls = static_cast<Layout::Class>(cls);
   switch (l.cls) {
-    case Layout::Class::kCompact:
-      l.compact = copy(in.take(in.u16()));
+    case Layout::Class::kCompact: {
+      const auto n = static_cast<size_t>(in.u16());
+      l.compact_at = in.pos();
+      l.compact = copy(in.take(n));
       break;
+    }
     case Layout::Class::kContiguous:
       l.address = in.offset();
       l.size = in.length();

@@ -64,9 +64,18 @@ struct Datatype {
   int padding = 0;
   int charset = 0;
   bool vlen_string = false;
-  uint32_t members = 0;  // compound and enum
+  uint32_t members = 0;    // compound and enum
+  int reference_type = 0;  // reference: 0 object (an address), 1 dataset region, 2+ newer kinds
   std::vector<uint32_t> array_dims;
   std::shared_ptr<const Datatype> base;  // enum, variable-length sequence, array, complex
+  struct Field {
+    std::string name;
+    uint32_t offset = 0;
+    std::shared_ptr<const Datatype> type;
+  };
+  std::vector<Field> fields;            // compound: its members
+  std::vector<std::string> enum_names;  // enum: member names, in order
+  std::vector<std::byte> enum_values;   // enum: their values, members * base->size bytes
 
   /// Numeric classes a reader turns into NumPy numbers (through enum to its base).
   bool is_numeric() const;
@@ -120,6 +129,7 @@ struct Layout {
   int version = 0;
   Class cls = Class::kContiguous;
   std::vector<std::byte> compact;  // kCompact: the data
+  size_t compact_at = 0;           // kCompact: where the data starts in the message
   uint64_t address = kUndefined;   // contiguous data, chunk index, or virtual heap collection
   uint64_t size = 0;               // kContiguous: bytes
   std::vector<uint64_t> chunk;     // kChunked: chunk dims (rank entries)

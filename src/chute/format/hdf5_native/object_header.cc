@@ -90,7 +90,7 @@ Superblock read_superblock(FileReader& file) {
 }
 
 void decode_header_messages(Cursor& block, int version, bool creation_order, size_t end,
-                            std::vector<Message>& out) {
+                            std::vector<Message>& out, uint64_t block_address) {
   const size_t prefix = version == 1 ? 8 : (creation_order ? 6 : 4);
   while (block.pos() + prefix <= end) {
     Message m;
@@ -110,6 +110,7 @@ void decode_header_messages(Cursor& block, int version, bool creation_order, siz
       block.fail(
           fmt::format("message of type {} and {} bytes overruns its header block", m.type, size));
     }
+    if (block_address != kUndefined) m.address = block_address + block.pos();
     auto data = block.take(static_cast<size_t>(size));
     m.data.assign(data.begin(), data.end());
     if (m.type != kNilMessage) out.push_back(std::move(m));
@@ -147,7 +148,7 @@ ObjectHeader read_object_header(const FileReader& file, uint64_t address,
     chunk0.checksum(0);
     Cursor messages(std::span<const std::byte>(first).subspan(0, prefix + size), what, file);
     messages.seek(prefix);
-    decode_header_messages(messages, 2, creation_order, prefix + size, oh.messages);
+    decode_header_messages(messages, 2, creation_order, prefix + size, oh.messages, address);
   } else {
     oh.version = static_cast<int>(in.u8());
     if (oh.version != 1) in.fail(fmt::format("object header version {} (no OHDR)", oh.version));
@@ -157,7 +158,7 @@ ObjectHeader read_object_header(const FileReader& file, uint64_t address,
     const uint64_t size = in.u32();
     first = file.read(address + 16, size, what);
     Cursor messages(first, what, file);
-    decode_header_messages(messages, 1, false, first.size(), oh.messages);
+    decode_header_messages(messages, 1, false, first.size(), oh.messages, address + 16);
   }
   std::set<uint64_t> seen{address};
   for (size_t i = 0; i < oh.messages.size(); ++i) {
@@ -177,9 +178,9 @@ ObjectHeader read_object_header(const FileReader& file, uint64_t address,
       block.checksum(0);
       block.seek(0);
       block.expect("OCHK");
-      decode_header_messages(block, 2, creation_order, bytes.size() - 4, oh.messages);
+      decode_header_messages(block, 2, creation_order, bytes.size() - 4, oh.messages, at);
     } else {
-      decode_header_messages(block, 1, false, bytes.size(), oh.messages);
+      decode_header_messages(block, 1, false, bytes.size(), oh.messages, at);
     }
   }
   return oh;

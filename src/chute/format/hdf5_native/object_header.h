@@ -32,6 +32,7 @@ struct Message {
   uint16_t type = 0;
   uint8_t flags = 0;  // bit 1: shared
   std::vector<std::byte> data;
+  uint64_t address = kUndefined;  // where `data` lies in the file (relative to the base)
 };
 
 struct ObjectHeader {
