@@ -25,7 +25,7 @@ std::vector<std::byte> decode_all(const CodecChain& c, std::span<const std::byte
   return out;
 }
 
-void expect_round_trip(const CodecChain& c, uint32_t seed = 1) {
+void expect_filter_round_trip(const CodecChain& c, uint32_t seed = 1) {
   const auto decoded = pattern(static_cast<size_t>(c.decoded_nbytes()), seed);
   EXPECT_EQ(decode_all(c, encode(c, decoded)), decoded) << c.describe();
 }
@@ -34,7 +34,7 @@ TEST(Hdf5Bzip2, DecodesWhatLibbz2WritesAndRejectsCorruptStreams) {
   auto c = chain(R"([{"name":"bytes","configuration":{"endian":"little"}},
                      {"name":"bzip2","configuration":{"level":9}}])",
                  kFloat32, {33, 7});
-  expect_round_trip(*c);
+  expect_filter_round_trip(*c);
   // A stream libbz2 wrote itself.
   const auto decoded = pattern(static_cast<size_t>(c->decoded_nbytes()), 3);
   std::vector<std::byte> stream(decoded.size() * 2 + 600);
@@ -61,7 +61,7 @@ TEST(Hdf5Bzip2, DecodesWhatLibbz2WritesAndRejectsCorruptStreams) {
 TEST(Hdf5Lzf, DecodesWhatLiblzfWritesAndRejectsCorruptStreams) {
   auto c = chain(R"([{"name":"bytes","configuration":{"endian":"little"}},{"name":"lzf"}])", kInt16,
                  {100, 9});
-  expect_round_trip(*c);
+  expect_filter_round_trip(*c);
   const auto decoded = pattern(static_cast<size_t>(c->decoded_nbytes()), 5);
   std::vector<std::byte> stream(decoded.size());
   const unsigned n = lzf_compress(decoded.data(), static_cast<unsigned>(decoded.size()),
@@ -78,7 +78,7 @@ TEST(Hdf5Lzf, DecodesWhatLiblzfWritesAndRejectsCorruptStreams) {
   auto behind = chain(R"([{"name":"bytes","configuration":{"endian":"little"}},{"name":"lzf"},
                           {"name":"fletcher32"}])",
                       kInt16, {100, 9});
-  expect_round_trip(*behind);
+  expect_filter_round_trip(*behind);
 }
 
 TEST(Hdf5Szip, RoundTripsThroughLibaecAndChecksTheHeader) {
@@ -87,11 +87,11 @@ TEST(Hdf5Szip, RoundTripsThroughLibaecAndChecksTheHeader) {
                      {"name":"szip","configuration":{"options_mask":168,"bits_per_pixel":32,
                       "pixels_per_block":16,"pixels_per_scanline":576}}])",
                  kFloat32, {64, 9});
-  expect_round_trip(*c);
+  expect_filter_round_trip(*c);
   auto c8 = chain(R"([{"name":"bytes"},{"name":"szip","configuration":{"options_mask":132,
                       "bits_per_pixel":8,"pixels_per_block":8,"pixels_per_scanline":64}}])",
                   kUInt8, {300});
-  expect_round_trip(*c8);
+  expect_filter_round_trip(*c8);
   const auto decoded = pattern(static_cast<size_t>(c->decoded_nbytes()));
   auto stream = encode(*c, decoded);
   stream[0] = std::byte{1};  // the decoded size in the header
@@ -147,7 +147,7 @@ TEST(Hdf5Bitshuffle, MatchesTheReferenceLayoutAndRoundTrips) {
                        {{"name":"bitshuffle","configuration":{{"blocksize":16,"compression":{}}}}}])",
                             compression),
                 dtype, {7, 11});
-      expect_round_trip(*compressed, static_cast<uint32_t>(size));
+      expect_filter_round_trip(*compressed, static_cast<uint32_t>(size));
     }
   }
 }
@@ -212,7 +212,7 @@ TEST(Hdf5Nbit, UnpacksIntegersOfReducedPrecisionAtAnOffset) {
   auto noop = chain(R"([{"name":"bytes","configuration":{"endian":"little"}},
                         {"name":"nbit","configuration":{"cd":[8,1,5,1,4,0,32,0]}}])",
                     kFloat32, {5});
-  expect_round_trip(*noop);
+  expect_filter_round_trip(*noop);
   EXPECT_CHUTE_ERROR(
       chain(
           R"([{"name":"bytes"},{"name":"nbit","configuration":{"cd":[8,0,5,1,4,0,20,0],"kind":"float"}}])",
@@ -260,7 +260,7 @@ TEST(Hdf5ScaleOffset, DecodesIntegersWithTheirMinimumAndFillValue) {
   auto as_is = chain(R"([{"name":"bytes","configuration":{"endian":"little"}},
                          {"name":"scaleoffset","configuration":{"cd":[2,16,4,0,2,1,0,0]}}])",
                      kInt16, {4});
-  expect_round_trip(*as_is);
+  expect_filter_round_trip(*as_is);
 }
 
 TEST(Hdf5ScaleOffset, DecodesDecimalScaledFloatsInTheirOwnPrecision) {
