@@ -36,5 +36,30 @@ foreach(module BLOSC:blosc ZSTD:libzstd LZ4:liblz4 CURL:libcurl CRYPTO:libcrypto
   endif()
   list(APPEND CHUTE_CORE_PRIVATE_LIBS PkgConfig::${prefix})
 endforeach()
+# The HDF5 filters of src/chute/codec/{bzip2,lzf,szip}_codec.cc: LZF (liblzf-dev, pkg-config), bzip2 (libbz2-dev)
+# and szip (libaec-dev's szlib-compatible libsz). The last two ship no pkg-config file and FindBZip2 try-compiles C, so
+# they are found by name.
+if(NOT TARGET PkgConfig::LZF)
+  pkg_check_modules(LZF REQUIRED IMPORTED_TARGET liblzf)
+endif()
+list(APPEND CHUTE_CORE_PRIVATE_LIBS PkgConfig::LZF)
+foreach(library bz2:bzlib.h:libbz2-dev sz:szlib.h:libaec-dev)
+  string(REPLACE ":" ";" library ${library})
+  list(GET library 0 name)
+  list(GET library 1 header)
+  list(GET library 2 debian)
+  if(NOT TARGET chute_lib${name})
+    find_path(CHUTE_LIB${name}_INCLUDE_DIR ${header})
+    find_library(CHUTE_LIB${name}_LIBRARY ${name})
+    if(NOT CHUTE_LIB${name}_INCLUDE_DIR OR NOT CHUTE_LIB${name}_LIBRARY)
+      message(FATAL_ERROR "chute needs lib${name} (Debian: ${debian}) for its HDF5 filters")
+    endif()
+    add_library(chute_lib${name} UNKNOWN IMPORTED)
+    set_target_properties(
+      chute_lib${name} PROPERTIES IMPORTED_LOCATION "${CHUTE_LIB${name}_LIBRARY}"
+                                  INTERFACE_INCLUDE_DIRECTORIES "${CHUTE_LIB${name}_INCLUDE_DIR}")
+  endif()
+  list(APPEND CHUTE_CORE_PRIVATE_LIBS chute_lib${name})
+endforeach()
 # dlopen, for the CUDA driver (src/chute/device/cuda_driver.cc), which is loaded at run time.
 list(APPEND CHUTE_CORE_PRIVATE_LIBS ${CMAKE_DL_LIBS})

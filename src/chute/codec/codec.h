@@ -157,6 +157,16 @@ std::unique_ptr<BytesToBytesCodec> make_fletcher32_codec(const nlohmann::json& c
 /// The HDF5 LZ4 filter (32004): big-endian original size (8 bytes) and block size (4), then per
 /// block a big-endian compressed size (4) and the LZ4 block (stored raw when it did not shrink).
 std::unique_ptr<BytesToBytesCodec> make_hdf5_lz4_codec(const nlohmann::json& config);
+/// HDF5 filters, configured from the filter's client data as format/hdf5_filters.cc maps a
+/// dataset's pipeline: bzip2 (307), LZF (32000), szip (4), bitshuffle (32008), n-bit (5) and
+/// scale-offset (6); each in its own <name>_codec.cc.
+std::unique_ptr<BytesToBytesCodec> make_bzip2_codec(const nlohmann::json& config);
+std::unique_ptr<BytesToBytesCodec> make_lzf_codec(const nlohmann::json& config);
+std::unique_ptr<BytesToBytesCodec> make_szip_codec(const nlohmann::json& config);
+std::unique_ptr<BytesToBytesCodec> make_bitshuffle_codec(const nlohmann::json& config,
+                                                         int element_size);
+std::unique_ptr<BytesToBytesCodec> make_nbit_codec(const nlohmann::json& config);
+std::unique_ptr<BytesToBytesCodec> make_scaleoffset_codec(const nlohmann::json& config);
 
 // Helpers shared by the codec files.
 

@@ -32,7 +32,9 @@ Kind kind_of(const std::string& name) {
   }
   if (name == "bytes" || name == "sharding_indexed") return Kind::kArrayToBytes;
   if (name == "blosc" || name == "zstd" || name == "gzip" || name == "zlib" || name == "lz4" ||
-      name == "crc32c" || name == "fletcher32" || name == "hdf5_lz4") {
+      name == "crc32c" || name == "fletcher32" || name == "hdf5_lz4" || name == "bzip2" ||
+      name == "lzf" || name == "szip" || name == "bitshuffle" || name == "nbit" ||
+      name == "scaleoffset") {
     return Kind::kBytesToBytes;
   }
   if (name == "shuffle") return Kind::kShuffle;
@@ -239,6 +241,12 @@ std::unique_ptr<BytesToBytesCodec> make_bytes_to_bytes(const NamedSpec& spec, in
   if (spec.name == "fletcher32") return make_fletcher32_codec(config);
   if (spec.name == "hdf5_lz4") return make_hdf5_lz4_codec(config);
   if (spec.name == "shuffle") return make_shuffle_codec(config, element_size);
+  if (spec.name == "bzip2") return make_bzip2_codec(config);
+  if (spec.name == "lzf") return make_lzf_codec(config);
+  if (spec.name == "szip") return make_szip_codec(config);
+  if (spec.name == "bitshuffle") return make_bitshuffle_codec(config, element_size);
+  if (spec.name == "nbit") return make_nbit_codec(config);
+  if (spec.name == "scaleoffset") return make_scaleoffset_codec(config);
   fail(ErrorCode::kInvalidMetadata, "codec '{}' is not a bytes->bytes codec", spec.name);
 }
 

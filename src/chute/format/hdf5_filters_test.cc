@@ -52,16 +52,52 @@ TEST(Hdf5Filters, EveryDecodedPipelineRoundTrips) {
   expect_round_trip(*chain_of({{kHdf5Lz4, "", {1000}}}));  // several blocks, the last short
   expect_round_trip(*chain_of({{kHdf5Zstd, "", {3}}}));
   expect_round_trip(*chain_of({{kHdf5Blosc, "", {2, 2, 4, 4224, 5, 1, 1}}}));
+  expect_round_trip(*chain_of({{kHdf5Shuffle, "", {}}, {kHdf5Bzip2, "", {9}}}));
+  expect_round_trip(*chain_of({{kHdf5Lzf, "", {}}, {kHdf5Fletcher32, "", {}}}));
+  expect_round_trip(*chain_of({{kHdf5Szip, "", {169, 16, 32, 17}}}));
+  expect_round_trip(*chain_of({{kHdf5Bitshuffle, "", {0, 4, 4, 0, 2}}}, Endian::kBig));
+  expect_round_trip(*chain_of({{kHdf5Bitshuffle, "", {0, 4, 4, 16, 3}}}));
 }
 
 TEST(Hdf5Filters, UnsupportedFiltersNameFileDatasetAndFilter) {
-  EXPECT_CHUTE_ERROR(hdf5_codec_specs({{kHdf5Szip, "", {}}}, kFloat32, Endian::kLittle, 0,
+  EXPECT_CHUTE_ERROR(hdf5_codec_specs({{kHdf5Blosc2, "", {}}}, kFloat32, Endian::kLittle, 0,
                                       "HDF5 file 'f.h5', dataset 'x'"),
                      ErrorCode::kUnsupported,
-                     "HDF5 file 'f.h5', dataset 'x': unsupported HDF5 filter 4 ('szip')");
+                     "HDF5 file 'f.h5', dataset 'x': unsupported HDF5 filter 32026 ('blosc2')");
   EXPECT_CHUTE_ERROR(
-      hdf5_codec_specs({{307, "bzip2", {}}}, kFloat32, Endian::kLittle, 0, "f.h5 /x"),
-      ErrorCode::kUnsupported, "filter 307 ('bzip2')");
+      hdf5_codec_specs({{32013, "zfp", {}}}, kFloat32, Endian::kLittle, 0, "f.h5 /x"),
+      ErrorCode::kUnsupported, "filter 32013 ('zfp')");
+  EXPECT_CHUTE_ERROR(hdf5_codec_specs({{kHdf5Nbit, "", {8, 0, 5, 1, 4, 0, 20, 0}}}, kFloat32,
+                                      Endian::kLittle, 0, "f.h5 /x"),
+                     ErrorCode::kUnsupported, "f.h5 /x: HDF5 filter 5 ('nbit'): floats");
+  EXPECT_CHUTE_ERROR(hdf5_codec_specs({{kHdf5ScaleOffset, "", {1, 2, 5, 1, 4, 0, 0, 0}}}, kFloat32,
+                                      Endian::kLittle, 0, "f.h5 /x"),
+                     ErrorCode::kUnsupported, "E-scaling");
+  EXPECT_CHUTE_ERROR(hdf5_codec_specs({{kHdf5Bitshuffle, "", {0, 4, 4, 0, 7}}}, kFloat32,
+                                      Endian::kLittle, 0, "f.h5 /x"),
+                     ErrorCode::kUnsupported, "compression 7");
+}
+
+TEST(Hdf5Filters, MapsTheNewFiltersFromTheirClientData) {
+  auto specs = hdf5_codec_specs({{kHdf5Szip, "", {141, 16, 32, 7}},
+                                 {kHdf5Bzip2, "", {9}},
+                                 {kHdf5Lzf, "", {4, 261, 4000}},
+                                 {kHdf5Bitshuffle, "", {0, 4, 4, 0, 2}},
+                                 {kHdf5Nbit, "", {8, 0, 5, 1, 4, 0, 16, 0}},
+                                 {kHdf5ScaleOffset, "", {0, 2, 5, 1, 4, 0, 0, 1}}},
+                                kInt32, Endian::kLittle, 0, "f.h5 /x");
+  ASSERT_EQ(specs.size(), 7u);
+  EXPECT_EQ(specs[1].name, "szip");
+  EXPECT_EQ(specs[1].configuration["pixels_per_block"], 16);
+  EXPECT_EQ(specs[1].configuration["bits_per_pixel"], 32);
+  EXPECT_EQ(specs[2].name, "bzip2");
+  EXPECT_EQ(specs[3].name, "lzf");
+  EXPECT_EQ(specs[4].name, "bitshuffle");
+  EXPECT_EQ(specs[4].configuration["compression"], 2);
+  EXPECT_EQ(specs[5].name, "nbit");
+  EXPECT_EQ(specs[5].configuration["kind"], "int");
+  EXPECT_EQ(specs[6].name, "scaleoffset");
+  EXPECT_EQ(specs[6].configuration["cd"].size(), 8u);
 }
 
 TEST(Fletcher32, MatchesHdf5AndCatchesCorruption) {
