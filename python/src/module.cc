@@ -9,5 +9,4 @@ NB_MODULE(_chute, m) {
   chute::python::bind_options(m);
   chute::python::bind_loader(m);
   chute::python::bind_http(m);
-  chute::python::bind_object_store(m);
 }
