@@ -1001,3 +1001,14 @@ class _Loader:
 def _http_shutdown() -> None: ...
 
 def _http_running() -> bool: ...
+
+class _Store:
+    """A store, opaque (for chute_testing)."""
+
+def _file_store(root: bytes) -> _Store:
+    """The files under `root` as a store."""
+
+def _packed_over_store(store: _Store, keys: Sequence[tuple[str, bytes]]) -> _Dataset:
+    """
+    A packed dataset of the Zarr arrays at `keys` (name, key in the store) of `store`.
+    """

@@ -9,4 +9,5 @@ NB_MODULE(_chute, m) {
   chute::python::bind_options(m);
   chute::python::bind_loader(m);
   chute::python::bind_http(m);
+  chute::python::bind_stores(m);
 }
