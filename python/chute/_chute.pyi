@@ -943,7 +943,7 @@ def _testing_delivery_seconds(device: str, nbytes: int, batches: int) -> float: 
 
 class _DeviceArray:
     """
-    A batch array in device memory, for DLPack consumers (torch.from_dlpack, jax.numpy.from_dlpack).
+    A batch array (in device or host memory), for DLPack consumers (torch.from_dlpack, jax.numpy.from_dlpack).
     """
 
     @property
@@ -1011,4 +1011,9 @@ def _file_store(root: bytes) -> _Store:
 def _packed_over_store(store: _Store, keys: Sequence[tuple[str, bytes]]) -> _Dataset:
     """
     A packed dataset of the Zarr arrays at `keys` (name, key in the store) of `store`.
+    """
+
+def _set_leak_warnings(on: bool) -> None:
+    """
+    nanobind's report of objects still alive at exit (chute.__init__ turns it off when a daemon thread, which the interpreter never stops, may hold them).
     """

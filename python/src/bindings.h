@@ -4,6 +4,7 @@
 #include <nanobind/nanobind.h>
 
 #include "chute/store/caching_store.h"
+#include "gil.h"
 
 namespace chute::python {
 

@@ -9,7 +9,7 @@ namespace nb = nanobind;
 namespace chute::python {
 void bind_http(nb::module_& m) {
   m.def("_http_shutdown", [] {
-    nb::gil_scoped_release release;
+    ReleaseGil release;
     http::shutdown();
   });
   m.def("_http_running", [] { return http::running(); });

@@ -36,7 +36,7 @@ void bind_stores(nb::module_& m) {
       [](std::shared_ptr<Store> store,
          const std::vector<std::pair<std::string, nb::bytes>>& named) -> DatasetPtr {
         std::vector<std::pair<std::string, ArrayPtr>> arrays;
-        nb::gil_scoped_release release;
+        ReleaseGil release;
         for (const auto& [name, key] : named) {
           const std::string prefix(key.c_str(), key.size());
           arrays.emplace_back(name, open_zarr_array(store, prefix, prefix));
