@@ -15,8 +15,10 @@ Errors are chute.Error subclasses that also derive from the built-in exception t
     CancelledError -> chute.Error only.
 """
 
+import atexit as _atexit
 from importlib import metadata as _metadata
 
+from . import _chute
 from ._anemoi import AnemoiDataset, anemoi
 from ._array import Array, Group, open, open_group
 from ._chute import (
@@ -25,6 +27,7 @@ from ._chute import (
     CorruptDataError,
     CropOptions,
     Error,
+    HttpOptions,
     InternalError,
     InvalidArgumentError,
     InvalidMetadataError,
@@ -34,6 +37,7 @@ from ._chute import (
     PermissionDeniedError,
     ReadTimeoutError,
     StorageError,
+    StorageOptions,
     StoreUnavailableError,
     UnsupportedError,
     WindowOptions,
@@ -56,6 +60,21 @@ from .loader import (
 )
 from .weather_stats import compute_statistics, statistics
 
+
+def _leak_report_at_exit() -> None:
+    """A daemon thread still running at exit keeps what it holds (a Loader, a batch) alive for
+    good: the interpreter never frees it, and nanobind would report those objects as leaked.
+    Only then is the report turned off; a program whose threads have ended keeps it, so a real
+    reference leak is still reported."""
+    import threading
+
+    main = threading.main_thread()
+    if any(t.is_alive() and t is not main for t in threading.enumerate()):
+        _chute._set_leak_warnings(False)
+
+
+_atexit.register(_leak_report_at_exit)
+
 try:
     __version__ = _metadata.version("chute")
 except _metadata.PackageNotFoundError:  # running from a build tree, not installed
@@ -72,6 +91,7 @@ __all__ = [
     "Dataset",
     "Error",
     "Group",
+    "HttpOptions",
     "InternalError",
     "InvalidArgumentError",
     "InvalidMetadataError",
@@ -82,6 +102,7 @@ __all__ = [
     "PermissionDeniedError",
     "ReadTimeoutError",
     "StorageError",
+    "StorageOptions",
     "StoreUnavailableError",
     "UnsupportedError",
     "WindowOptions",

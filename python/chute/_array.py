@@ -17,9 +17,7 @@ from typing import Any
 import numpy as np
 
 from . import _chute, _references
-from ._options import INT64_MAX
 from ._options import flag as _flag
-from ._options import integer as _integer
 from ._options import invalid as _invalid
 
 __all__ = ["Array", "Group", "open", "open_group"]
@@ -397,15 +395,9 @@ def symlink_policy(follow_symlinks: bool | None) -> Iterator[None]:
 
 
 def _cache_args(cache: str | os.PathLike | None, cache_size: int | None) -> tuple[bytes, int]:
-    """(folder, size limit) for the core: b"" and 0 mean no cache and the default limit."""
-    if cache is not None and not isinstance(cache, (str, bytes, os.PathLike)):
-        raise _invalid(f"cache must be a folder path or None, got {type(cache).__name__}")
-    size = 0 if cache_size is None else _integer("cache_size", cache_size, 1, INT64_MAX, " bytes")
-    if cache is None and cache_size is not None:
-        raise _invalid(
-            f"cache_size={cache_size!r} needs a cache folder (cache=...): without one it does nothing"
-        )
-    return (b"" if cache is None else _native_path(cache), size)
+    """(folder, size limit) for the core: b"" and 0 mean no cache and the default limit. Both
+    are checked in C++ (chute.CacheOptions' table; cache_size needs a cache)."""
+    return _chute._cache_args(cache, cache_size)
 
 
 def open(

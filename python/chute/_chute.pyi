@@ -670,6 +670,215 @@ class CacheOptions:
         Every field of the table: name, type (a Python annotation), default, help, none (what None means, '' if refused), low/high, choices, non_empty, internal.
         """
 
+class HttpOptions:
+    """The HTTP client's settings (chute.set_http_options())."""
+
+    def __init__(self, *, connect_timeout: float = 10.0, timeout: float = 300.0, stall_timeout: float = 30.0, stall_min_bytes_per_s: int = 1, max_retries: int = 5, backoff: float = 0.05, backoff_max: float = 5.0, max_in_flight: int = 64, coalesce_gap: int = 1048576, coalesce_max: int = 16777216, split_size: int = 16777216, verify_tls: bool = True) -> None:
+        """
+        Keyword arguments: the options by name (see _fields()); each is checked here.
+        """
+
+    @property
+    def connect_timeout(self, /) -> float:
+        """seconds to connect (TCP and TLS handshake)"""
+
+    @connect_timeout.setter
+    def connect_timeout(self, value: float, /) -> None: ...
+
+    @property
+    def timeout(self, /) -> float:
+        """seconds per request attempt, start to last byte"""
+
+    @timeout.setter
+    def timeout(self, value: float, /) -> None: ...
+
+    @property
+    def stall_timeout(self, /) -> float:
+        """
+        seconds a transfer may stay below stall_min_bytes_per_s before it is aborted and retried
+        """
+
+    @stall_timeout.setter
+    def stall_timeout(self, value: float, /) -> None: ...
+
+    @property
+    def stall_min_bytes_per_s(self, /) -> int:
+        """bytes per second under which a transfer counts as stalled"""
+
+    @stall_min_bytes_per_s.setter
+    def stall_min_bytes_per_s(self, value: int, /) -> None: ...
+
+    @property
+    def max_retries(self, /) -> int:
+        """retries of a failed request (timeouts, resets, short bodies, 429, 5xx)"""
+
+    @max_retries.setter
+    def max_retries(self, value: int, /) -> None: ...
+
+    @property
+    def backoff(self, /) -> float:
+        """
+        seconds of the first retry's backoff (full jitter, doubling per attempt)
+        """
+
+    @backoff.setter
+    def backoff(self, value: float, /) -> None: ...
+
+    @property
+    def backoff_max(self, /) -> float:
+        """seconds a retry's backoff may reach (>= backoff)"""
+
+    @backoff_max.setter
+    def backoff_max(self, value: float, /) -> None: ...
+
+    @property
+    def max_in_flight(self, /) -> int:
+        """HTTP requests running at once in the whole process"""
+
+    @max_in_flight.setter
+    def max_in_flight(self, value: int, /) -> None: ...
+
+    @property
+    def coalesce_gap(self, /) -> int:
+        """bytes between two ranges of one file read as one GET"""
+
+    @coalesce_gap.setter
+    def coalesce_gap(self, value: int, /) -> None: ...
+
+    @property
+    def coalesce_max(self, /) -> int:
+        """largest read that coalescing makes, in bytes"""
+
+    @coalesce_max.setter
+    def coalesce_max(self, value: int, /) -> None: ...
+
+    @property
+    def split_size(self, /) -> int:
+        """bytes above which one range goes out as parallel parts"""
+
+    @split_size.setter
+    def split_size(self, value: int, /) -> None: ...
+
+    @property
+    def verify_tls(self, /) -> bool:
+        """check the server's TLS certificate and host name"""
+
+    @verify_tls.setter
+    def verify_tls(self, value: bool, /) -> None: ...
+
+    def validate(self) -> None:
+        """
+        Checks the fields together (each was checked when set): what the core checks first.
+        """
+
+    def __repr__(self) -> str: ...
+
+    @staticmethod
+    def _fields() -> list:
+        """
+        Every field of the table: name, type (a Python annotation), default, help, none (what None means, '' if refused), low/high, choices, non_empty, internal.
+        """
+
+class StorageOptions:
+    """Options of the s3:// and gs:// stores (chute.set_storage_options())."""
+
+    def __init__(self, *, endpoint_url: str | None = None, region: str | None = None, profile: str | None = None, access_key_id: str | None = None, secret_access_key: str | None = None, session_token: str | None = None, token: str | None = None, anonymous: bool | None = None, addressing_style: Literal["path", "virtual"] | None = None) -> None:
+        """
+        Keyword arguments: the options by name (see _fields()); each is checked here.
+        """
+
+    @property
+    def endpoint_url(self, /) -> str | None:
+        """
+        the server, e.g. "http://127.0.0.1:9000" for an S3-compatible one (path-style addressing)
+        """
+
+    @endpoint_url.setter
+    def endpoint_url(self, value: str | None, /) -> None: ...
+
+    @property
+    def region(self, /) -> str | None:
+        """the bucket's region (s3 only)"""
+
+    @region.setter
+    def region(self, value: str | None, /) -> None: ...
+
+    @property
+    def profile(self, /) -> str | None:
+        """a section of ~/.aws/credentials or ~/.aws/config (s3 only)"""
+
+    @profile.setter
+    def profile(self, value: str | None, /) -> None: ...
+
+    @property
+    def access_key_id(self, /) -> str | None:
+        """the access key (s3 only)"""
+
+    @access_key_id.setter
+    def access_key_id(self, value: str | None, /) -> None: ...
+
+    @property
+    def secret_access_key(self, /) -> str | None:
+        """the secret of access_key_id (s3 only)"""
+
+    @secret_access_key.setter
+    def secret_access_key(self, value: str | None, /) -> None: ...
+
+    @property
+    def session_token(self, /) -> str | None:
+        """a temporary credential's token (s3 only)"""
+
+    @session_token.setter
+    def session_token(self, value: str | None, /) -> None: ...
+
+    @property
+    def token(self, /) -> str | None:
+        """an OAuth2 access token, sent as a bearer token (gs only)"""
+
+    @token.setter
+    def token(self, value: str | None, /) -> None: ...
+
+    @property
+    def anonymous(self, /) -> bool | None:
+        """True: unsigned requests, no credentials looked up"""
+
+    @anonymous.setter
+    def anonymous(self, value: bool | None, /) -> None: ...
+
+    @property
+    def addressing_style(self, /) -> Literal["path", "virtual"] | None:
+        """
+        how the bucket is addressed: ENDPOINT/BUCKET (path) or BUCKET.ENDPOINT (virtual); s3 only
+        """
+
+    @addressing_style.setter
+    def addressing_style(self, value: Literal["path", "virtual"] | None, /) -> None: ...
+
+    def __repr__(self) -> str: ...
+
+    @staticmethod
+    def _fields() -> list:
+        """
+        Every field of the table: name, type (a Python annotation), default, help, none (what None means, '' if refused), low/high, choices, non_empty, internal.
+        """
+
+def _cache_args(cache: object | None, cache_size: object | None) -> tuple:
+    """
+    (folder as bytes, size limit) for the core, from chute.open's cache= and cache_size= (b"" and 0: no cache, the default limit); each is checked, and cache_size needs a cache.
+    """
+
+def _http_options() -> dict: ...
+
+def _set_http_options(**kwargs) -> None:
+    """
+    Changes the named settings of the HTTP client (each checked; nothing changes on an error).
+    """
+
+def _storage_options(scheme: str) -> dict: ...
+
+def _set_storage_options(scheme: str, **options) -> None:
+    """Replaces the options of every `scheme` store opened afterwards."""
+
 class _Dataset:
     """What a sample is; built by chute.packed() or chute.windows()."""
 
@@ -734,7 +943,7 @@ def _testing_delivery_seconds(device: str, nbytes: int, batches: int) -> float: 
 
 class _DeviceArray:
     """
-    A batch array in device memory, for DLPack consumers (torch.from_dlpack, jax.numpy.from_dlpack).
+    A batch array (in device or host memory), for DLPack consumers (torch.from_dlpack, jax.numpy.from_dlpack).
     """
 
     @property
@@ -789,14 +998,22 @@ class _Loader:
 
     def reset_stats(self) -> None: ...
 
-def _http_options() -> dict: ...
-
-def _set_http_options(arg: dict, /) -> None: ...
-
 def _http_shutdown() -> None: ...
 
 def _http_running() -> bool: ...
 
-def _storage_options(arg: str, /) -> dict[str, str]: ...
+class _Store:
+    """A store, opaque (for chute_testing)."""
 
-def _set_storage_options(arg0: str, arg1: Mapping[str, str], /) -> None: ...
+def _file_store(root: bytes) -> _Store:
+    """The files under `root` as a store."""
+
+def _packed_over_store(store: _Store, keys: Sequence[tuple[str, bytes]]) -> _Dataset:
+    """
+    A packed dataset of the Zarr arrays at `keys` (name, key in the store) of `store`.
+    """
+
+def _set_leak_warnings(on: bool) -> None:
+    """
+    nanobind's report of objects still alive at exit (chute.__init__ turns it off when a daemon thread, which the interpreter never stops, may hold them).
+    """

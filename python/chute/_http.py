@@ -6,24 +6,6 @@ from typing import Any
 
 from . import _chute
 
-_MAX_SECONDS = 1e6  # the core's kMaxHttpSeconds
-_UINT64_MAX = 2**64 - 1
-
-# name: (type, lowest, highest), the ranges the core's validate(HttpOptions) allows.
-_NUMBER_OPTIONS: dict[str, tuple[type, float, float]] = {
-    "connect_timeout": (float, 1e-3, _MAX_SECONDS),
-    "timeout": (float, 1e-3, _MAX_SECONDS),
-    "stall_timeout": (float, 1.0, _MAX_SECONDS),
-    "stall_min_bytes_per_s": (int, 1, 2**63 - 1),
-    "max_retries": (int, 0, 100),
-    "backoff": (float, 0.0, _MAX_SECONDS),
-    "backoff_max": (float, 0.0, _MAX_SECONDS),
-    "max_in_flight": (int, 1, 4096),
-    "coalesce_gap": (int, 0, _UINT64_MAX),
-    "coalesce_max": (int, 1, _UINT64_MAX),
-    "split_size": (int, 4096, _UINT64_MAX),
-}
-
 
 def http_options() -> dict[str, Any]:
     """The HTTP client's current settings (see set_http_options)."""
@@ -33,36 +15,34 @@ def http_options() -> dict[str, Any]:
 def set_http_options(**options: Any) -> dict[str, Any]:
     """Changes the process-wide HTTP client settings; returns the previous ones.
 
-    connect_timeout, timeout (one attempt, seconds), stall_timeout (seconds below
-    stall_min_bytes_per_s before a stalled transfer is aborted and retried), max_retries,
-    backoff / backoff_max (full-jitter exponential backoff, seconds), max_in_flight (requests
-    running at once in the whole process), coalesce_gap / coalesce_max / split_size (bytes),
-    verify_tls. Applies to requests started afterwards. Raises chute.InvalidArgumentError
-    for an unknown name or a bad value.
+    Applies to requests started afterwards; the options not named keep their current value.
+    Each value is checked in C++ (chute.InvalidArgumentError naming the option, for an unknown
+    name or a bad value; nothing changes then). The options (chute.HttpOptions):
+
+    .. BEGIN GENERATED HttpOptions doc
+    `connect_timeout` (default 10.0): seconds to connect (TCP and TLS handshake) (in [0.001,
+        1000000])
+    `timeout` (default 300.0): seconds per request attempt, start to last byte (in [0.001,
+        1000000])
+    `stall_timeout` (default 30.0): seconds a transfer may stay below stall_min_bytes_per_s
+        before it is aborted and retried (in [1, 1000000])
+    `stall_min_bytes_per_s` (default 1): bytes per second under which a transfer counts as
+        stalled (>= 1)
+    `max_retries` (default 5): retries of a failed request (timeouts, resets, short bodies,
+        429, 5xx) (in [0, 100])
+    `backoff` (default 0.05): seconds of the first retry's backoff (full jitter, doubling
+        per attempt) (in [0, 1000000])
+    `backoff_max` (default 5.0): seconds a retry's backoff may reach (>= backoff) (in [0,
+        1000000])
+    `max_in_flight` (default 64): HTTP requests running at once in the whole process (in [1,
+        4096])
+    `coalesce_gap` (default 1048576): bytes between two ranges of one file read as one GET
+    `coalesce_max` (default 16777216): largest read that coalescing makes, in bytes (>= 1)
+    `split_size` (default 16777216): bytes above which one range goes out as parallel parts
+        (>= 4096)
+    `verify_tls` (default True): check the server's TLS certificate and host name
+    .. END GENERATED
     """
     previous = http_options()
-    values: dict[str, Any] = {}
-    for name, value in options.items():
-        if name == "verify_tls":
-            if not isinstance(value, bool):
-                raise _chute.InvalidArgumentError("HTTP option verify_tls must be True or False")
-            values[name] = value
-            continue
-        spec = _NUMBER_OPTIONS.get(name)
-        if spec is None:
-            known = ", ".join([*_NUMBER_OPTIONS, "verify_tls"])
-            raise _chute.InvalidArgumentError(f"unknown HTTP option {name!r} (known: {known})")
-        kind, low, high = spec
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise _chute.InvalidArgumentError(f"HTTP option {name} must be a number, not {value!r}")
-        if kind is int and value != int(value):
-            raise _chute.InvalidArgumentError(f"HTTP option {name} must be a whole number")
-        if not low <= value <= high:  # a NaN is never inside
-            raise _chute.InvalidArgumentError(
-                f"HTTP option {name}={value!r} is outside [{low:g}, {high:g}]"
-                if kind is float
-                else f"HTTP option {name}={value!r} is outside [{low}, {high}]"
-            )
-        values[name] = kind(value)
-    _chute._set_http_options(values)
+    _chute._set_http_options(**options)
     return previous

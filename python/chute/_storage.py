@@ -6,47 +6,40 @@ from typing import Any
 
 from . import _chute
 
-_S3 = ("endpoint_url", "region", "profile", "access_key_id", "secret_access_key",
-       "session_token", "anonymous", "addressing_style")  # fmt: skip
-_GS = ("endpoint_url", "token", "anonymous")
-
 
 def storage_options(scheme: str = "s3") -> dict[str, Any]:
     """The options set for `scheme` ("s3" or "gs") with set_storage_options."""
-    values: dict[str, Any] = dict(_chute._storage_options(scheme))
-    if "anonymous" in values:
-        values["anonymous"] = values["anonymous"] == "true"
-    return values
+    return dict(_chute._storage_options(scheme))
 
 
 def set_storage_options(scheme: str = "s3", **options: Any) -> dict[str, Any]:
     """Sets the options every `scheme` URL opened afterwards uses; returns the previous ones.
 
-    s3: endpoint_url ("http://127.0.0.1:9000" for an S3-compatible server; path-style
-    addressing), region, profile (a section of ~/.aws/credentials or ~/.aws/config),
-    access_key_id + secret_access_key (+ session_token), anonymous (True: unsigned requests),
-    addressing_style ("path" or "virtual"). gs: endpoint_url, token (an OAuth2 access token,
-    sent as a bearer token), anonymous. Unset options come from the environment (see
-    docs/storage/object-stores.md). set_storage_options("s3") with no options clears them. Raises
-    chute.InvalidArgumentError for an unknown scheme, name or a bad value.
+    Options not given (or None) come from the environment (see docs/storage/object-stores.md);
+    set_storage_options("s3") with no options clears them. Each value is checked in C++
+    (chute.InvalidArgumentError for an unknown scheme, name, a bad value, or an option the
+    scheme does not take). The options (chute.StorageOptions):
+
+    .. BEGIN GENERATED StorageOptions doc
+    `endpoint_url` (default None): the server, e.g. "http://127.0.0.1:9000" for an
+        S3-compatible one (path-style addressing); None: from the environment
+    `region` (default None): the bucket's region (s3 only); None: from the environment
+    `profile` (default None): a section of ~/.aws/credentials or ~/.aws/config (s3 only);
+        None: from the environment
+    `access_key_id` (default None): the access key (s3 only); None: from the environment
+    `secret_access_key` (default None): the secret of access_key_id (s3 only); None: from
+        the environment
+    `session_token` (default None): a temporary credential's token (s3 only); None: from the
+        environment
+    `token` (default None): an OAuth2 access token, sent as a bearer token (gs only); None:
+        from the environment
+    `anonymous` (default None): True: unsigned requests, no credentials looked up; None:
+        from the environment (AWS_NO_SIGN_REQUEST)
+    `addressing_style` (default None): how the bucket is addressed: ENDPOINT/BUCKET (path)
+        or BUCKET.ENDPOINT (virtual); s3 only; None: path for a custom endpoint, else
+        virtual
+    .. END GENERATED
     """
-    known = {"s3": _S3, "gs": _GS}.get(scheme)
-    if known is None:
-        raise _chute.InvalidArgumentError(f"storage options are for 's3' or 'gs', not {scheme!r}")
-    settings: dict[str, str] = {}
-    for name, value in options.items():
-        if name not in known:
-            raise _chute.InvalidArgumentError(
-                f"unknown {scheme} storage option {name!r} (known: {', '.join(known)})"
-            )
-        if name == "anonymous":
-            if not isinstance(value, bool):
-                raise _chute.InvalidArgumentError("storage option anonymous must be True or False")
-            settings[name] = "true" if value else "false"
-        elif value is not None:
-            if not isinstance(value, str):
-                raise _chute.InvalidArgumentError(f"storage option {name} must be a string")
-            settings[name] = value
     previous = storage_options(scheme)
-    _chute._set_storage_options(scheme, settings)
+    _chute._set_storage_options(scheme, **options)
     return previous

@@ -136,7 +136,7 @@ void read_into(const Array& array, const std::vector<int64_t>& start, NumpyOut o
   const StridedView view = destination(array, start, out, type.size, type.name());
   if (view.data == nullptr) return;
   std::shared_ptr<ThreadPool> pool = shared_pool();
-  nb::gil_scoped_release release;
+  ReleaseGil release;
   array.read(start, view, pool.get());
 }
 
@@ -157,7 +157,7 @@ void read_decoded_into(const Array& array, const std::vector<int64_t>& start, Nu
   const StridedView view = destination(array, start, out, decoded.size, decoded.name());
   if (view.data == nullptr) return;
   std::shared_ptr<ThreadPool> pool = shared_pool();
-  nb::gil_scoped_release release;
+  ReleaseGil release;
   array.read_converted(start, view, convert, pool.get());
 }
 
@@ -225,7 +225,7 @@ struct FileStoreScope {
 };
 
 ArrayPtr open_path(const std::string& path, const CacheOptions& cache) {
-  nb::gil_scoped_release release;
+  ReleaseGil release;
   return open_array(path, cache);
 }
 
@@ -272,7 +272,7 @@ nb::dict group_to_python(const Group& group) {
 nb::dict open_group_path(const std::string& path, const CacheOptions& cache) {
   Group group;
   {
-    nb::gil_scoped_release release;
+    ReleaseGil release;
     group = open_group(path, cache);
   }
   return group_to_python(group);
@@ -333,7 +333,7 @@ void bind_arrays(nb::module_& m) {
       .def(
           "decode_cf_times",
           [](const Array& a) {
-            nb::gil_scoped_release release;
+            ReleaseGil release;
             return decode_cf_times(a, a.name());
           },
           "The CF time coordinate decoded in C++ (units, calendar, scale/offset, fill values): "
@@ -384,7 +384,7 @@ void bind_arrays(nb::module_& m) {
         options.channel_array = channel_array;
         JoinedFiles joined;
         {
-          nb::gil_scoped_release release;
+          ReleaseGil release;
           std::vector<Group> groups = open_groups(files, cache_options(cache, cache_size));
           // Stores of different variables (pressure and single levels): joined by name.
           if (or_by_name && !same_variables(groups, concat_dim)) {

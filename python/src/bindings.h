@@ -4,6 +4,7 @@
 #include <nanobind/nanobind.h>
 
 #include "chute/store/caching_store.h"
+#include "gil.h"
 
 namespace chute::python {
 
@@ -12,7 +13,7 @@ void bind_arrays(nanobind::module_& m);
 void bind_loader(nanobind::module_& m);
 void bind_options(nanobind::module_& m);
 void bind_http(nanobind::module_& m);
-void bind_object_store(nanobind::module_& m);
+void bind_stores(nanobind::module_& m);
 
 /// Node-local cache counters as a dict (hits, misses, bytes_from_cache, bytes_fetched,
 /// bytes_written, evicted, discarded).

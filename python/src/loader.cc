@@ -34,9 +34,6 @@ namespace chute::python {
 namespace {
 
 using NumpyArray = nb::ndarray<nb::numpy, nb::device::cpu, nb::c_contig>;
-// nanobind's array-API object: it exports DLPack (__dlpack__, __dlpack_device__) with the batch's
-// own dtype, bfloat16 (kDLBfloat) included, for torch.from_dlpack and jax.numpy.from_dlpack.
-using DlpackArray = nb::ndarray<nb::array_api, nb::device::cpu, nb::c_contig>;
 
 nb::dlpack::dtype dlpack_dtype(const DataType& type) {
   nb::dlpack::dtype out{};
@@ -79,17 +76,6 @@ NumpyArray to_numpy(const BatchArray& array) {
   std::vector<size_t> shape(array.shape.begin(), array.shape.end());
   return NumpyArray(array.data, shape.size(), shape.data(), buffer_owner(array), nullptr,
                     dlpack_dtype(array.dtype));
-}
-
-/// The same buffer for DLPack consumers, typed as it is: bfloat16 as kDLBfloat (NumPy's view of
-/// it is uint16 bits, which torch and jax would take for integers).
-DlpackArray to_dlpack(const BatchArray& array) {
-  std::vector<size_t> shape(array.shape.begin(), array.shape.end());
-  nb::dlpack::dtype type = dlpack_dtype(array.dtype);
-  if (array.dtype.kind == DTypeKind::kBFloat) {
-    type.code = static_cast<uint8_t>(nb::dlpack::dtype_code::Bfloat);
-  }
-  return DlpackArray(array.data, shape.size(), shape.data(), buffer_owner(array), nullptr, type);
 }
 
 NumpyArray indices_to_numpy(std::vector<int64_t> indices) {
@@ -189,7 +175,7 @@ nb::object export_device_array(const DeviceArray& self, nb::handle stream, nb::h
   int64_t consumer = 0;
   if (!stream.is_none()) consumer = nb::cast<int64_t>(stream);
   if (array.ready) {
-    nb::gil_scoped_release release;
+    ReleaseGil release;
     if (stream.is_none()) {
       if (array.place.on_host()) {
         array.ready->wait_host();
@@ -247,8 +233,12 @@ nb::object export_device_array(const DeviceArray& self, nb::handle stream, nb::h
   return nb::steal(capsule);
 }
 
-/// (epoch, index, indices, padding, [(name, array, dtype name, DLPack export)]) for
+/// (epoch, index, indices, padding, [(name, array, dtype name, DLPack exporter)]) for
 /// chute.loader.Batch; a device batch's arrays are (name, None, dtype name, DeviceArray).
+/// A host batch's exporter is a DeviceArray too (device "cpu"), typed as the batch is (bfloat16
+/// as kDLBfloat, which NumPy's view holds as uint16 bits): its DLPack deleter only drops a C++
+/// reference, so a consumer may free the tensor on any thread, without the GIL and at exit
+/// (JAX frees buffers on its own threads; nanobind's exporter would take the GIL there).
 nb::tuple batch_to_python(Batch batch, const std::string& device) {
   nb::list arrays;
   for (const BatchArray& array : batch.arrays) {
@@ -258,7 +248,7 @@ nb::tuple batch_to_python(Batch batch, const std::string& device) {
       continue;
     }
     arrays.append(
-        nb::make_tuple(array.name, to_numpy(array), array.dtype.name(), to_dlpack(array)));
+        nb::make_tuple(array.name, to_numpy(array), array.dtype.name(), DeviceArray{array, "cpu"}));
   }
   return nb::make_tuple(batch.epoch, batch.index, indices_to_numpy(std::move(batch.indices)),
                         batch.padding, arrays);
@@ -352,7 +342,7 @@ void bind_loader(nb::module_& m) {
         CacheOptions cache;
         cache.dir = std::string(cache_dir.c_str(), cache_dir.size());
         if (cache_size > 0) cache.max_bytes = cache_size;
-        nb::gil_scoped_release release;
+        ReleaseGil release;
         std::shared_ptr<PackedDataset> dataset = open_packed_dataset(paths, cache);
         int64_t sample_chunk = 1;  // samples per read chunk along axis 0, for shuffle="chunks"
         for (const auto& [name, array] : dataset->arrays()) {
@@ -371,7 +361,7 @@ void bind_loader(nb::module_& m) {
         CacheOptions cache;
         cache.dir = std::string(cache_dir.c_str(), cache_dir.size());
         if (cache_size > 0) cache.max_bytes = cache_size;
-        nb::gil_scoped_release release;
+        ReleaseGil release;
         if (joined_arrays) {  // files joined along time by chute.open_group(paths, ...)
           validate(options);
           JoinedFiles joined;
@@ -429,7 +419,7 @@ void bind_loader(nb::module_& m) {
         o.add = std::move(add);
         o.variables_first = variables_first;
         o.output_dtype = parse_output_dtype(dtype);
-        nb::gil_scoped_release release;
+        ReleaseGil release;
         return std::make_shared<AnemoiDataset>(std::move(o));
       },
       nb::arg("sources"), nb::arg("source_names"), nb::arg("layouts"), nb::arg("date_layout"),
@@ -455,7 +445,7 @@ void bind_loader(nb::module_& m) {
       "_open_crops",
       [](std::vector<std::pair<std::string, ArrayPtr>> arrays,
          CropOptions options) -> std::shared_ptr<CropDataset> {
-        nb::gil_scoped_release release;
+        ReleaseGil release;
         return std::make_shared<CropDataset>(std::move(arrays), std::move(options));
       },
       nb::arg("arrays"), nb::arg("options"));
@@ -482,7 +472,7 @@ void bind_loader(nb::module_& m) {
   m.def(
       "_testing_delivery_seconds",
       [](const std::string& device_name, size_t nbytes, int64_t batches) {
-        nb::gil_scoped_release release;
+        ReleaseGil release;
         DevicePtr device = open_device(device_name);
         BufferPool host(nbytes, 1, device->pinned_memory(/*consumer_copies=*/false));
         std::shared_ptr<std::byte> buffer = host.acquire();
@@ -512,7 +502,7 @@ void bind_loader(nb::module_& m) {
       nb::arg("device"), nb::arg("nbytes"), nb::arg("batches"));
 
   nb::class_<DeviceArray>(m, "_DeviceArray",
-                          "A batch array in device memory, for DLPack consumers "
+                          "A batch array (in device or host memory), for DLPack consumers "
                           "(torch.from_dlpack, jax.numpy.from_dlpack).")
       .def_prop_ro("shape",
                    [](const DeviceArray& a) {
@@ -544,7 +534,7 @@ void bind_loader(nb::module_& m) {
       .def(
           "__init__",
           [](Loader* self, DatasetPtr dataset, const LoaderOptions& options) {
-            nb::gil_scoped_release release;  // reserving and faulting in the batch buffers
+            ReleaseGil release;  // reserving and faulting in the batch buffers
             new (self) Loader(std::move(dataset), options);
           },
           nb::arg("dataset"), nb::arg("options"))
@@ -555,7 +545,7 @@ void bind_loader(nb::module_& m) {
       .def(
           "begin_epoch",
           [](Loader& l, std::optional<int64_t> epoch, int64_t start_batch) {
-            nb::gil_scoped_release release;
+            ReleaseGil release;
             if (epoch) {
               l.begin_epoch(*epoch, start_batch);
             } else {
@@ -575,13 +565,13 @@ void bind_loader(nb::module_& m) {
              for (;;) {
                bool ready;
                {
-                 nb::gil_scoped_release release;
+                 ReleaseGil release;
                  ready = l.wait(slice);
                }
                if (ready) break;
                if (PyErr_CheckSignals() != 0) {
                  {
-                   nb::gil_scoped_release release;
+                   ReleaseGil release;
                    l.stop();
                  }
                  throw nb::python_error();
@@ -592,7 +582,7 @@ void bind_loader(nb::module_& m) {
              }
              std::optional<Batch> batch;
              {
-               nb::gil_scoped_release release;
+               ReleaseGil release;
                batch = l.next();
              }
              if (!batch) return nb::none();
@@ -600,7 +590,7 @@ void bind_loader(nb::module_& m) {
            })
       .def("stop",
            [](Loader& l) {
-             nb::gil_scoped_release release;
+             ReleaseGil release;
              l.stop();
            })
       .def("state",
@@ -613,7 +603,7 @@ void bind_loader(nb::module_& m) {
           "restore",
           [](Loader& l, uint64_t seed, int64_t epoch, int64_t next_batch, int64_t batch_size,
              int64_t world_size, uint64_t dataset) {
-            nb::gil_scoped_release release;
+            ReleaseGil release;
             SamplerState state{seed, epoch, next_batch};
             state.batch_size = batch_size;
             state.world_size = world_size;

@@ -18,6 +18,8 @@
 #include "chute/dataset/crop_dataset.h"
 #include "chute/dataset/window_dataset.h"
 #include "chute/loader.h"
+#include "chute/store/http/http_client.h"
+#include "chute/store/s3_store.h"
 #include "chute/util/error.h"
 #include "chute/util/option_table.h"
 
@@ -173,6 +175,12 @@ void set_field(std::string_view owner, const OptionField<S>& f, S& options, nb::
             } else {
               options.*member = to_integer<int64_t>(owner, f.name, value, c);
             }
+          } else if constexpr (std::is_same_v<T, std::optional<bool>>) {
+            if (value.is_none()) {
+              options.*member = std::nullopt;
+            } else {
+              options.*member = to_value<bool>(owner, f.name, value, c);
+            }
           } else if (value.is_none()) {
             if (c.none.empty()) {
               fail(ErrorCode::kInvalidArgument, "{}: {} must not be None", owner, f.name);
@@ -203,7 +211,8 @@ nb::object get_field(const OptionField<S>& f, const S& options, bool none_for_de
           if (none_for_default && f.check.default_none && value == option_defaults<S>().*member) {
             return nb::none();
           }
-          if constexpr (std::is_same_v<T, std::optional<int64_t>>) {
+          if constexpr (std::is_same_v<T, std::optional<int64_t>> ||
+                        std::is_same_v<T, std::optional<bool>>) {
             return value ? nb::cast(*value) : nb::none();
           } else if constexpr (requires { typename T::value_type; } &&
                                !std::is_same_v<T, std::string>) {
@@ -233,7 +242,7 @@ std::string python_type(const OptionField<S>& f) {
         if constexpr (!std::is_same_v<M, OptionText<S>>) {
           using T = std::decay_t<decltype(S{}.*member)>;
           std::string plain;
-          if constexpr (std::is_same_v<T, bool>) {
+          if constexpr (std::is_same_v<T, bool> || std::is_same_v<T, std::optional<bool>>) {
             plain = "bool";
           } else if constexpr (std::is_same_v<T, std::string>) {
             plain = c.path ? "str | os.PathLike[str]" : "str";
@@ -275,6 +284,38 @@ const char* keep(std::string text) {
   return kept.emplace_back(std::move(text)).c_str();
 }
 
+/// Sets the fields of `options` named by the keywords, each checked; an unknown name is an
+/// error listing the known ones.
+template <typename S>
+void set_keywords(std::string_view owner, S& options, const nb::kwargs& keywords) {
+  for (auto [key, value] : keywords) {
+    const std::string keyword = nb::cast<std::string>(key);
+    const OptionField<S>* field = find_field<S>(keyword);
+    if (field == nullptr) {
+      std::vector<std::string_view> known;
+      for (const OptionField<S>& f : S::fields()) {
+        if (!f.check.internal) known.push_back(f.name);
+      }
+      fail(ErrorCode::kInvalidArgument, "{}: unknown option '{}' (known: {})", owner, keyword,
+           fmt::join(known, ", "));
+    }
+    set_field(owner, *field, options, value);
+  }
+}
+
+/// The fields as a dict; `given_only`: only those not at a default that None stands for.
+template <typename S>
+nb::dict fields_dict(const S& options, bool given_only) {
+  nb::dict out;
+  for (const OptionField<S>& f : S::fields()) {
+    if (f.check.internal) continue;
+    nb::object value = get_field(f, options, true);
+    if (given_only && value.is_none()) continue;
+    out[f.name.data()] = value;
+  }
+  return out;
+}
+
 template <typename S>
 void bind_options(nb::module_& m, const char* name, const char* owner, const char* doc) {
   nb::class_<S> cls(m, name, doc);
@@ -288,17 +329,7 @@ void bind_options(nb::module_& m, const char* name, const char* owner, const cha
       "__init__",
       [owner](S* self, nb::kwargs options) {
         new (self) S();
-        for (auto [key, value] : options) {
-          const std::string keyword = nb::cast<std::string>(key);
-          const OptionField<S>* field = find_field<S>(keyword);
-          if (field == nullptr) {
-            std::vector<std::string_view> known;
-            for (const OptionField<S>& f : S::fields()) known.push_back(f.name);
-            fail(ErrorCode::kInvalidArgument, "{}: unknown option '{}' (known: {})", owner, keyword,
-                 fmt::join(known, ", "));
-          }
-          set_field(owner, *field, *self, value);
-        }
+        set_keywords(owner, *self, options);
       },
       nb::sig(keep(init + ") -> None")),
       "Keyword arguments: the options by name (see _fields()); each is checked here.");
@@ -313,9 +344,11 @@ void bind_options(nb::module_& m, const char* name, const char* owner, const cha
             nb::sig(keep(fmt::format("def {}(self, value: {}, /) -> None", field.name, type)))),
         field.help.data());
   }
-  cls.def(
-      "validate", [](const S& s) { validate(s); },
-      "Checks the fields together (each was checked when set): what the core checks first.");
+  if constexpr (requires(const S& s) { validate(s); }) {
+    cls.def(
+        "validate", [](const S& s) { validate(s); },
+        "Checks the fields together (each was checked when set): what the core checks first.");
+  }
   cls.def("__repr__", [name](const S& s) {
     std::string out = std::string(name) + "(";
     bool first = true;
@@ -362,6 +395,65 @@ void bind_options(nb::module_& m) {
                             "Options of chute.crops() (size, channel axis, transforms).");
   bind_options<CacheOptions>(m, "CacheOptions", "cache",
                              "The node-local cache of chute.open(), packed(), windows(), crops().");
+  bind_options<http::HttpOptions>(m, "HttpOptions", "http",
+                                  "The HTTP client's settings (chute.set_http_options()).");
+  bind_options<StorageOptions>(
+      m, "StorageOptions", "storage",
+      "Options of the s3:// and gs:// stores (chute.set_storage_options()).");
+
+  m.def(
+      "_cache_args",
+      [](nb::handle cache, nb::handle cache_size) {
+        CacheOptions options;
+        if (!cache.is_none())
+          set_field("cache", *find_field<CacheOptions>("cache"), options, cache);
+        if (!cache_size.is_none()) {
+          set_field("cache", *find_field<CacheOptions>("cache_size"), options, cache_size);
+          if (cache.is_none()) {
+            fail(ErrorCode::kInvalidArgument,
+                 "cache: cache_size = {} needs a cache folder (cache=...): without one it does "
+                 "nothing",
+                 options.max_bytes);
+          }
+        }
+        validate(options);
+        return nb::make_tuple(nb::bytes(options.dir.data(), options.dir.size()),
+                              cache_size.is_none() ? uint64_t{0} : options.max_bytes);
+      },
+      nb::arg("cache").none(), nb::arg("cache_size").none(),
+      "(folder as bytes, size limit) for the core, from chute.open's cache= and cache_size= "
+      "(b\"\" and 0: no cache, the default limit); each is checked, and cache_size needs a cache.");
+
+  m.def("_http_options", [] { return fields_dict(http::options(), false); });
+  m.def(
+      "_set_http_options",
+      [](const nb::kwargs& keywords) {
+        http::HttpOptions options = http::options();
+        set_keywords("http", options, keywords);
+        http::set_options(options);
+      },
+      "Changes the named settings of the HTTP client (each checked; nothing changes on an "
+      "error).");
+
+  m.def(
+      "_storage_options",
+      [](const std::string& scheme) {
+        return fields_dict(StorageOptions::from(object_store_options(scheme)), true);
+      },
+      nb::arg("scheme"));
+  m.def(
+      "_set_storage_options",
+      [](const std::string& scheme, const nb::kwargs& keywords) {
+        if (scheme != "s3" && scheme != "gs") {
+          fail(ErrorCode::kInvalidArgument, "storage options are for 's3' or 'gs', not '{}'",
+               scheme);
+        }
+        StorageOptions options;
+        set_keywords(scheme + " storage", options, keywords);
+        set_object_store_options(scheme, options.settings());
+      },
+      nb::arg("scheme"), nb::arg("options"),
+      "Replaces the options of every `scheme` store opened afterwards.");
 }
 
 }  // namespace chute::python

@@ -219,7 +219,7 @@ def test_one_event_thread_for_every_store_and_a_fork_gets_its_own(served):
 
 
 def test_http_options_are_validated():
-    with pytest.raises(chute.InvalidArgumentError, match="unknown HTTP option"):
+    with pytest.raises(chute.InvalidArgumentError, match="http: unknown option 'retries'"):
         chute.set_http_options(retries=3)
     with pytest.raises(chute.InvalidArgumentError, match="max_in_flight"):
         chute.set_http_options(max_in_flight=0)

@@ -203,7 +203,7 @@ TORCH_VALUES = [
     ({"verbose": 0}, "verbose"),
     ({"follow_symlinks": "no"}, "follow_symlinks"),
     ({"cache": 5}, "cache"),
-    ({"cache_size": 1 << 20}, "cache_size=1048576 needs a cache folder"),
+    ({"cache_size": 1 << 20}, "cache_size = 1048576 needs a cache folder"),
     ({"shuffle_block": 0}, "shuffle_block"),
     ({"shuffle_window": 0}, "shuffle_window"),
 ]
@@ -256,7 +256,7 @@ def test_cache_size_without_a_cache_is_an_error(tmp_path):
         lambda: chute.open_group(str(tmp_path), cache_size=1 << 20),
         lambda: chute.Loader({"x": path}, cache_size=1 << 20),
     ):
-        with pytest.raises(chute.InvalidArgumentError, match="cache_size=1048576 needs a cache"):
+        with pytest.raises(chute.InvalidArgumentError, match="cache: cache_size = 1048576 needs a cache"):
             call()
     with pytest.raises(chute.InvalidArgumentError, match="a Dataset was opened already"):
         chute.Loader(chute.packed({"x": path}), cache_size=1 << 20)
@@ -281,7 +281,8 @@ def test_cache_size_without_a_cache_is_an_error(tmp_path):
 )
 def test_http_options_outside_their_range(name, value):
     before = chute.http_options()
-    with pytest.raises(chute.InvalidArgumentError, match=rf"HTTP option {name}=.* is outside"):
+    outside = rf"http: {name} (= .* is outside|must be a finite number)"
+    with pytest.raises(chute.InvalidArgumentError, match=outside):
         chute.set_http_options(**{name: value})
     assert chute.http_options() == before
 

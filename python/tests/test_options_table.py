@@ -73,3 +73,53 @@ def test_options_objects_round_trip_and_none_means_the_automatic_default():
     assert (crops.size, crops.channel_axis, crops.transforms) == ((8, 8, 8), None, "rotations")
     with pytest.raises(chute.InvalidArgumentError, match=r"crops: size\[1\] = 0 is outside"):
         crops.size = [8, 0, 8]
+
+
+@pytest.mark.parametrize(
+    "call,message",
+    [
+        (lambda: chute.set_http_options(timeout=-1), "http: timeout = -1 is outside [0.001, "),
+        (lambda: chute.set_http_options(max_retries=1.5), "http: max_retries must be an integer"),
+        (lambda: chute.set_http_options(verify_tls=1), "http: verify_tls must be True or False"),
+        (lambda: chute.set_http_options(backoff=10), "backoff_max = 5 is outside [10, "),
+        (lambda: chute.set_http_options(retries=3), "http: unknown option 'retries' (known: "),
+        (lambda: chute.set_storage_options("s3", anonymous="yes"),
+         "s3 storage: anonymous must be True or False, got 'yes'"),
+        (lambda: chute.set_storage_options("s3", addressing_style="dns"),
+         "s3 storage: addressing_style = 'dns' is not one of 'path', 'virtual'"),
+        (lambda: chute.set_storage_options("s3", token="t"), "s3 storage: token is for gs://"),
+        (lambda: chute.set_storage_options("gs", region="x"), "gs storage: region is for s3://"),
+        (lambda: chute.set_storage_options("ftp"), "storage options are for 's3' or 'gs'"),
+        (lambda: chute.open("x", cache_size=10), "cache: cache_size = 10 needs a cache folder"),
+        (lambda: chute.open("x", cache="c", cache_size=0), "cache: cache_size = 0 is outside"),
+        (lambda: chute.open("x", cache=5), "cache: cache must be a path"),
+    ],
+)  # fmt: skip
+def test_http_storage_and_cache_options_are_checked_by_the_core(call, message):
+    http, s3, gs = chute.http_options(), chute.storage_options("s3"), chute.storage_options("gs")
+    with pytest.raises(chute.InvalidArgumentError) as info:
+        call()
+    assert message in str(info.value)
+    # A refused call changes nothing.
+    assert chute.http_options() == http
+    assert (chute.storage_options("s3"), chute.storage_options("gs")) == (s3, gs)
+
+
+def test_http_and_storage_options_round_trip_through_their_tables():
+    names = [f["name"] for f in _chute.HttpOptions._fields()]
+    assert set(chute.http_options()) == set(names)
+    previous = chute.set_http_options(max_in_flight=8, verify_tls=False)
+    try:
+        assert chute.http_options()["max_in_flight"] == 8
+        assert chute.http_options()["verify_tls"] is False
+    finally:
+        chute.set_http_options(**previous)
+    assert chute.http_options() == previous
+    before = chute.set_storage_options("gs", endpoint_url="http://127.0.0.1:1", anonymous=False)
+    try:
+        assert chute.storage_options("gs") == {"endpoint_url": "http://127.0.0.1:1",
+                                               "anonymous": False}  # fmt: skip
+    finally:
+        chute.set_storage_options("gs", **before)
+    assert chute.StorageOptions(region="eu-west-1").region == "eu-west-1"
+    assert chute.StorageOptions().anonymous is None

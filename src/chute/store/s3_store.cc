@@ -201,45 +201,107 @@ std::vector<std::string> S3Store::list(std::string_view prefix) const {
   return names;
 }
 
-S3Options s3_options_from(const StoreOpenOptions& options) {
-  S3Options out;
+const std::vector<OptionField<StorageOptions>>& StorageOptions::fields() {
+  using O = StorageOptions;
+  const OptionCheck given = {.none = "from the environment", .default_none = true};
+  static const std::vector<OptionField<O>> table = {
+      {"endpoint_url", &O::endpoint_url,
+       "the server, e.g. \"http://127.0.0.1:9000\" for an S3-compatible one (path-style "
+       "addressing)",
+       given},
+      {"region", &O::region, "the bucket's region (s3 only)", given},
+      {"profile", &O::profile, "a section of ~/.aws/credentials or ~/.aws/config (s3 only)", given},
+      {"access_key_id", &O::access_key_id, "the access key (s3 only)", given},
+      {"secret_access_key", &O::secret_access_key, "the secret of access_key_id (s3 only)", given},
+      {"session_token", &O::session_token, "a temporary credential's token (s3 only)", given},
+      {"token", &O::token, "an OAuth2 access token, sent as a bearer token (gs only)", given},
+      {"anonymous",
+       &O::anonymous,
+       "True: unsigned requests, no credentials looked up",
+       {.none = "from the environment (AWS_NO_SIGN_REQUEST)", .default_none = true}},
+      {"addressing_style",
+       &O::addressing_style,
+       "how the bucket is addressed: ENDPOINT/BUCKET (path) or BUCKET.ENDPOINT (virtual); s3 only",
+       {.choices = {"path", "virtual"},
+        .none = "path for a custom endpoint, else virtual",
+        .default_none = true}},
+  };
+  return table;
+}
+
+StoreOpenOptions StorageOptions::settings() const {
+  StoreOpenOptions out;
+  for (const OptionField<StorageOptions>& field : fields()) {
+    if (const auto* text = std::get_if<std::string StorageOptions::*>(&field.member)) {
+      if (!(this->**text).empty()) out.settings[std::string(field.name)] = this->**text;
+    }
+  }
+  if (anonymous) out.settings["anonymous"] = *anonymous ? "true" : "false";
+  return out;
+}
+
+StorageOptions StorageOptions::from(const StoreOpenOptions& options) {
+  StorageOptions out;
   for (const auto& [key, value] : options.settings) {
-    if (key == "endpoint_url") {
-      out.endpoint_url = value;
-    } else if (key == "region") {
-      out.region = value;
-    } else if (key == "profile") {
-      out.profile = value;
-    } else if (key == "access_key_id") {
-      out.access_key_id = value;
-    } else if (key == "secret_access_key") {
-      out.secret_access_key = value;
-    } else if (key == "session_token") {
-      out.session_token = value;
-    } else if (key == "anonymous") {
+    const OptionField<StorageOptions>* field = find_field<StorageOptions>(key);
+    if (field == nullptr) {
+      std::vector<std::string_view> known;
+      for (const OptionField<StorageOptions>& f : fields()) known.push_back(f.name);
+      fail(ErrorCode::kInvalidArgument, "storage: unknown option '{}' (known: {})", key,
+           fmt::join(known, ", "));
+    }
+    if (key == "anonymous") {
       out.anonymous = parse_bool(key, value);
-    } else if (key == "addressing_style") {
-      if (value != "path" && value != "virtual") {
-        fail(ErrorCode::kInvalidArgument,
-             "storage option addressing_style='{}': expected 'path' or 'virtual'", value);
-      }
-      out.path_style = value == "path";
-    } else if (key != "token") {
-      fail(ErrorCode::kInvalidArgument,
-           "unknown storage option '{}' for an object store (known: endpoint_url, region, "
-           "profile, access_key_id, secret_access_key, session_token, anonymous, "
-           "addressing_style; for gs:// also token)",
-           key);
+    } else {
+      out.*std::get<std::string StorageOptions::*>(field->member) = value;
     }
   }
   return out;
 }
 
-void set_object_store_options(const std::string& scheme, const StoreOpenOptions& options) {
+void validate(const StorageOptions& options, std::string_view scheme) {
   if (scheme != "s3" && scheme != "gs") {
     fail(ErrorCode::kInvalidArgument, "storage options are for 's3' or 'gs', not '{}'", scheme);
   }
-  (void)s3_options_from(options);  // validates
+  check_fields(fmt::format("{} storage", scheme), options);
+  if (scheme == "s3" && !options.token.empty()) {
+    fail(ErrorCode::kInvalidArgument,
+         "s3 storage: token is for gs:// URLs; s3:// takes access_key_id / secret_access_key / "
+         "session_token");
+  }
+  if (scheme == "gs") {
+    for (const char* name : {"profile", "access_key_id", "secret_access_key", "session_token",
+                             "region", "addressing_style"}) {
+      if (options.settings().settings.count(name)) {
+        fail(ErrorCode::kInvalidArgument,
+             "gs storage: {} is for s3:// URLs; gs:// takes endpoint_url, token, anonymous", name);
+      }
+    }
+  }
+}
+
+S3Options s3_options_from(const StoreOpenOptions& options) {
+  const StorageOptions given = StorageOptions::from(options);
+  const auto set = [](const std::string& value) {
+    return value.empty() ? std::nullopt : std::optional<std::string>(value);
+  };
+  S3Options out;
+  out.endpoint_url = set(given.endpoint_url);
+  out.region = set(given.region);
+  out.profile = set(given.profile);
+  out.access_key_id = set(given.access_key_id);
+  out.secret_access_key = set(given.secret_access_key);
+  out.session_token = set(given.session_token);
+  out.anonymous = given.anonymous;
+  if (!given.addressing_style.empty()) {
+    check_field("storage", *find_field<StorageOptions>("addressing_style"), given);
+    out.path_style = given.addressing_style == "path";
+  }
+  return out;
+}
+
+void set_object_store_options(const std::string& scheme, const StoreOpenOptions& options) {
+  validate(StorageOptions::from(options), scheme);
   std::lock_guard lock(g_defaults_mutex);
   defaults()[scheme] = options;
 }
@@ -252,12 +314,8 @@ StoreOpenOptions object_store_options(const std::string& scheme) {
 
 StorePtr open_s3_store(std::string_view location, const StoreOpenOptions& given) {
   const StoreOpenOptions options = with_defaults("s3", given);
+  validate(StorageOptions::from(options), "s3");
   const S3Options s3 = s3_options_from(options);
-  if (options.settings.count("token")) {
-    fail(ErrorCode::kInvalidArgument,
-         "storage option 'token' is for gs:// URLs; s3:// takes "
-         "access_key_id / secret_access_key / session_token");
-  }
   S3Location where = parse_bucket_url(location, "s3");
   S3Config config = resolve_s3_config(where.bucket, s3, process_environment());
   return std::make_shared<const S3Store>("s3", std::move(where), std::move(config));
@@ -265,15 +323,8 @@ StorePtr open_s3_store(std::string_view location, const StoreOpenOptions& given)
 
 StorePtr open_gcs_store(std::string_view location, const StoreOpenOptions& given) {
   const StoreOpenOptions options = with_defaults("gs", given);
+  validate(StorageOptions::from(options), "gs");
   const S3Options s3 = s3_options_from(options);
-  for (const char* key : {"profile", "access_key_id", "secret_access_key", "session_token",
-                          "region", "addressing_style"}) {
-    if (options.settings.count(key)) {
-      fail(ErrorCode::kInvalidArgument,
-           "storage option '{}' is for s3:// URLs; gs:// takes endpoint_url, token, anonymous",
-           key);
-    }
-  }
   S3Location where = parse_bucket_url(location, "gs");
   const Environment env = process_environment();
   S3Config config;

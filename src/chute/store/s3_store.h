@@ -17,8 +17,36 @@
 #include "chute/store/aws_config.h"
 #include "chute/store/http/http_store.h"
 #include "chute/store/open_store.h"
+#include "chute/util/option_table.h"
 
 namespace chute {
+
+/// The options of the object stores (s3:// and gs://), one table: what
+/// chute.set_storage_options takes. An empty string (or an unset anonymous) is not given: the
+/// environment decides (aws_config.h). They travel as StoreOpenOptions::settings.
+struct StorageOptions {
+  std::string endpoint_url;
+  std::string region;
+  std::string profile;
+  std::string access_key_id;
+  std::string secret_access_key;
+  std::string session_token;
+  std::string token;
+  std::optional<bool> anonymous;
+  std::string addressing_style;
+
+  /// Name, help and check of every field (option_table.h).
+  static const std::vector<OptionField<StorageOptions>>& fields();
+  /// The fields given, as settings ("anonymous" as "true"/"false").
+  StoreOpenOptions settings() const;
+  /// The inverse of settings(); throws kInvalidArgument naming an unknown key or a bad value.
+  static StorageOptions from(const StoreOpenOptions& options);
+};
+
+/// Checks each field (fields()) and that `scheme` ("s3" or "gs") takes every option given:
+/// token is for gs:// only; profile, access_key_id, secret_access_key, session_token, region
+/// and addressing_style are for s3:// only.
+void validate(const StorageOptions& options, std::string_view scheme);
 
 class S3Store final : public HttpStore {
  public:

@@ -1,10 +1,11 @@
 #pragma once
 // One declaration per option. Each option struct (LoaderOptions, CropOptions, WindowOptions,
-// CacheOptions) lists its fields once in a table: the name users type (Python keyword, CLI flag
-// with '-' for '_'), the member, one line of help, and the check (a range, a choice, non-empty).
-// The default is the struct's member initialiser. Everything else is derived from the table:
-// the checks in validate(), the Python classes and keyword signatures (python/src/options.cc,
-// scripts/gen_options.py), the CLI flags (tools/chute/cli/) and docs/reference/options.md.
+// CacheOptions, http::HttpOptions, StorageOptions) lists its fields once in a table: the name users
+// type (Python keyword, CLI flag with '-' for '_'), the member, one line of help, and the check (a
+// range, a choice, non-empty). The default is the struct's member initialiser. Everything else is
+// derived from the table: the checks in validate(), the Python classes and keyword signatures
+// (python/src/options.cc, scripts/gen_options.py), the CLI flags (tools/chute/cli/) and
+// docs/reference/options.md.
 //
 //   const std::vector<OptionField<LoaderOptions>>& LoaderOptions::fields() {
 //     static const std::vector<OptionField<LoaderOptions>> table = {
@@ -70,9 +71,9 @@ template <typename S>
 struct OptionField {
   using Member =
       std::variant<bool S::*, int S::*, int64_t S::*, uint64_t S::*, float S::*, double S::*,
-                   std::string S::*, std::optional<int64_t> S::*, std::vector<int64_t> S::*,
-                   std::vector<double> S::*, std::vector<float> S::*, std::vector<std::string> S::*,
-                   OptionText<S>>;
+                   std::string S::*, std::optional<int64_t> S::*, std::optional<bool> S::*,
+                   std::vector<int64_t> S::*, std::vector<double> S::*, std::vector<float> S::*,
+                   std::vector<std::string> S::*, OptionText<S>>;
   template <typename M>
   OptionField(std::string_view name, M member, std::string_view help, OptionCheck check = {})
       : name(name), member(member), help(help), check(std::move(check)) {}
@@ -167,6 +168,7 @@ void check_field(std::string_view owner, const OptionField<S>& field, const S& o
             detail::check_choice(owner, field.name, value, c);
           } else if constexpr (std::is_same_v<T, std::optional<int64_t>>) {
             if (value) detail::check_number(owner, field.name, *value, c);
+          } else if constexpr (std::is_same_v<T, std::optional<bool>>) {
           } else {
             detail::check_list(owner, field.name, value, c);
           }

@@ -8,6 +8,7 @@
 #include "chute/util/error.h"
 #include "chute/version.h"
 #include "commands.h"
+#include "table_flags.h"
 
 int main(int argc, char** argv) {
   CLI::App app{
@@ -22,20 +23,20 @@ int main(int argc, char** argv) {
   // HTTP client settings for URL datasets (https://...), before or after the command name.
   chute::http::HttpOptions http = chute::http::options();
   app.fallthrough();
-  app.add_option("--http-timeout", http.request_timeout_s, "seconds per HTTP request attempt")
-      ->group("HTTP (URL datasets)");
-  app.add_option("--http-connect-timeout", http.connect_timeout_s, "seconds to connect")
-      ->group("HTTP (URL datasets)");
-  app.add_option("--http-stall-timeout", http.stall_timeout_s,
-                 "seconds a transfer may stall before it is retried")
-      ->group("HTTP (URL datasets)");
-  app.add_option("--http-retries", http.max_retries,
-                 "retries of a failed request (timeouts, "
-                 "resets, 429, 5xx)")
-      ->group("HTTP (URL datasets)");
-  app.add_option("--http-max-in-flight", http.max_in_flight,
-                 "HTTP requests running at once (whole process)")
-      ->group("HTTP (URL datasets)");
+  using chute::http::HttpOptions;
+  const char* kHttp = "HTTP (URL datasets)";
+  chute::cli::add_table_option<HttpOptions>(app, "timeout", http.request_timeout_s, "", "http-")
+      ->group(kHttp);
+  chute::cli::add_table_option<HttpOptions>(app, "connect_timeout", http.connect_timeout_s, "",
+                                            "http-")
+      ->group(kHttp);
+  chute::cli::add_table_option<HttpOptions>(app, "stall_timeout", http.stall_timeout_s, "", "http-")
+      ->group(kHttp);
+  chute::cli::add_table_option<HttpOptions>(app, "max_retries", http.max_retries, "", "http-",
+                                            "--http-retries")
+      ->group(kHttp);
+  chute::cli::add_table_option<HttpOptions>(app, "max_in_flight", http.max_in_flight, "", "http-")
+      ->group(kHttp);
   // Applied once the command line is parsed, before the command runs.
   app.parse_complete_callback([&http] { chute::http::set_options(http); });
   try {

@@ -19,8 +19,9 @@ const OptionField<S>& table_field(std::string_view name) {
   return *field;
 }
 
-inline std::string flag_name(std::string_view name) {
-  std::string flag = "--" + std::string(name);
+/// --name with '-' for '_'; `prefix` goes before the name ("http-": --http-timeout).
+inline std::string flag_name(std::string_view name, std::string_view prefix = "") {
+  std::string flag = "--" + std::string(prefix) + std::string(name);
   for (char& c : flag) {
     if (c == '_') c = '-';
   }
@@ -28,14 +29,18 @@ inline std::string flag_name(std::string_view name) {
 }
 
 /// --name VALUE into `target`, documented by S's table entry `name`; `note` is appended to the
-/// help (what the command does differently, e.g. "0: one per usable core").
+/// help (what the command does differently, e.g. "0: one per usable core"); `prefix` goes before
+/// the flag's name (see flag_name); `also` adds other names ("--http-retries").
 template <typename S, typename T>
 CLI::Option* add_table_option(CLI::App& command, std::string_view name, T& target,
-                              std::string_view note = "") {
+                              std::string_view note = "", std::string_view prefix = "",
+                              std::string_view also = "") {
   const OptionField<S>& field = table_field<S>(name);
   std::string help(field.help);
   if (!note.empty()) help += " (" + std::string(note) + ")";
-  return command.add_option(flag_name(name), target, help)->capture_default_str();
+  std::string names = flag_name(name, prefix);
+  if (!also.empty()) names += "," + std::string(also);
+  return command.add_option(names, target, help)->capture_default_str();
 }
 
 /// --name / --no-name into `target`, documented by S's table entry `name`.

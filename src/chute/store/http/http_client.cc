@@ -515,25 +515,62 @@ pid_t g_client_pid = 0;
 
 }  // namespace
 
+const std::vector<OptionField<HttpOptions>>& HttpOptions::fields() {
+  using O = HttpOptions;
+  // libcurl counts milliseconds: a timeout under 1 ms would be 0, "no timeout".
+  constexpr long double kTiny = 1e-3L;
+  constexpr long double kMax = kMaxHttpSeconds;
+  static const std::vector<OptionField<O>> table = {
+      {"connect_timeout",
+       &O::connect_timeout_s,
+       "seconds to connect (TCP and TLS handshake)",
+       {.low = kTiny, .high = kMax}},
+      {"timeout",
+       &O::request_timeout_s,
+       "seconds per request attempt, start to last byte",
+       {.low = kTiny, .high = kMax}},
+      {"stall_timeout",
+       &O::stall_timeout_s,
+       "seconds a transfer may stay below stall_min_bytes_per_s before it is aborted and retried",
+       {.low = 1, .high = kMax}},
+      {"stall_min_bytes_per_s",
+       &O::stall_min_bytes_per_s,
+       "bytes per second under which a transfer counts as stalled",
+       {.low = 1}},
+      {"max_retries",
+       &O::max_retries,
+       "retries of a failed request (timeouts, resets, short bodies, 429, 5xx)",
+       {.low = 0, .high = 100}},
+      {"backoff",
+       &O::backoff_base_s,
+       "seconds of the first retry's backoff (full jitter, doubling per attempt)",
+       {.low = 0, .high = kMax}},
+      {"backoff_max",
+       &O::backoff_max_s,
+       "seconds a retry's backoff may reach (>= backoff)",
+       {.low = 0, .high = kMax}},
+      {"max_in_flight",
+       &O::max_in_flight,
+       "HTTP requests running at once in the whole process",
+       {.low = 1, .high = 4096}},
+      {"coalesce_gap", &O::coalesce_gap, "bytes between two ranges of one file read as one GET"},
+      {"coalesce_max",
+       &O::coalesce_max,
+       "largest read that coalescing makes, in bytes",
+       {.low = 1}},
+      {"split_size",
+       &O::split_size,
+       "bytes above which one range goes out as parallel parts",
+       {.low = 4096}},
+      {"verify_tls", &O::verify_tls, "check the server's TLS certificate and host name"},
+  };
+  return table;
+}
+
 void validate(const HttpOptions& o) {
-  using chute::detail::check_option_range;
-  constexpr std::string_view kOwner = "HTTP option";
-  constexpr double kTiny = 1e-3;  // libcurl counts milliseconds: less is 0, "no timeout"
-  check_option_range(kOwner, "connect_timeout_s", o.connect_timeout_s, kTiny, kMaxHttpSeconds,
-                     " seconds");
-  check_option_range(kOwner, "request_timeout_s", o.request_timeout_s, kTiny, kMaxHttpSeconds,
-                     " seconds");
-  check_option_range(kOwner, "stall_timeout_s", o.stall_timeout_s, 1.0, kMaxHttpSeconds,
-                     " seconds");
-  check_option_range<int64_t>(kOwner, "stall_min_bytes_per_s", o.stall_min_bytes_per_s, 1,
-                              INT64_MAX);
-  check_option_range(kOwner, "max_retries", o.max_retries, 0, 100);
-  check_option_range(kOwner, "backoff_base_s", o.backoff_base_s, 0.0, kMaxHttpSeconds, " seconds");
-  check_option_range(kOwner, "backoff_max_s", o.backoff_max_s, o.backoff_base_s, kMaxHttpSeconds,
-                     " seconds (backoff_max_s >= backoff_base_s)");
-  check_option_range(kOwner, "max_in_flight", o.max_in_flight, 1, 4096);
-  check_option_range<uint64_t>(kOwner, "coalesce_max", o.coalesce_max, 1, UINT64_MAX, " bytes");
-  check_option_range<uint64_t>(kOwner, "split_size", o.split_size, 4096, UINT64_MAX, " bytes");
+  check_fields("http", o);
+  chute::detail::check_option_range("http", "backoff_max", o.backoff_max_s, o.backoff_base_s,
+                                    kMaxHttpSeconds, " (backoff_max >= backoff)");
 }
 
 void set_options(const HttpOptions& o) {

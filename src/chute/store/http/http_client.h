@@ -24,6 +24,7 @@
 
 #include "chute/store/store.h"
 #include "chute/util/byte_buffer.h"
+#include "chute/util/option_table.h"
 
 namespace chute::http {
 
@@ -41,17 +42,18 @@ struct HttpOptions {
   uint64_t coalesce_max = uint64_t{16} << 20;  // ... into reads of at most this size
   uint64_t split_size = uint64_t{16} << 20;    // HttpStore: longer ranges go out as parallel parts
   bool verify_tls = true;
+
+  /// Name (chute.set_http_options' keyword), help and check of every field (option_table.h).
+  static const std::vector<OptionField<HttpOptions>>& fields();
 };
 
 /// Largest timeout or backoff accepted, in seconds (about 11.6 days): a longer one is a typo,
 /// and its milliseconds would overflow libcurl's long.
 inline constexpr double kMaxHttpSeconds = 1e6;
 
-/// Checks every field: connect_timeout_s and request_timeout_s in (0, kMaxHttpSeconds],
-/// stall_timeout_s in [1, kMaxHttpSeconds], stall_min_bytes_per_s >= 1, max_retries in
-/// [0, 100], 0 <= backoff_base_s <= backoff_max_s <= kMaxHttpSeconds, max_in_flight in
-/// [1, 4096], coalesce_max >= 1, split_size >= 4096 (coalesce_gap and verify_tls take any
-/// value). Throws kInvalidArgument naming the field, the value and the allowed range.
+/// Checks every field against its table entry (fields()), then backoff_max >= backoff. Throws
+/// kInvalidArgument naming the option as Python spells it ("http: timeout = -1 is outside
+/// [0.001, 1000000]"), the value and the allowed range.
 void validate(const HttpOptions& options);
 
 /// Validates `options` (validate()) and makes them current.

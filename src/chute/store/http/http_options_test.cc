@@ -1,5 +1,6 @@
 // HttpOptions checked field by field by validate() and set_options(): one row per field and bad
-// value, each error naming the field and value; a refused set_options() changes nothing.
+// value, each error naming the option as Python spells it and the value; a refused set_options()
+// changes nothing.
 #include <gtest/gtest.h>
 
 #include <functional>
@@ -23,22 +24,22 @@ struct Row {
 
 std::vector<Row> bad_rows() {
   return {
-      {"connect_timeout_s = 0 is outside", [](HttpOptions& o) { o.connect_timeout_s = 0; }},
-      {"connect_timeout_s = nan", [](HttpOptions& o) { o.connect_timeout_s = kNaN; }},
-      {"connect_timeout_s = 0.0001", [](HttpOptions& o) { o.connect_timeout_s = 1e-4; }},
-      {"request_timeout_s = -1", [](HttpOptions& o) { o.request_timeout_s = -1; }},
-      {"request_timeout_s = inf", [](HttpOptions& o) { o.request_timeout_s = kInf; }},
-      {"request_timeout_s = 1e+300", [](HttpOptions& o) { o.request_timeout_s = 1e300; }},
-      {"stall_timeout_s = 0.5", [](HttpOptions& o) { o.stall_timeout_s = 0.5; }},
-      {"stall_timeout_s = 2000000 is outside [1, 1000000]",
+      {"connect_timeout = 0 is outside", [](HttpOptions& o) { o.connect_timeout_s = 0; }},
+      {"connect_timeout = nan", [](HttpOptions& o) { o.connect_timeout_s = kNaN; }},
+      {"connect_timeout = 0.0001", [](HttpOptions& o) { o.connect_timeout_s = 1e-4; }},
+      {"timeout = -1", [](HttpOptions& o) { o.request_timeout_s = -1; }},
+      {"timeout = inf", [](HttpOptions& o) { o.request_timeout_s = kInf; }},
+      {"timeout = 1e+300", [](HttpOptions& o) { o.request_timeout_s = 1e300; }},
+      {"stall_timeout = 0.5", [](HttpOptions& o) { o.stall_timeout_s = 0.5; }},
+      {"stall_timeout = 2000000 is outside [1, 1000000]",
        [](HttpOptions& o) { o.stall_timeout_s = 2e6; }},
       {"stall_min_bytes_per_s = 0", [](HttpOptions& o) { o.stall_min_bytes_per_s = 0; }},
       {"max_retries = -1", [](HttpOptions& o) { o.max_retries = -1; }},
       {"max_retries = 101", [](HttpOptions& o) { o.max_retries = 101; }},
-      {"backoff_base_s = -0.5", [](HttpOptions& o) { o.backoff_base_s = -0.5; }},
-      {"backoff_base_s = nan", [](HttpOptions& o) { o.backoff_base_s = kNaN; }},
-      {"backoff_max_s = 0.01 is outside [0.05, ", [](HttpOptions& o) { o.backoff_max_s = 0.01; }},
-      {"backoff_max_s = inf", [](HttpOptions& o) { o.backoff_max_s = kInf; }},
+      {"backoff = -0.5", [](HttpOptions& o) { o.backoff_base_s = -0.5; }},
+      {"backoff = nan", [](HttpOptions& o) { o.backoff_base_s = kNaN; }},
+      {"backoff_max = 0.01 is outside [0.05, ", [](HttpOptions& o) { o.backoff_max_s = 0.01; }},
+      {"backoff_max = inf", [](HttpOptions& o) { o.backoff_max_s = kInf; }},
       {"max_in_flight = 0", [](HttpOptions& o) { o.max_in_flight = 0; }},
       {"max_in_flight = 5000", [](HttpOptions& o) { o.max_in_flight = 5000; }},
       {"coalesce_max = 0", [](HttpOptions& o) { o.coalesce_max = 0; }},
