@@ -755,7 +755,11 @@ class _H5Windows:
         if self.channel_of is not None:
             wanted = [self.channel_of[n] for n in names]
             order = sorted(set(wanted))
-            block = f[self.channel_array][local, order]  # one read: FourCastNet's
+            # One read, as FourCastNet's `fields[local, in_channels]`; a run of channels as a
+            # slice (h5py's fast path: a list selection is several times slower).
+            contiguous = order == list(range(order[0], order[-1] + 1))
+            pick = slice(order[0], order[-1] + 1) if contiguous else order
+            block = f[self.channel_array][local, pick]
             return block[[order.index(c) for c in wanted]].astype(np.float32)
         planes = []
         for name in names:
