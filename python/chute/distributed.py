@@ -21,6 +21,10 @@ with its partner and hold integers with ``0 <= rank < size``; anything else rais
 ``chute.InvalidArgumentError`` (a ``ValueError``) naming the variables. The C++ twin is
 ``chute::dist::detect_rank_from_env`` in src/chute/dist/env.h; keep the two in step.
 
+``reader_group(model_size, group_size)`` places this rank among model instances and reader
+groups as anemoi-training does (``ReaderGroup.loader_options`` splits each batch, or the cells,
+between the readers of a group).
+
 No MPI call is ever made from chute's loader threads: ranks agree on their shares through
 (seed, epoch, rank, world_size) alone.
 """
