@@ -338,7 +338,9 @@ def anemoi(
     `reader_group=(i, n)`: this rank reads the i-th of n equal slices of the cells of every
     sample (anemoi-training's reader groups: the n ranks of one model instance read their own
     part once); give the Loader rank=model instance, world_size=instances so that the ranks of
-    a group get the same samples. `cache`/`cache_size`: a node-local chunk cache (chute.open).
+    a group get the same samples; chute.distributed.reader_group() derives (i, n) and the
+    Loader's options from the launcher's environment, and splits the batch instead when asked.
+    `cache`/`cache_size`: a node-local chunk cache (chute.open).
     """
     what = "chute.anemoi"
     sources = [x for x in (path, concat, join) if x is not None]

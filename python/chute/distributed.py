@@ -21,6 +21,10 @@ with its partner and hold integers with ``0 <= rank < size``; anything else rais
 ``chute.InvalidArgumentError`` (a ``ValueError``) naming the variables. The C++ twin is
 ``chute::dist::detect_rank_from_env`` in tools/chute/dist/env.h; keep the two in step.
 
+``reader_group(model_size, group_size)`` places this rank among model instances and reader
+groups as anemoi-training does (``ReaderGroup.loader_options`` splits each batch, or the cells,
+between the readers of a group).
+
 No MPI call is ever made from chute's loader threads: ranks agree on their shares through
 (seed, epoch, rank, world_size) alone.
 """
@@ -30,14 +34,16 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Mapping
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 __all__ = [
     "RankInfo",
+    "ReaderGroup",
     "abort_on_uncaught_exception",
     "rank_and_world_size",
     "rank_info",
     "rank_info_from_env",
+    "reader_group",
 ]
 
 # (launcher, rank variable, size variable, local rank variable), in order of precedence.
@@ -133,6 +139,115 @@ def rank_and_world_size() -> tuple[int, int]:
     """(rank, world_size) for chute.Loader's defaults; (0, 1) outside any launcher."""
     info = rank_info()
     return info.rank, info.world_size
+
+
+class ReaderGroup(NamedTuple):
+    """Where a rank sits among model instances and reader groups (anemoi-training's layout).
+
+    The world's ranks form `models` model instances of `model_size` consecutive ranks; the ranks
+    of an instance form reader groups of `group_size` consecutive ranks. The readers of a group
+    share the reading of each batch: `split="batch"` gives each its own samples of the instance's
+    batch, `split="cells"` its own cells of every sample (anemoi-training's grid shards).
+    """
+
+    rank: int = 0
+    world_size: int = 1
+    model: int = 0  # model instance (anemoi's model_comm_group_id)
+    models: int = 1  # model instances (model_comm_num_groups)
+    model_rank: int = 0  # rank within the instance (model_comm_group_rank)
+    model_size: int = 1  # ranks per instance (num_gpus_per_model)
+    group: int = 0  # reader group within the instance (reader_group_id)
+    group_rank: int = 0  # rank within the reader group (reader_group_rank)
+    group_size: int = 1  # readers per group (read_group_size)
+    source: str = "default"
+
+    def loader_options(self, batch_size: int, split: str = "batch") -> dict[str, int]:
+        """chute.Loader's `rank`, `world_size` and `batch_size` for this reader.
+
+        `batch_size` is the model instance's batch. With `split="batch"` this reader gets
+        `batch_size / group_size` samples of it (the instance's batch cut in consecutive parts,
+        one per reader, in group-rank order: their union is the unsplit batch); with
+        `split="cells"` it gets the whole batch (give the dataset `reader_group=(group_rank,
+        group_size)` for its cells). Instances get disjoint samples either way.
+        """
+        if split not in ("batch", "cells"):
+            raise _invalid(f"reader group split: expected 'batch' or 'cells', got {split!r}")
+        if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
+            raise _invalid(f"reader group: batch_size must be an integer >= 1, got {batch_size!r}")
+        if split == "cells" or self.group_size == 1:
+            return {"rank": self.model, "world_size": self.models, "batch_size": batch_size}
+        if batch_size % self.group_size:
+            raise _invalid(
+                f"reader group: a batch of {batch_size} does not split between "
+                f"{self.group_size} readers"
+            )
+        return {
+            "rank": self.model * self.group_size + self.group_rank,
+            "world_size": self.models * self.group_size,
+            "batch_size": batch_size // self.group_size,
+        }
+
+    @property
+    def cells(self) -> tuple[int, int]:
+        """`reader_group=` for chute.anemoi when the readers split cells."""
+        return (self.group_rank, self.group_size)
+
+
+def reader_group(
+    model_size: int = 1,
+    group_size: int | None = None,
+    *,
+    rank: int | None = None,
+    world_size: int | None = None,
+    env: Mapping[str, str] | None = None,
+) -> ReaderGroup:
+    """This rank's model instance and reader group, as anemoi-training lays them out.
+
+    `model_size`: ranks per model instance (anemoi's ``num_gpus_per_model``); `group_size`:
+    readers per group (``read_group_size``, default `model_size`); both must divide: the world
+    size by `model_size`, `model_size` by `group_size`. The rank and world size come from
+    `rank`/`world_size` or else from the launcher (`env`, default the process environment:
+    torchrun, Open MPI, PMI, Slurm; see rank_info).
+    """
+
+    def positive(name: str, value: Any) -> int:
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise _invalid(f"reader group: {name} must be an integer >= 1, got {value!r}")
+        return value
+
+    model_size = positive("model_size", model_size)
+    group_size = model_size if group_size is None else positive("group_size", group_size)
+    if (rank is None) != (world_size is None):
+        raise _invalid("reader group: give rank and world_size together, or neither")
+    if rank is None:
+        info = rank_info() if env is None else rank_info_from_env(env)
+    else:
+        size = positive("world_size", world_size)
+        if isinstance(rank, bool) or not isinstance(rank, int) or not 0 <= rank < size:
+            raise _invalid(f"reader group: expected 0 <= rank < {size}, got {rank!r}")
+        info = RankInfo(rank, size, 0, "arguments")
+    if info.world_size % model_size:
+        raise _invalid(
+            f"reader group: world size {info.world_size} ({info.source}) is not a multiple of "
+            f"model_size {model_size}"
+        )
+    if model_size % group_size:
+        raise _invalid(
+            f"reader group: model_size {model_size} is not a multiple of group_size {group_size}"
+        )
+    model_rank = info.rank % model_size
+    return ReaderGroup(
+        rank=info.rank,
+        world_size=info.world_size,
+        model=info.rank // model_size,
+        models=info.world_size // model_size,
+        model_rank=model_rank,
+        model_size=model_size,
+        group=model_rank // group_size,
+        group_rank=model_rank % group_size,
+        group_size=group_size,
+        source=info.source,
+    )
 
 
 def abort_on_uncaught_exception() -> None:

@@ -41,6 +41,22 @@ with the statistics, ``to_stacked_array`` of variables and levels, ``.values``, 
 steps, forcings, computed forcings (the formulas of computed_forcings.h written again with NumPy
 on xarray's decoded dates) and statics, cast.
 
+For weather windows over many files (the spec's ``"windows"`` has ``"members"``, in time
+order, and ``"many_files"``: the time rule and channel names of FourCastNet-style members),
+``xarray`` opens them with ``open_mfdataset`` (nested along time, ``compat="override"``), and
+``h5py`` is FourCastNet's own loader: a map-style Dataset opening each HDF5/NetCDF-4 member once
+per DataLoader worker process and reading each step with h5py (a stacked ``fields`` array with
+the channel list in one read, or one read per variable, CF-unpacked), normalised with the
+statistics group, in a DataLoader with ``threads`` workers.
+
+For anemoi datasets (``chute bench STORE --anemoi``) the spec has ``"workload": "anemoi"``,
+``"anemoi"`` (the store, variables, ``multistep_input``, ``rollout``, ``timeincrement``,
+``normalise``, dtype, ``variables_first``) and ``"batches"`` hold each sample's reference date.
+``anemoi`` runs anemoi_peer.py in the environment that has anemoi-datasets (zarr-python 2:
+``$CHUTE_ANEMOI_PYTHON`` or the checkout's ``.venv-anemoi``): open_dataset in worker processes,
+each building whole batches as anemoi-training's workers do; ``tensorstore`` reads each sample's
+dates as concurrent futures and rearranges, normalises and casts with NumPy.
+
 A peer whose package is missing is "skipped" with a note. Setting the environment variable
 ``CHUTE_BENCH_HIDE_PEERS=tensorstore,torch`` makes those peers behave as if not installed (for
 tests). The helper needs NumPy and the peers' own packages only, not chute's extension.
@@ -75,12 +91,25 @@ VOLUME_METHODS = {
     "channels-last .npy, fn.transpose, fn.flip",
     "h5py": "h5py read_direct of each crop + NumPy transpose/flip, one thread (the floor)",
 }
-WINDOW_PEERS = ("xarray",)
+WINDOW_PEERS = ("xarray", "h5py")
 WINDOW_METHODS = {
-    "xarray": "xarray.open_zarr + dask, the graph-ufs way: isel per step, normalise, "
-    "to_stacked_array, .values, cast",
+    "xarray": "xarray.open_zarr (many files: open_mfdataset) + dask, the graph-ufs way: isel per "
+    "step, normalise, to_stacked_array, .values, cast",
+    "h5py": "torch DataLoader, worker processes; map-style Dataset opening each HDF5/NetCDF-4 "
+    "member with h5py once per worker and reading each step's channels (FourCastNet's loader)",
 }
-WINDOW_REQUIRES = {"xarray": ("numpy", "xarray", "dask", "zarr")}
+ANEMOI_PEERS = ("anemoi", "tensorstore")
+ANEMOI_METHODS = {
+    "anemoi": "anemoi-datasets open_dataset in worker processes, each building whole batches "
+    "(anemoi-training's pattern): data[start:end:timeincrement], rearrange, normalise, cast",
+    "tensorstore": "tensorstore, every sample of a batch read as concurrent futures "
+    "(data[start:end:timeincrement]), then rearrange, normalise, cast with NumPy",
+}
+ANEMOI_REQUIRES = {"anemoi": ("numpy",), "tensorstore": ("numpy", "tensorstore", "zarr")}
+WINDOW_REQUIRES = {
+    "xarray": ("numpy", "xarray", "dask", "zarr"),
+    "h5py": ("numpy", "h5py", "torch"),
+}
 REQUIRES = {
     "zarr": ("numpy", "zarr"),
     "dask": ("numpy", "zarr", "dask.array"),
@@ -546,7 +575,21 @@ def _read_windows_xarray(spec: dict) -> tuple[Iterator, int]:
     import zarr
 
     w = spec["windows"]
-    ds = xr.open_zarr(w["store"])
+    members = w.get("members")
+    if members and (w.get("many_files") or {}).get("channels"):
+        raise PeerUnavailable(
+            "xarray: the members hold a stacked channel array without coordinates (the "
+            "FourCastNet layout); xarray has no names for its channels (see the h5py peer)"
+        )
+    if members:
+        # The users' way over many files, with the settings that keep it tractable.
+        engine = "zarr" if all(_is_zarr(m) for m in members) else None
+        ds = xr.open_mfdataset(
+            members, combine="nested", concat_dim="time", data_vars="minimal",
+            coords="minimal", compat="override", join="override", engine=engine,
+        )  # fmt: skip
+    else:
+        ds = xr.open_zarr(w["store"])
     time_dim = next(d for d in TIME_DIMS if d in ds.dims)
     level_dim = next((d for d in LEVEL_DIMS if d in ds.dims), None)
     level_positions = None
@@ -632,6 +675,287 @@ def _read_windows_xarray(spec: dict) -> tuple[Iterator, int]:
     return batches(), sample_nbytes
 
 
+def _is_zarr(path: str) -> bool:
+    return path.rstrip("/").endswith(".zarr") or os.path.isdir(path)
+
+
+class _H5Windows:
+    """FourCastNet's map-style Dataset over per-year files, generalised to the bench's windows:
+    item t is the window at joined time t; each member file is opened once per worker process
+    and each step is one h5py read of the member holding it (a stacked `fields[T, C, H, W]`
+    read with the channel list, or one read per variable of a NetCDF-4 file)."""
+
+    def __init__(self, w: dict):
+        import h5py
+        import numpy as np
+
+        self.members = list(w["members"])
+        many = w.get("many_files") or {}
+        self.channel_array = many.get("channel_array") or "fields"
+        channels = list(many.get("channels") or [])
+        self.inputs = list(w["variables"])
+        self.targets = list(w.get("target_variables") or self.inputs)
+        self.input_offsets = list(w["input_offsets"])
+        self.target_offsets = list(w["target_offsets"])
+        self.channels_last = bool(w.get("channels_last", True))
+        self.dtype = np.dtype(_output_dtype(w.get("dtype", "float32")))
+        self.levels = list(w.get("levels") or [])
+        starts, total = [], 0
+        self.level_index: dict[str, Any] = {}
+        self.scale: dict[str, tuple[float, float]] = {}
+        for number, path in enumerate(self.members):
+            with h5py.File(path, "r") as f:
+                first = f[self.channel_array] if channels else f[self.inputs[0]]
+                starts.append(total)
+                total += int(first.shape[0])
+                if number == 0 and not channels:
+                    self._describe(f)
+        self.starts = np.asarray(starts, dtype=np.int64)
+        self.length = total
+        if channels:
+            position = {name: i for i, name in enumerate(channels)}
+            self.channel_of = {n: position[n] for n in {*self.inputs, *self.targets}}
+        else:
+            self.channel_of = None
+        self.stats = {tuple(n): _window_statistics(w, n, self._planes) for n in
+                      (self.inputs, self.targets)}  # fmt: skip
+        self.files: list | None = None
+
+    def _describe(self, f) -> None:
+        """Level positions and CF packing of the variables, from the first member."""
+        import numpy as np
+
+        for name in {*self.inputs, *self.targets}:
+            variable = f[name]
+            attrs = variable.attrs
+            if "scale_factor" in attrs or "add_offset" in attrs:
+                fill = attrs.get("_FillValue")
+                self.scale[name] = (
+                    float(np.asarray(attrs.get("scale_factor", 1.0)).ravel()[0]),
+                    float(np.asarray(attrs.get("add_offset", 0.0)).ravel()[0]),
+                    None if fill is None else np.asarray(fill).ravel()[0],
+                )
+            if variable.ndim == 4 and self.levels:
+                level = next(d for d in LEVEL_DIMS if d in f)
+                stored = f[level][...].tolist()
+                self.level_index[name] = [stored.index(v) for v in self.levels]
+
+    def _planes(self, name: str) -> int | None:
+        return len(self.level_index[name]) if name in self.level_index else None
+
+    def __len__(self) -> int:
+        return self.length
+
+    def _step(self, t: int, names: list[str]):
+        import numpy as np
+
+        member = int(np.searchsorted(self.starts, t, side="right")) - 1
+        local = t - int(self.starts[member])
+        f = self.files[member]
+        if self.channel_of is not None:
+            wanted = [self.channel_of[n] for n in names]
+            order = sorted(set(wanted))
+            # One read, as FourCastNet's `fields[local, in_channels]`; a run of channels as a
+            # slice (h5py's fast path: a list selection is several times slower).
+            contiguous = order == list(range(order[0], order[-1] + 1))
+            pick = slice(order[0], order[-1] + 1) if contiguous else order
+            block = f[self.channel_array][local, pick]
+            return block[[order.index(c) for c in wanted]].astype(np.float32)
+        planes = []
+        for name in names:
+            variable = f[name]
+            if name in self.level_index:
+                plane = variable[local, self.level_index[name]]
+            else:
+                plane = variable[local]
+            if name in self.scale:  # CF packing, as netCDF4 and xarray unpack it
+                scale, offset, fill = self.scale[name]
+                raw = np.asarray(plane)
+                plane = raw.astype(np.float32) * np.float32(scale) + np.float32(offset)
+                if fill is not None:
+                    plane[raw == fill] = np.nan
+            plane = np.asarray(plane, dtype=np.float32)
+            planes.append(plane.reshape(-1, *plane.shape[-2:]))
+        return np.concatenate(planes, axis=0)
+
+    def _window(self, t: int, names: list[str], offsets: list[int]):
+        import numpy as np
+
+        mean, std = self.stats[tuple(names)]
+        steps = [(self._step(t + o, names) - mean) / std for o in offsets]
+        out = np.concatenate(steps, axis=0)  # (channels, lat, lon)
+        if self.channels_last:
+            out = np.moveaxis(out, 0, -1)
+        return np.ascontiguousarray(out.astype(self.dtype))
+
+    def __getitem__(self, t: int):
+        if self.files is None:  # opened lazily, once per worker process
+            import h5py
+
+            self.files = [h5py.File(path, "r") for path in self.members]
+        return (self._window(t, self.inputs, self.input_offsets),
+                self._window(t, self.targets, self.target_offsets))  # fmt: skip
+
+
+def _window_statistics(w: dict, names: list[str], planes: Callable[[str], int | None]):
+    """(mean, std) per channel of one step of `names`, shaped (channels, 1, 1); (0, 1) without
+    statistics. A `chute stats` group holds mean/<name> and std/<name> per level."""
+    import numpy as np
+
+    if not w.get("statistics"):
+        return np.float32(0.0), np.float32(1.0)
+    import zarr
+
+    parts: dict[str, list] = {"mean": [], "std": []}
+    for kind, found in parts.items():
+        for name in names:
+            values = np.asarray(zarr.open_array(f"{w['statistics']}/{kind}/{name}", mode="r")[...])
+            found.append(values.reshape(-1)[: planes(name) or 1])
+    mean, std = (np.concatenate(parts[k]).astype(np.float32)[:, None, None] for k in parts)
+    return mean, std
+
+
+def _read_windows_h5py(spec: dict) -> tuple[Iterator, int]:
+    """FourCastNet's loader (a per-file h5py Dataset in a DataLoader with worker processes) on
+    the same windows; `batches` hold each sample's time index."""
+    from torch.utils.data import DataLoader
+
+    w = spec["windows"]
+    if not w.get("members"):
+        w = {**w, "members": [w["store"]]}
+    if any(_is_zarr(m) for m in w["members"]):
+        raise PeerUnavailable("h5py reads HDF5 and NetCDF-4 members, not Zarr stores")
+    extra = [k for k in ("forcings", "computed_forcings", "statics") if w.get(k)]
+    if extra or w.get("normalise"):
+        raise PeerUnavailable(
+            f"the h5py peer reads variables only (not {', '.join(extra) or 'normalise'})"
+        )
+    dataset = _H5Windows(w)
+    loader = DataLoader(dataset, batch_sampler=spec["batches"], num_workers=int(spec["threads"]),
+                        persistent_workers=False)  # fmt: skip
+    iterator = iter(loader)
+    first = next(iterator)
+    sample_nbytes = (first[0].numpy().nbytes + first[1].numpy().nbytes) // max(1, len(first[0]))
+
+    def batches() -> Iterator:
+        yield first
+        yield from iterator
+
+    return batches(), sample_nbytes
+
+
+def _anemoi_python() -> str:
+    """The python that has anemoi-datasets: $CHUTE_ANEMOI_PYTHON, else the checkout's
+    .venv-anemoi; PeerUnavailable when neither imports anemoi.datasets."""
+    import subprocess
+
+    candidates = [os.environ.get("CHUTE_ANEMOI_PYTHON", "")]
+    candidates.append(str(Path(__file__).resolve().parents[3] / ".venv-anemoi" / "bin" / "python"))
+    for python in candidates:
+        if python and Path(python).exists():
+            probe = subprocess.run([python, "-c", "import anemoi.datasets"], capture_output=True,
+                                   timeout=120, check=False)  # fmt: skip
+            if probe.returncode == 0:
+                return python
+    raise PeerUnavailable(
+        "anemoi-datasets is not installed in an environment chute can find (set "
+        "CHUTE_ANEMOI_PYTHON to a python that imports anemoi.datasets, or create .venv-anemoi "
+        "from python/requirements-anemoi.txt)"
+    )
+
+
+def _read_anemoi(spec: dict) -> tuple[Iterator, int]:
+    """anemoi-datasets in its own environment (anemoi_peer.py); one stdout line per batch."""
+    import subprocess
+    import tempfile
+
+    import numpy as np
+
+    python = _anemoi_python()
+    with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
+        json.dump(spec, f)
+    script = Path(__file__).with_name("anemoi_peer.py")
+    # A pipe left unread could fill and stall the peer: its stderr goes to a file.
+    errors = tempfile.TemporaryFile("w+")  # noqa: SIM115 - closed when the batches end
+    process = subprocess.Popen([python, str(script), "--spec", f.name], stdout=subprocess.PIPE,
+                               stderr=errors, text=True)  # fmt: skip
+
+    def next_result() -> dict | None:
+        for line in process.stdout:
+            if line.startswith("{"):
+                return json.loads(line)
+        return None
+
+    def close() -> None:
+        process.kill()
+        process.wait()
+        os.unlink(f.name)
+        errors.close()
+
+    head = next_result()
+    if head is None:
+        process.wait()
+        errors.seek(0)
+        lines = errors.read().strip().splitlines()
+        close()
+        raise RuntimeError(f"anemoi_peer.py exited with {process.returncode}: "
+                           f"{lines[-1] if lines else 'no output'}")  # fmt: skip
+
+    def batches() -> Iterator:
+        try:
+            result = head
+            while result is not None:
+                yield (np.empty((result["samples"], 0)),)
+                result = next_result()
+        finally:
+            close()
+
+    return batches(), head["nbytes"] // max(1, head["samples"])
+
+
+def _read_anemoi_tensorstore(spec: dict) -> tuple[Iterator, int]:
+    import numpy as np
+    import tensorstore as ts
+    import zarr
+
+    a = spec["anemoi"]
+    store = a["store"]
+    root = zarr.open_group(store, mode="r")
+    stored = list(root.attrs["variables"])
+    index = [stored.index(name) for name in a["variables"]]
+    mul = add = None
+    if a.get("normalise", "mean-std") == "mean-std":
+        mean = np.asarray(root["mean"][...], dtype=np.float64)[index]
+        stdev = np.asarray(root["stdev"][...], dtype=np.float64)[index]
+        mul, add = (1 / stdev).astype(np.float32), (-mean / stdev).astype(np.float32)
+    threads = int(spec["threads"])
+    context = ts.Context({"data_copy_concurrency": {"limit": threads},
+                          "file_io_concurrency": {"limit": max(threads, 4)}})  # fmt: skip
+    data = ts.open(_tensorstore_spec(f"{store.rstrip('/')}/data"), read=True,
+                   context=context).result()  # fmt: skip
+    inc, steps, rollout = int(a["timeincrement"]), int(a["multistep_input"]), int(a["rollout"])
+    dtype = np.dtype(_output_dtype(a.get("dtype", "float32")))
+
+    def sample(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        x = np.transpose(x[:, index], (0, 2, 3, 1))  # dates ensemble cells variables
+        if mul is not None:
+            x = x * mul + add
+        if a.get("variables_first"):
+            x = np.moveaxis(x, -1, 1)
+        x = x.astype(dtype)
+        return x[:steps], x[steps:]
+
+    def batches() -> Iterator:
+        for references in spec["batches"]:
+            futures = [data[int(r) - (steps - 1) * inc : int(r) + rollout * inc + 1 : inc].read()
+                       for r in references]  # fmt: skip
+            samples = [sample(f.result()) for f in futures]
+            yield np.stack([s[0] for s in samples]), np.stack([s[1] for s in samples])
+
+    per_date = len(index) * int(data.shape[2]) * int(data.shape[3]) * dtype.itemsize
+    return batches(), per_date * (steps + rollout)
+
+
 def _computed_forcing(name: str, dates: Any, lat: Any, lon: Any) -> Any:
     """A forcing chute computes (src/chute/dataset/computed_forcings.h), written again with NumPy
     dates: (len(dates), len(lat), len(lon)) float32."""
@@ -678,6 +1002,13 @@ def _output_dtype(name: str) -> Any:
 
 WINDOW_READERS: dict[str, Callable[[dict], tuple[Iterator, int]]] = {
     "xarray": _read_windows_xarray,
+    "h5py": _read_windows_h5py,
+}
+
+
+ANEMOI_READERS: dict[str, Callable[[dict], tuple[Iterator, int]]] = {
+    "anemoi": _read_anemoi,
+    "tensorstore": _read_anemoi_tensorstore,
 }
 
 
@@ -703,6 +1034,8 @@ def _workload_tables(spec: dict) -> tuple[str, dict, dict, tuple, dict]:
         return workload, VOLUME_METHODS, VOLUME_READERS, VOLUME_PEERS, VOLUME_REQUIRES
     if workload == "windows":
         return workload, WINDOW_METHODS, WINDOW_READERS, WINDOW_PEERS, WINDOW_REQUIRES
+    if workload == "anemoi":
+        return workload, ANEMOI_METHODS, ANEMOI_READERS, ANEMOI_PEERS, ANEMOI_REQUIRES
     return workload, METHODS, READERS, PEERS, REQUIRES
 
 
@@ -734,7 +1067,10 @@ def measure(peer: str, spec: dict) -> dict:
 
     _evict_page_cache(spec.get("evict_files", []))
     started = time.perf_counter()
-    iterator, sample_nbytes = readers[peer](spec)
+    try:
+        iterator, sample_nbytes = readers[peer](spec)
+    except PeerUnavailable as error:
+        return {**result, "status": "skipped", "note": str(error)}
     times: list[float] = []  # seconds per timed batch
     sizes: list[int] = []  # samples per timed batch
     first_batch_s = 0.0

@@ -19,6 +19,14 @@ using nlohmann::json;
 
 namespace {
 
+int64_t bytes_on_disk(const std::string& path);
+
+int64_t bytes_on_disk(const std::vector<std::string>& paths) {
+  int64_t total = 0;
+  for (const std::string& path : paths) total += bytes_on_disk(path);
+  return total;
+}
+
 int64_t bytes_on_disk(const std::string& path) {
   if (is_glob(path)) {  // files joined along time
     int64_t total = 0;
@@ -91,7 +99,30 @@ void open_variables(BenchDataset& out, const synth::Manifest* manifest, const Wi
   if (options.variables.empty()) {
     fail(ErrorCode::kInvalidArgument, "{}: no variables to window (give --variables)", out.path);
   }
-  auto dataset = open_window_dataset(out.path, options);
+  // Many files: DATASET given several times, a glob, or members whose times come from a rule.
+  const bool many = !flags.members.empty() || is_glob(out.path) || !flags.file_pattern.empty() ||
+                    !flags.channels.empty();
+  std::optional<JoinedFiles> joined;
+  if (many) {
+    ManyFilesOptions many_options;
+    many_options.allow_gaps = flags.allow_gaps;
+    many_options.file_pattern = flags.file_pattern;
+    if (flags.file_pattern.empty() != flags.file_step.empty()) {
+      fail(ErrorCode::kInvalidArgument,
+           "--file-pattern and --file-step go together (the members' times from their names)");
+    }
+    if (!flags.file_step.empty()) {
+      many_options.step_seconds = parse_step_seconds(flags.file_step, "--file-step");
+    }
+    many_options.channels = flags.channels;
+    many_options.channel_array = flags.channel_array;
+    const std::vector<std::string> files = !flags.members.empty() ? flags.members
+                                           : is_glob(out.path)    ? expand_glob(out.path)
+                                                                  : std::vector{out.path};
+    joined = open_many_files(files, many_options);
+  }
+  auto dataset = joined ? make_joined_window_dataset(*joined, options)
+                        : open_window_dataset(out.path, options);
   out.windows = {{"store", out.path},
                  {"variables", options.variables},
                  {"target_variables", options.target_variables},
@@ -105,21 +136,49 @@ void open_variables(BenchDataset& out, const synth::Manifest* manifest, const Wi
                  {"normalise", manifest != nullptr && flags.normalise},
                  {"channels_last", flags.channels_last},
                  {"dtype", flags.dtype}};
+  if (joined) {
+    out.windows["members"] = joined->members;  // in time order
+    out.windows["many_files"] = {{"file_pattern", flags.file_pattern},
+                                 {"file_step", flags.file_step},
+                                 {"channels", flags.channels},
+                                 {"channel_array", flags.channel_array},
+                                 {"allow_gaps", flags.allow_gaps}};
+  }
   out.description["windows"] = out.windows;
-  const Group group = is_glob(out.path)
-                          ? open_many_files(expand_glob(out.path), ManyFilesOptions{}).group
-                          : open_group(out.path);
+  const Group group = joined ? joined->group : open_group(out.path);
   for (const std::string& name : options.variables) {
     if (auto found = group.arrays.find(name); found != group.arrays.end()) {
       out.description["arrays"].push_back(
           describe_array(name, join_key(out.path, name), *found->second));
     }
   }
-  out.stored_bytes = bytes_on_disk(out.path);
+  out.stored_bytes = joined ? bytes_on_disk(joined->members) : bytes_on_disk(out.path);
   // The roofline counts decoded chunk bytes: a window's share is its planes as stored, whatever
   // the output dtype (report.cc, set_percentages).
   out.description["roofline_bytes_per_sample"] = dataset->decoded_bytes_per_sample();
   out.dataset = std::move(dataset);
+}
+
+/// An anemoi dataset cut as anemoi-training cuts it (anemoi_workload.h).
+void open_anemoi(BenchDataset& out, const AnemoiFlags& flags, const WindowsFlags& windows) {
+  const AnemoiBench opened =
+      open_anemoi_bench(out.path, flags, windows.variables, windows.dtype, !windows.channels_last);
+  out.anemoi = {{"store", out.path},
+                {"variables", opened.variables},
+                {"multistep_input", flags.multistep_input},
+                {"rollout", flags.rollout},
+                {"timeincrement", flags.timeincrement},
+                {"normalise", flags.normalise},
+                {"dtype", windows.dtype},
+                {"variables_first", !windows.channels_last}};
+  out.description["anemoi"] = out.anemoi;
+  const std::string data_path = join_key(out.path, "data");
+  out.description["arrays"].push_back(
+      describe_array("data", data_path, *opened.dataset->options().sources.front()));
+  out.stored_bytes = bytes_on_disk(data_path);
+  out.description["roofline_bytes_per_sample"] = opened.dataset->stored_bytes_per_sample();
+  out.anemoi_dataset = opened.dataset;
+  out.dataset = opened.dataset;
 }
 
 /// W3: crops of the volume's input and target, from the form `settings` asks for.
@@ -203,6 +262,24 @@ void open_volume(BenchDataset& out, const synth::Manifest& manifest,
 
 }  // namespace
 
+int64_t parse_step_seconds(const std::string& text, const std::string& what) {
+  size_t end = 0;
+  int64_t value = -1;
+  try {
+    value = std::stoll(text, &end);
+  } catch (const std::exception&) {
+    end = 0;
+  }
+  const std::string unit = end > 0 ? text.substr(end) : "";
+  static const std::vector<std::pair<std::string, int64_t>> units = {
+      {"", 1}, {"s", 1}, {"min", 60}, {"m", 60}, {"h", 3600}, {"d", 86400}};
+  for (const auto& [name, seconds] : units) {
+    if (end > 0 && value > 0 && unit == name) return value * seconds;
+  }
+  fail(ErrorCode::kInvalidArgument,
+       "{}: expected a positive step such as 6h, 30min, 1d or 90s, got '{}'", what, text);
+}
+
 std::pair<std::string, std::string> parse_array_argument(const std::string& argument) {
   const size_t eq = argument.find('=');
   if (eq == std::string::npos) {
@@ -221,7 +298,8 @@ std::pair<std::string, std::string> parse_array_argument(const std::string& argu
 
 BenchDataset open_bench_dataset(const std::string& folder,
                                 const std::vector<std::pair<std::string, std::string>>& arrays,
-                                const VolumeSettings& volume, const WindowsFlags& windows) {
+                                const VolumeSettings& volume, const WindowsFlags& windows,
+                                const AnemoiFlags& anemoi) {
   if (folder.empty() == arrays.empty()) {
     fail(ErrorCode::kInvalidArgument,
          "bench: expected a DATASET folder or --array NAME=PATH options, got {}",
@@ -231,7 +309,10 @@ BenchDataset open_bench_dataset(const std::string& folder,
   BenchDataset out;
   out.path = folder;
   out.description = {{"path", folder}, {"arrays", json::array()}};
-  if (!folder.empty() && windows.enabled) {
+  if (!folder.empty() && anemoi.enabled) {
+    out.workload = "anemoi";
+    open_anemoi(out, anemoi, windows);
+  } else if (!folder.empty() && (windows.enabled || !windows.members.empty() || is_glob(folder))) {
     out.workload = "variables";
     open_variables(out, nullptr, windows);
   } else if (!folder.empty() && synth::has_manifest(folder)) {

@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "chute/bench/anemoi_workload.h"
 #include "chute/dataset/crop_dataset.h"
 #include "chute/dataset/dataset.h"
 
@@ -38,6 +39,10 @@ struct BenchDataset {
   /// "computed_forcings", "statics", "levels", "input_offsets", "target_offsets", "statistics",
   /// "normalise", "channels_last", "dtype"}); null for other workloads.
   nlohmann::json windows;
+  /// --anemoi: what its peers read ({"store", "variables", "multistep_input", "rollout",
+  /// "timeincrement", "normalise", "dtype", "variables_first"}); null otherwise.
+  nlohmann::json anemoi;
+  std::shared_ptr<const AnemoiDataset> anemoi_dataset;
   int64_t stored_bytes = 0;    // on disk, all arrays
   double open_seconds = 0;     // opening metadata and building the dataset
   nlohmann::json description;  // the report's "dataset" section
@@ -62,7 +67,21 @@ struct WindowsFlags {
   bool channels_last = true;
   bool direct_placement = false;  // channels-last placed straight into the output (the old path)
   std::string dtype = "float32";
+  /// Many files joined along time (many_files.h): the members (DATASET given several times; a
+  /// glob DATASET expands to them), and for members without a time coordinate the rule giving
+  /// their times (--file-pattern "{year}.h5", --file-step "6h") and the names of the channels of
+  /// a stacked array (--channels, of --channel-array, FourCastNet's `fields`).
+  std::vector<std::string> members;
+  std::string file_pattern;
+  std::string file_step;
+  std::vector<std::string> channels;
+  std::string channel_array = "fields";
+  bool allow_gaps = false;
 };
+
+/// Seconds in "6h", "30min", "1d", "90s" or a bare number of seconds; kInvalidArgument naming
+/// `what` otherwise.
+int64_t parse_step_seconds(const std::string& text, const std::string& what);
 
 /// Opens `folder` (with chute.json: packed, variables or volume; without: one Zarr array, or a
 /// group whose arrays share axis 0; with windows.enabled: a weather store) or, when `folder` is
@@ -70,8 +89,8 @@ struct WindowsFlags {
 /// are given, and the opening errors of the arrays themselves.
 BenchDataset open_bench_dataset(const std::string& folder,
                                 const std::vector<std::pair<std::string, std::string>>& arrays,
-                                const VolumeSettings& volume = {},
-                                const WindowsFlags& windows = {});
+                                const VolumeSettings& volume = {}, const WindowsFlags& windows = {},
+                                const AnemoiFlags& anemoi = {});
 
 /// Parses "name=path"; a bare path is named after its last path component.
 std::pair<std::string, std::string> parse_array_argument(const std::string& argument);

@@ -164,7 +164,7 @@ json run_bench(const BenchOptions& o, const std::function<void(const std::string
   check_bench_options(o);
   const SweepSpec sweep = parse_sweep(o.sweep);  // fail on a bad sweep before measuring
   const MachineInfo machine = describe_machine();
-  const BenchDataset data = open_bench_dataset(o.dataset, o.arrays, o.volume, o.windows);
+  const BenchDataset data = open_bench_dataset(o.dataset, o.arrays, o.volume, o.windows, o.anemoi);
   log(fmt::format("dataset: {} ({} samples), opened in {:.3f} s", data.dataset->describe(),
                   data.dataset->num_samples(), data.open_seconds));
 
@@ -223,6 +223,9 @@ json run_bench(const BenchOptions& o, const std::function<void(const std::string
   if (cold) {
     std::vector<std::string> roots;
     if (!data.path.empty()) roots.push_back(data.path);
+    if (data.windows.contains("members")) {  // many files: the members, not the glob
+      roots = data.windows["members"].get<std::vector<std::string>>();
+    }
     for (const auto& [name, path] : o.arrays) roots.push_back(path);
     dataset_files = files_under(roots);
     int64_t bytes = 0;
@@ -274,7 +277,7 @@ json run_bench(const BenchOptions& o, const std::function<void(const std::string
     // otherwise "measure" a fantastic rate.
     const std::vector<ChunkRef> touched = chunks_of_batches(*data.dataset, io.batch_indices);
     size_t missing = 0;
-    for (const ChunkRef& ref : touched) missing += !ref.array->store().size(ref.key).has_value();
+    for (const ChunkRef& ref : touched) missing += !ref.store().size(ref.key).has_value();
     if (!touched.empty() && missing * 2 > touched.size()) {
       const std::string warning = fmt::format(
           "warning: {} of the {} chunks the io batches touch are missing (read as the fill "
@@ -342,8 +345,13 @@ json run_bench(const BenchOptions& o, const std::function<void(const std::string
                                           : std::string("none (mapped, uncompressed)"),
         roofline.place_samples_per_s, roofline.combined_samples_per_s, roofline.loop_samples_per_s,
         100 * entry["loader_fraction"].get<double>()));
+  } else if (o.roofline && (chunks = chunks_of_batches(*data.dataset, io.batch_indices)).empty()) {
+    const std::string note =
+        "roofline: not measured: the batches read no chunks (arrays copied out of a mapping, "
+        "contiguous HDF5 or .npy, or chunks never written)";
+    report["notes"].push_back(note);
+    log(note);
   } else if (o.roofline) {
-    chunks = chunks_of_batches(*data.dataset, io.batch_indices);
     RooflineOptions probe = window_placement_probe(*data.dataset, io.batch_indices);
     probe.threads = threads;
     probe.usable_cores = machine.usable_cores;
@@ -399,14 +407,21 @@ json run_bench(const BenchOptions& o, const std::function<void(const std::string
       for (auto& batch : spec.batches) {
         for (int64_t& sample : batch) sample = windows->sample_time(sample);
       }
+    } else if (data.anemoi_dataset) {
+      spec.anemoi = data.anemoi;
+      const auto& dates = data.anemoi_dataset->options().sample_dates;
+      for (auto& batch : spec.batches) {
+        for (int64_t& sample : batch) sample = dates[static_cast<size_t>(sample)];
+      }
     } else {
       spec.arrays = data.packed_arrays;
     }
     log(fmt::format("peers: {} reading the same {} batches{}...", fmt::join(o.peers, ", "),
                     spec.batches.size(),
-                    volume    ? " of crops"
-                    : windows ? " of windows"
-                              : ""));
+                    volume                ? " of crops"
+                    : windows             ? " of windows"
+                    : data.anemoi_dataset ? " of anemoi samples"
+                                          : ""));
     json peers = run_peers(spec);
     add_ratios(peers, io.samples_per_s.mean);
     for (const json& peer : peers) {

@@ -44,6 +44,7 @@ struct BenchOptions {
   std::string command;    // the command line, for the record
   VolumeSettings volume;  // W3 folders: crop size, transforms, which stored form
   WindowsFlags windows;   // W2 windows: layout, dtype, variables, offsets (bench_dataset.h)
+  AnemoiFlags anemoi;     // --anemoi: samples as anemoi-training cuts them (anemoi_workload.h)
   /// "warm" (as found) or "cold": the dataset's files are evicted from the page cache
   /// (posix_fadvise DONTNEED) before each trial, each roofline read pass and each peer.
   std::string page_cache = "warm";

@@ -21,9 +21,9 @@ nlohmann::json skipped(const std::string& name, const std::string& note) {
 
 const std::vector<std::string>& known_peers() {
   // zarr, dask and tensorstore read packed datasets; dali and h5py volumes; torch both;
-  // xarray windows.
+  // xarray and h5py windows; anemoi (anemoi-datasets) and tensorstore anemoi datasets.
   static const std::vector<std::string> peers = {"zarr", "dask", "tensorstore", "torch",
-                                                 "dali", "h5py", "xarray"};
+                                                 "dali", "h5py", "xarray",      "anemoi"};
   return peers;
 }
 
@@ -70,6 +70,10 @@ nlohmann::json to_json(const PeerSpec& spec) {
   if (!spec.windows.is_null()) {
     out["workload"] = "windows";
     out["windows"] = spec.windows;
+  }
+  if (!spec.anemoi.is_null()) {
+    out["workload"] = "anemoi";
+    out["anemoi"] = spec.anemoi;
   }
   return out;
 }

@@ -36,6 +36,8 @@ struct PeerSpec {
   /// W2 windows: BenchDataset::windows, with `batches` holding each sample's time index;
   /// null for other workloads.
   nlohmann::json windows;
+  /// --anemoi: BenchDataset::anemoi, with `batches` holding each sample's reference date.
+  nlohmann::json anemoi;
 };
 
 nlohmann::json to_json(const PeerSpec& spec);

@@ -6,9 +6,12 @@
 #include <cstring>
 #include <optional>
 #include <set>
+#include <tuple>
 #include <utility>
 
+#include "chute/array/chunk_source.h"
 #include "chute/array/read_plan.h"
+#include "chute/array/read_scratch.h"
 #include "chute/bench/machine.h"
 #include "chute/codec/sharding.h"
 #include "chute/store/file_store.h"
@@ -95,7 +98,13 @@ double best_seconds(int repeats, Pass&& pass) {
 /// Reads the chunk's stored object into `out`; a chunk that vanished since it was listed is an
 /// error.
 void read_chunk(const ChunkRef& ref, ByteBuffer& out) {
-  if (!ref.array->store().read(ref.key, out)) {
+  if (ref.nbytes) {
+    out.resize(static_cast<size_t>(*ref.nbytes));
+    if (ref.store().read_range(ref.key, ref.offset, out.span())) return;
+  } else if (ref.store().read(ref.key, out)) {
+    return;
+  }
+  {
     fail(ErrorCode::kNotFound, "roofline: chunk {} of {} disappeared during the run", ref.key,
          ref.array->name());
   }
@@ -200,7 +209,7 @@ double measure_loop_gbps(std::span<const ChunkRef> chunks, ThreadPool& pool, int
 }
 
 std::string file_path(const ChunkRef& ref) {
-  if (const auto* files = dynamic_cast<const FileStore*>(&ref.array->store())) {
+  if (const auto* files = dynamic_cast<const FileStore*>(&ref.store())) {
     return join_key(files->root(), ref.key);
   }
   return {};
@@ -210,10 +219,28 @@ std::string file_path(const ChunkRef& ref) {
 
 std::vector<ChunkRef> unique_chunks(std::span<const ChunkTask> tasks) {
   std::vector<ChunkRef> refs;
-  std::set<std::pair<const Array*, std::string>> seen;
+  std::set<std::tuple<const Array*, std::string, uint64_t>> seen;
+  ReadScratch scratch;
   for (const ChunkTask& task : tasks) {
-    std::string key = task.array->storage_key(task.chunk_coords);
-    if (seen.emplace(task.array, key).second) refs.push_back({task.array, std::move(key)});
+    const ChunkSource& source = task.array->source();
+    if (source.mapped() != nullptr) continue;  // copied out of a mapping: no chunk reads
+    ChunkRef ref;
+    ref.array = task.array;
+    ref.key = task.array->storage_key(task.chunk_coords);
+    if (task.array->codecs().sharding() == nullptr) {
+      const ChunkLocation where = source.locate(task.chunk_coords, scratch, nullptr);
+      // Never written: a missing object is kept (counted as missing); a chunk missing inside
+      // an existing file (HDF5) has nothing to read.
+      if (!where.found && ref.store().size(ref.key)) continue;
+      if (where.nbytes &&
+          (where.offset != 0 || where.store != &task.array->store() || scratch.key != ref.key)) {
+        ref.key = scratch.key;
+        ref.offset = where.offset;
+        ref.nbytes = where.nbytes;
+        ref.range_store = where.store;
+      }
+    }
+    if (seen.emplace(ref.array, ref.key, ref.offset).second) refs.push_back(std::move(ref));
   }
   return refs;
 }
@@ -241,7 +268,12 @@ std::vector<ChunkRef> chunks_in_boxes(const Array& array,
     }
     for (bool more = true; more;) {
       std::string key = array.storage_key(coords);
-      if (seen.insert(key).second) refs.push_back({&array, std::move(key)});
+      if (seen.insert(key).second) {
+        ChunkRef ref;
+        ref.array = &array;
+        ref.key = std::move(key);
+        refs.push_back(std::move(ref));
+      }
       more = false;
       for (size_t d = rank; d-- > 0;) {
         if (++coords[d] <= last[d]) {
@@ -281,7 +313,7 @@ int reads_in_flight(std::span<const ChunkRef> chunks, int threads, int io_concur
     window = 1;
     for (const ChunkRef& ref : chunks) {
       if (ref.array->source().mapped() == nullptr) {
-        window = std::max(1, ref.array->store().preferred_concurrency());
+        window = std::max(1, ref.store().preferred_concurrency());
         break;
       }
     }
@@ -301,7 +333,7 @@ RooflineResult measure_roofline(std::span<const ChunkRef> all_chunks,
   std::vector<ChunkRef> present;
   std::vector<int64_t> stored_sizes;
   for (const ChunkRef& ref : all_chunks) {
-    if (auto size = ref.array->store().size(ref.key)) {
+    if (auto size = ref.nbytes ? ref.nbytes : ref.store().size(ref.key)) {
       present.push_back(ref);
       stored_sizes.push_back(static_cast<int64_t>(*size));
     } else {

@@ -26,6 +26,7 @@
 #include <functional>
 #include <initializer_list>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -40,10 +41,18 @@ namespace chute::bench {
 struct ChunkRef {
   const Array* array = nullptr;
   std::string key;  // Array::storage_key of the chunk or shard
+  /// Chunks stored inside a larger value (HDF5/NetCDF-4 chunks in their file): the byte range
+  /// of the chunk in `key`'s value; nullopt: the whole value is the chunk (or shard).
+  uint64_t offset = 0;
+  std::optional<uint64_t> nbytes;
+  const Store* range_store = nullptr;  // with nbytes: the store holding `key` (else array's)
+  const Store& store() const { return range_store ? *range_store : array->store(); }
 };
 
 /// The distinct stored objects behind a set of chunk tasks (e.g. every ReadPlan of the batches
-/// the benchmark read). Inner chunks of a shard map to their shard.
+/// the benchmark read). Inner chunks of a shard map to their shard; chunks inside one file
+/// (HDF5, NetCDF-4) are told apart by their byte range; chunks never written and arrays copied
+/// out of a mapping (contiguous HDF5, .npy), which have no chunks to read, are left out.
 std::vector<ChunkRef> unique_chunks(std::span<const ChunkTask> tasks);
 
 /// The distinct stored objects holding the boxes [starts[i], starts[i] + shapes[i]) of

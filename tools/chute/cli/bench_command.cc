@@ -27,6 +27,7 @@ namespace {
 struct BenchFlags {
   bench::BenchOptions options;
   std::vector<std::string> arrays;
+  std::vector<std::string> datasets;  // DATASET: one, or the members of a dataset of many files
   std::string modes = "all";
   std::string compare;
   bool quiet = false;
@@ -81,9 +82,10 @@ void register_bench(CLI::App& app) {
       "bench",
       "Measure the loader on a dataset: io, compute and full modes, the machine's roofline, "
       "peers side by side, sweeps");
-  bench->add_option("DATASET", o.dataset,
+  bench->add_option("DATASET", flags->datasets,
                     "a folder made by `chute make-dataset` (with chute.json), a Zarr array or a "
-                    "group whose arrays share axis 0");
+                    "group whose arrays share axis 0; weather windows: a store, a glob or several "
+                    "member files joined along time");
   bench->add_option("--array", flags->arrays,
                     "NAME=PATH of an array of your own (repeat; arrays share the sample axis 0)");
   add_table_option<LoaderOptions>(*bench, "batch_size", o.batch_size);
@@ -112,7 +114,7 @@ void register_bench(CLI::App& app) {
   bench->add_option(
       "--compare", flags->compare,
       "peers reading the same batches: zarr,dask,tensorstore,torch (packed), torch,dali,h5py "
-      "(volume), xarray (windows), or all");
+      "(volume), xarray,h5py (windows), anemoi,tensorstore (--anemoi), or all");
   bench
       ->add_option("--model", o.model,
                    "time a real small model on one batch and use its step time in the compute "
@@ -185,12 +187,50 @@ void register_bench(CLI::App& app) {
   bench->add_option("--dtype", w.dtype, "output dtype: float32, float16, bfloat16")
       ->capture_default_str()
       ->group(windows_group);
+  bench::AnemoiFlags& a = o.anemoi;
+  const char* anemoi_group =
+      "anemoi datasets (DATASET --anemoi; --variables selects, --dtype, --channels-first: "
+      "variables before cells)";
+  bench->add_flag("--anemoi", a.enabled, "DATASET is an anemoi dataset (anemoi-datasets, ufs2arco)")
+      ->group(anemoi_group);
+  bench->add_option("--multistep-input", a.multistep_input, "input dates up to the reference date")
+      ->capture_default_str()
+      ->group(anemoi_group);
+  bench->add_option("--rollout", a.rollout, "target dates after the reference date")
+      ->capture_default_str()
+      ->group(anemoi_group);
+  bench->add_option("--timeincrement", a.timeincrement, "dates between steps")
+      ->capture_default_str()
+      ->group(anemoi_group);
+  bench
+      ->add_option("--anemoi-normalise", a.normalise, "mean-std (the dataset's statistics) or none")
+      ->capture_default_str()
+      ->group(anemoi_group);
+  const char* many_group = "Many files along time (windows over a glob or a list of members)";
+  bench
+      ->add_option("--file-pattern", w.file_pattern,
+                   "members without a time coordinate: the first time from the file name, e.g. "
+                   "{year}.h5 (with --file-step)")
+      ->group(many_group);
+  bench->add_option("--file-step", w.file_step, "the step between a member's times, e.g. 6h")
+      ->group(many_group);
+  bench
+      ->add_option("--channels", w.channels,
+                   "names of the channels of a stacked array (FourCastNet's fields[T, C, H, W])")
+      ->group(many_group);
+  bench->add_option("--channel-array", w.channel_array, "the stacked array --channels names")
+      ->capture_default_str()
+      ->group(many_group);
+  bench->add_flag("--allow-gaps", w.allow_gaps, "members may leave gaps (windows never cross one)")
+      ->group(many_group);
 
   bench->add_option("--device", flags->device,
                     "cuda:N: measure delivery to that GPU with PyTorch (host-to-device roofline, "
                     "delivered batches, a GPU step, --compare torch: DataLoader pin_memory)");
   bench->callback([flags, bench] {
     bench::BenchOptions& options = flags->options;
+    if (!flags->datasets.empty()) options.dataset = flags->datasets.front();
+    if (flags->datasets.size() > 1) options.windows.members = flags->datasets;
     if (!flags->device.empty()) {
       run_device_bench(*flags);
       return;

@@ -62,7 +62,7 @@ std::vector<RankMetric> metrics_of(const json& report, double launch_s) {
 /// Opens the dataset on every rank and agrees on the outcome before anything long starts.
 void check_dataset_opens(Comm& comm, const bench::BenchOptions& o) {
   run_on_all_ranks(comm, "opening the dataset", [&] {
-    (void)bench::open_bench_dataset(o.dataset, o.arrays, o.volume, o.windows);
+    (void)bench::open_bench_dataset(o.dataset, o.arrays, o.volume, o.windows, o.anemoi);
   });
 }
 

@@ -1,0 +1,101 @@
+"""`chute bench STORE --anemoi`: samples cut as anemoi-training cuts them (the same samples as
+chute.anemoi, missing dates never sampled), the roofline, and the peers: tensorstore (which
+builds the very samples chute builds) and anemoi-datasets in its own environment. No timing is
+asserted."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+from anemoi_small import write_anemoi
+from cli_support import run_cli
+from conftest import REPO
+
+import chute
+from chute.bench import peers as bench_peers
+
+ANEMOI_PYTHON = Path(
+    os.environ.get("CHUTE_ANEMOI_PYTHON", REPO / ".venv-anemoi" / "bin" / "python")
+)
+
+
+def _has_anemoi() -> bool:
+    if not ANEMOI_PYTHON.exists():
+        return False
+    probe = [str(ANEMOI_PYTHON), "-c", "import anemoi.datasets"]
+    return subprocess.run(probe, capture_output=True, check=False).returncode == 0
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory) -> str:
+    return write_anemoi(tmp_path_factory.mktemp("bench-anemoi") / "small.zarr", missing=(11,))
+
+
+def _bench(store, *args, report):
+    run_cli(
+        "bench", store, "--anemoi", *args, "--batch-size", 2, "--batches", 2, "--trials", 1,
+        "--warmup", 1, "--threads", 2, "--mode", "io", "--peer-seconds", 120, "--json", report,
+    )  # fmt: skip
+    return json.loads(report.read_text())
+
+
+@pytest.mark.parametrize("variables_first", [False, True])
+def test_tensorstore_peer_builds_the_samples_chute_anemoi_builds(store, variables_first):
+    select = ["v3", "v0", "v1"]
+    ds = chute.anemoi(store, select=select, multistep_input=2, rollout=2,
+                      variables_first=variables_first)  # fmt: skip
+    batch = next(iter(chute.Loader(ds, batch_size=4, shuffle=True, seed=2)))
+    references = ds.sample_date_indices()[batch.indices].tolist()
+    spec = {
+        "batches": [references], "threads": 2,
+        "anemoi": {"store": store, "variables": select, "multistep_input": 2, "rollout": 2,
+                   "timeincrement": 1, "normalise": "mean-std", "dtype": "float32",
+                   "variables_first": variables_first},
+    }  # fmt: skip
+    batches, sample_nbytes = bench_peers._read_anemoi_tensorstore(spec)
+    x, y = next(batches)
+    np.testing.assert_allclose(x, batch["inputs"], rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(y, batch["targets"], rtol=1e-6, atol=1e-6)
+    assert sample_nbytes == (x.nbytes + y.nbytes) // 4
+
+
+def test_bench_anemoi_cuts_chute_anemoi_samples_with_roofline_and_peers(store, tmp_path):
+    env_python = os.environ.get("CHUTE_ANEMOI_PYTHON")
+    report = _bench(store, "--multistep-input", 2, "--rollout", 1, "--compare",
+                    "anemoi,tensorstore,zarr", report=tmp_path / "report.json")  # fmt: skip
+    dataset = report["dataset"]
+    ds = chute.anemoi(store, multistep_input=2, rollout=1)
+    assert dataset["workload"] == "anemoi"
+    assert dataset["samples"] == len(ds)  # date 11 is missing: windows touching it are not cut
+    assert dataset["anemoi"]["variables"] == ds.variables
+    assert report["roofline"]["combined_gbps"] > 0
+    peers = {p["name"]: p for p in report["peers"]}
+    assert peers["tensorstore"]["status"] == "ok", peers["tensorstore"]
+    assert peers["zarr"]["status"] == "skipped" and "anemoi" in peers["zarr"]["note"]
+    if _has_anemoi():
+        assert peers["anemoi"]["status"] == "ok", peers["anemoi"]
+        assert peers["anemoi"]["ratio_samples_per_s"] > 0
+    else:
+        assert peers["anemoi"]["status"] == "skipped", (env_python, peers["anemoi"])
+        assert "CHUTE_ANEMOI_PYTHON" in peers["anemoi"]["note"]
+
+
+def test_bench_anemoi_selects_and_refuses_what_it_cannot_cut(store, tmp_path):
+    report = _bench(store, "--variables", "v4", "v2", "--multistep-input", 3, "--rollout", 2,
+                    "--timeincrement", 2, "--dtype", "bfloat16",
+                    report=tmp_path / "report.json")  # fmt: skip
+    ds = chute.anemoi(store, select=["v4", "v2"], multistep_input=3, rollout=2, timeincrement=2)
+    assert report["dataset"]["samples"] == len(ds)
+    assert report["dataset"]["anemoi"]["variables"] == ["v4", "v2"]
+    for args, words in [
+        (["--variables", "nope"], "'nope' is not a variable"),
+        (["--multistep-input", 30], "no sample fits"),
+        (["--anemoi-normalise", "min-max"], "mean-std or none"),
+    ]:
+        bad = run_cli("bench", store, "--anemoi", *args, "--mode", "io", check=False)
+        assert bad.returncode != 0 and words in bad.stderr, bad.stderr

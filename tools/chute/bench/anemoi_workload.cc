@@ -1,0 +1,178 @@
+#include "chute/bench/anemoi_workload.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <set>
+
+#include "chute/bench/bench_dataset.h"
+#include "chute/dataset/window_axes.h"
+#include "chute/format/open.h"
+#include "chute/util/error.h"
+#include "chute/vocab/dtype.h"
+
+namespace chute::bench {
+namespace {
+
+int64_t days_from_civil(int64_t y, int64_t m, int64_t d) {
+  y -= m <= 2;
+  const int64_t era = (y >= 0 ? y : y - 399) / 400;
+  const int64_t yoe = y - era * 400;
+  const int64_t doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+  const int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+  return era * 146097 + doe - 719468;
+}
+
+std::string attribute_text(const Group& group, const char* name) {
+  const auto& attrs = group.attributes;
+  if (!attrs.contains(name) || !attrs[name].is_string()) {
+    fail(ErrorCode::kInvalidMetadata, "{}: anemoi attribute '{}' is missing or not a string",
+         group.name, name);
+  }
+  return attrs[name].get<std::string>();
+}
+
+std::vector<double> statistic(const Group& group, const char* name, size_t variables) {
+  auto found = group.arrays.find(name);
+  if (found == group.arrays.end()) {
+    fail(ErrorCode::kInvalidMetadata, "{}: the anemoi statistics array '{}' is missing", group.name,
+         name);
+  }
+  std::vector<double> values = read_as_doubles(*found->second);
+  if (values.size() != variables) {
+    fail(ErrorCode::kInvalidMetadata, "{}: '{}' holds {} values for {} variables", group.name, name,
+         values.size(), variables);
+  }
+  return values;
+}
+
+}  // namespace
+
+int64_t parse_iso_seconds(const std::string& text, const std::string& what) {
+  int y = 0, mo = 0, d = 0, h = 0, mi = 0, s = 0;
+  char sep = 'T';
+  int used = 0;
+  const int n =
+      std::sscanf(text.c_str(), "%d-%d-%d%c%d:%d:%d%n", &y, &mo, &d, &sep, &h, &mi, &s, &used);
+  const bool ok = n >= 3 && mo >= 1 && mo <= 12 && d >= 1 && d <= 31 && h >= 0 && h < 24 &&
+                  mi >= 0 && mi < 60 && s >= 0 && s < 61 && (n < 4 || sep == 'T' || sep == ' ');
+  if (!ok) {
+    fail(ErrorCode::kInvalidArgument, "{}: expected a date such as 2020-01-01T06:00:00, got '{}'",
+         what, text);
+  }
+  return days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + s;
+}
+
+AnemoiBench open_anemoi_bench(const std::string& path, const AnemoiFlags& flags,
+                              const std::vector<std::string>& select, const std::string& dtype,
+                              bool variables_first) {
+  if (flags.multistep_input < 1 || flags.rollout < 0 || flags.timeincrement < 1) {
+    fail(ErrorCode::kInvalidArgument,
+         "--multistep-input (>= 1), --rollout (>= 0), --timeincrement (>= 1): got {}, {}, {}",
+         flags.multistep_input, flags.rollout, flags.timeincrement);
+  }
+  if (flags.normalise != "mean-std" && flags.normalise != "none") {
+    fail(ErrorCode::kInvalidArgument, "--anemoi-normalise: expected mean-std or none, got '{}'",
+         flags.normalise);
+  }
+  const Group group = open_group(path);
+  auto data = group.arrays.find("data");
+  if (data == group.arrays.end()) {
+    fail(ErrorCode::kInvalidMetadata, "{}: not an anemoi dataset (no 'data' array)", path);
+  }
+  const auto& shape = data->second->metadata().shape;
+  if (shape.size() != 4) {
+    fail(ErrorCode::kInvalidMetadata,
+         "{}: anemoi 'data' must be (time, variable, ensemble, cell), got {} dimensions", path,
+         shape.size());
+  }
+  const auto& attrs = group.attributes;
+  if (!attrs.contains("variables") || !attrs["variables"].is_array()) {
+    fail(ErrorCode::kInvalidMetadata, "{}: anemoi attribute 'variables' is missing", path);
+  }
+  const auto stored = attrs["variables"].get<std::vector<std::string>>();
+  if (static_cast<int64_t>(stored.size()) != shape[1]) {
+    fail(ErrorCode::kInvalidMetadata, "{}: 'variables' names {} variables, 'data' holds {}", path,
+         stored.size(), shape[1]);
+  }
+  AnemoiBench out;
+  out.dates = shape[0];
+  out.members = shape[2];
+  out.cells = shape[3];
+  out.variables = select.empty() ? stored : select;
+  std::vector<int64_t> index;
+  for (const std::string& name : out.variables) {
+    auto at = std::find(stored.begin(), stored.end(), name);
+    if (at == stored.end()) {
+      fail(ErrorCode::kInvalidArgument, "{}: '{}' is not a variable of the dataset", path, name);
+    }
+    index.push_back(at - stored.begin());
+  }
+
+  // Missing dates, as positions: dates are start_date + k × frequency.
+  std::set<int64_t> missing;
+  if (attrs.contains("missing_dates") && attrs["missing_dates"].is_array() &&
+      !attrs["missing_dates"].empty()) {
+    const int64_t start = parse_iso_seconds(attribute_text(group, "start_date"), "start_date");
+    const int64_t step = parse_step_seconds(attribute_text(group, "frequency"), "frequency");
+    for (const auto& date : attrs["missing_dates"]) {
+      if (!date.is_string()) {
+        fail(ErrorCode::kInvalidMetadata, "{}: 'missing_dates' holds {}, not a date string", path,
+             date.dump());
+      }
+      const int64_t at = parse_iso_seconds(date.get<std::string>(), "missing_dates") - start;
+      if (at % step == 0 && at / step >= 0 && at / step < out.dates) missing.insert(at / step);
+    }
+  }
+  const int64_t before = (flags.multistep_input - 1) * flags.timeincrement;
+  const int64_t after = flags.rollout * flags.timeincrement;
+  for (int64_t i = before; i + after < out.dates; ++i) {
+    auto hit = missing.lower_bound(i - before);
+    if (hit == missing.end() || *hit > i + after) out.sample_dates.push_back(i);
+  }
+  if (out.sample_dates.empty()) {
+    fail(ErrorCode::kInvalidArgument, "{}: no sample fits in {} dates ({} missing)", path,
+         out.dates, missing.size());
+  }
+
+  AnemoiOptions options;
+  options.sources = {data->second};
+  options.source_names = {path};
+  const auto [lo, hi] = std::minmax_element(index.begin(), index.end());
+  AnemoiOptions::Layout layout;
+  layout.reads = {{0, *lo, *hi + 1}};
+  for (int64_t i : index) layout.rows.push_back(i - *lo);
+  options.layouts = {layout};
+  options.date_layout.assign(static_cast<size_t>(out.dates), 0);
+  for (int64_t t = 0; t < out.dates; ++t) options.date_times.push_back(t);
+  for (int64_t t = 0; t <= out.dates; ++t) options.date_time_offsets.push_back(t);
+  options.num_variables = static_cast<int64_t>(index.size());
+  options.sample_dates = out.sample_dates;
+  options.input_offsets.clear();
+  for (int64_t s = 0; s < flags.multistep_input; ++s) {
+    options.input_offsets.push_back(-(flags.multistep_input - 1 - s) * flags.timeincrement);
+  }
+  options.target_offsets.clear();
+  for (int64_t r = 0; r < flags.rollout; ++r) {
+    options.target_offsets.push_back((r + 1) * flags.timeincrement);
+  }
+  for (int64_t v = 0; v < options.num_variables; ++v) {
+    options.input_variables.push_back(v);
+    if (flags.rollout > 0) options.target_variables.push_back(v);
+  }
+  if (flags.normalise == "mean-std") {  // anemoi-training's factors, float64 then float32
+    const std::vector<double> mean = statistic(group, "mean", stored.size());
+    const std::vector<double> stdev = statistic(group, "stdev", stored.size());
+    for (int64_t i : index) {
+      options.mul.push_back(static_cast<float>(1 / stdev[i]));
+      options.add.push_back(static_cast<float>(-mean[i] / stdev[i]));
+    }
+  }
+  options.variables_first = variables_first;
+  options.output_dtype = parse_v3_data_type(dtype);
+  out.dataset = std::make_shared<AnemoiDataset>(std::move(options));
+  return out;
+}
+
+}  // namespace chute::bench
