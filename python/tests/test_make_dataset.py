@@ -259,6 +259,67 @@ def test_volume_hdf5_is_contiguous_by_default(tmp_path):
             np.testing.assert_array_equal(f[dataset][:], group[name][:])
 
 
+# make-dataset writes volume.h5 itself (no libhdf5): h5py (HDF5 2.x) must read exactly what
+# libhdf5 would have written, whatever the codec, and chute reads it the same.
+H5_FILTERS = {
+    "none": [],
+    "gzip": [(h5py.h5z.FILTER_SHUFFLE, (4,)), (h5py.h5z.FILTER_DEFLATE, (5,))],
+    "zstd": [(32015, (3,))],
+    "blosc-lz4": [(32001, (2, 2, 4, 4 * 6 * 6 * 6, 5, 1, 1))],
+    "blosc-zstd": [(32001, (2, 2, 4, 4 * 6 * 6 * 6, 3, 1, 5))],
+}
+
+
+@pytest.mark.parametrize("codec", list(H5_FILTERS))
+def test_volume_hdf5_written_natively_reads_exactly_in_h5py(tmp_path, codec):
+    # 13 = 2 * 6 + 1: partial edge chunks; 4 * 3 * 3 * 3 = 108 and 5 * 27 = 135 chunks.
+    out = tmp_path / "vol"
+    make("volume", out, "--size", 13, "--chunk", 6, "--codec", codec)
+    group = zarr.open_group(out, mode="r")
+    assert (out / "volume.h5").read_bytes()[:9] == b"\x89HDF\r\n\x1a\n\x03"  # superblock 3
+    with h5py.File(out / "volume.h5", "r") as f:
+        assert sorted(f) == ["Hydro", "Nbody"]
+        assert dict(f.attrs) == {}
+        for name, dataset, channels in [("input", "Nbody", 4), ("target", "Hydro", 5)]:
+            d = f[dataset]
+            assert d.shape == (channels, 13, 13, 13) and d.dtype == np.dtype("<f4")
+            assert d.chunks == (1, 6, 6, 6)
+            assert d.maxshape == d.shape and d.fillvalue == 0
+            plist = d.id.get_create_plist()
+            got = [plist.get_filter(i)[0:3:2] for i in range(plist.get_nfilters())]
+            assert got == H5_FILTERS[codec], got
+            assert d.id.get_num_chunks() == channels * 27
+            info = d.id.get_chunk_info(channels * 27 - 1)
+            assert info.chunk_offset == (channels - 1, 12, 12, 12) and info.filter_mask == 0
+            values = d[:]
+            np.testing.assert_array_equal(values, group[name][:])
+            np.testing.assert_array_equal(chute.open(out / "volume.h5" / dataset)[:], values)
+            box = (slice(1, 3), slice(2, 11), slice(5, 13), slice(0, 7))
+            np.testing.assert_array_equal(chute.open(out / "volume.h5" / dataset)[box], values[box])
+
+
+def test_volume_hdf5_pages_a_large_chunk_index_as_libhdf5_does(tmp_path):
+    # 4 * 6^3 = 864 and 5 * 6^3 = 1,080 chunks: Hydro's fixed array is paged (past 1,024).
+    out = tmp_path / "vol"
+    make("volume", out, "--size", 12, "--chunk", 2, "--codec", "gzip")
+    group = zarr.open_group(out, mode="r")
+    with h5py.File(out / "volume.h5", "r") as f:
+        for name, dataset, channels in [("input", "Nbody", 4), ("target", "Hydro", 5)]:
+            assert f[dataset].id.get_num_chunks() == channels * 216
+            np.testing.assert_array_equal(f[dataset][:], group[name][:])
+            np.testing.assert_array_equal(chute.open(out / "volume.h5" / dataset)[:], f[dataset][:])
+
+
+def test_volume_hdf5_contiguous_holds_the_data_after_the_metadata(tmp_path):
+    out = tmp_path / "vol"
+    make("volume", out, "--size", 10, "--codec", "none")
+    size = (out / "volume.h5").stat().st_size
+    with h5py.File(out / "volume.h5", "r") as f:
+        offsets = sorted((f[d].id.get_offset(), f[d].id.get_storage_size()) for d in f)
+    assert offsets[0][0] >= 48 and offsets[0][0] + offsets[0][1] <= offsets[1][0]
+    assert offsets[1][0] + offsets[1][1] == size  # nothing after the data, nothing missing
+
+
 @pytest.mark.skipif(not ZARR2_PYTHON.exists(), reason="no zarr 2.x environment")
 def test_zarr2_python_reads_v2_output(tmp_path):
     make("packed", tmp_path / "p", *PACKED)

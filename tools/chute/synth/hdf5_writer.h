@@ -1,8 +1,8 @@
 #pragma once
-// make-dataset's HDF5 form of the W3 volume: one file holding float32 datasets (`Nbody`,
-// `Hydro`), contiguous (allocated at creation, then filled with pwrite in parallel, as fast as
-// the .npy form) or chunked (chunks generated and encoded on the pool with the HDF5 filter
-// pipeline of the codec preset, written with H5Dwrite_chunk).
+// make-dataset's HDF5 form of the volume: one file holding float32 datasets (`Nbody`, `Hydro`),
+// contiguous (laid out first, then filled with pwrite in parallel, as fast as the .npy form) or
+// chunked (chunks generated and encoded on the pool with the HDF5 filter pipeline of the codec
+// preset, appended as they are done), written by chute's own writer (hdf5_file_writer.h).
 
 #include <string>
 #include <vector>
