@@ -19,7 +19,9 @@
 #include "chute/format/hdf5_chunk_index.h"
 #include "chute/format/hdf5_file.h"
 #include "chute/format/hdf5_filters.h"
+#include "chute/format/hdf5_native/compact_dataset.h"
 #include "chute/format/hdf5_native/file.h"
+#include "chute/format/hdf5_native/virtual_dataset.h"
 #include "chute/format/hdf5_types.h"
 #include "chute/util/checked.h"
 #include "chute/util/error.h"
@@ -207,6 +209,61 @@ nlohmann::json native_attributes(const h5native::File& file, const h5native::Obj
   return attrs;
 }
 
+/// The fill value of a native dataset in native byte order, zeros when none is defined.
+std::vector<std::byte> native_fill_value(const h5native::Dataset& info, const DataType& type,
+                                         Endian endian) {
+  std::vector<std::byte> fill(type.size, std::byte{0});
+  if (info.fill.value && info.fill.value->size() == type.size) {
+    fill = *info.fill.value;
+    if (endian == Endian::kBig) std::reverse(fill.begin(), fill.end());
+  }
+  return fill;
+}
+
+/// open_native() for compact, contiguous and virtual layouts; `metadata` has type and shape.
+ArrayPtr open_native_unchunked(const hdf5::OpenFile& opened,
+                               const h5native::File::Resolved& resolved,
+                               const h5native::Dataset& info, ArrayMetadata metadata, Endian endian,
+                               const std::string& name, const std::string& where) {
+  const h5native::File& holder = *resolved.file;
+  metadata.fill_value = native_fill_value(info, metadata.data_type, endian);
+  metadata.attributes =
+      native_attributes(holder, resolved.object, &metadata.attribute_types, where);
+  hide_netcdf_attributes(metadata);
+  auto store = resolved.file.get() == &hdf5::native_file(opened)
+                   ? opened.store
+                   : std::make_shared<const SingleFileStore>(holder.name());
+  switch (info.layout.cls) {
+    case h5native::Layout::Class::kVirtual:
+      return hdf5::open_virtual(holder, resolved.object, info, holder.name(), std::move(store),
+                                std::move(metadata), endian, name, where);
+    case h5native::Layout::Class::kCompact:
+      return hdf5::open_compact(info, std::move(metadata), endian, name, where);
+    case h5native::Layout::Class::kContiguous:
+      break;
+    case h5native::Layout::Class::kChunked:
+      fail(ErrorCode::kInternal, "{}: a chunked layout here", where);
+  }
+  if (info.layout.address != h5native::kUndefined) {
+    const uint64_t offset =
+        holder.reader().absolute(info.layout.address, info.layout.size, "contiguous data");
+    auto source = std::make_shared<const ContiguousSource>(std::move(store), offset, metadata.shape,
+                                                           metadata.data_type, endian, false, name);
+    metadata.chunk_shape = source->chunk_shape();
+    metadata.codecs = source->codec_specs();
+    return std::make_shared<const Array>(std::move(source), std::move(metadata), name);
+  }
+  // Never written: every element is the fill value.
+  metadata.chunk_shape = contiguous_slab_shape(metadata.shape, metadata.data_type.size, false);
+  metadata.codecs = hdf5_codec_specs({}, metadata.data_type, endian, 0, where);
+  const auto grid = chunk_grid_shape(metadata.shape, metadata.chunk_shape);
+  auto chain = CodecChain::create(metadata.codecs, metadata.data_type, metadata.chunk_shape);
+  auto source = std::make_shared<const Hdf5ChunkedSource>(std::move(store), metadata.chunk_shape,
+                                                          grid, std::vector<CodecChainPtr>{chain},
+                                                          std::vector<Hdf5ChunkEntry>{}, where);
+  return std::make_shared<const Array>(std::move(source), std::move(metadata), name);
+}
+
 /// Opens a chunked dataset through the native reader alone: for datasets whose object header
 /// libhdf5 1.10 cannot decode (HDF5 2.0 writes data layout messages of version 5 for filtered
 /// datasets under libver "latest"). NetCDF-4 dimensions are not read on this path.
@@ -219,11 +276,8 @@ ArrayPtr open_native(const hdf5::OpenFile& opened, const std::string& dataset,
   }
   const h5native::File& holder = *resolved.file;
   const h5native::Dataset info = holder.dataset(resolved.object);
-  if (info.layout.cls != h5native::Layout::Class::kChunked) {
-    fail(ErrorCode::kUnsupported, "{}: only chunked datasets are read without libhdf5", where);
-  }
   if (info.space.kind != h5native::Dataspace::Kind::kSimple) {
-    fail(ErrorCode::kUnsupported, "{}: a chunked dataset without a simple dataspace", where);
+    fail(ErrorCode::kUnsupported, "{}: a dataset without a simple dataspace", where);
   }
   ArrayMetadata metadata;
   metadata.format = "hdf5";
@@ -239,6 +293,9 @@ ArrayPtr open_native(const hdf5::OpenFile& opened, const std::string& dataset,
   if (!checked_product(metadata.shape, static_cast<int64_t>(metadata.data_type.size))) {
     fail(ErrorCode::kInvalidMetadata, "{}: a shape of [{}] holds more than 2^63 bytes", where,
          fmt::join(metadata.shape, ", "));
+  }
+  if (info.layout.cls != h5native::Layout::Class::kChunked) {
+    return open_native_unchunked(opened, resolved, info, std::move(metadata), endian, name, where);
   }
   if (info.layout.chunk.size() != metadata.shape.size()) {
     fail(ErrorCode::kCorruptData, "{}: chunks of rank {} for a dataset of rank {}", where,
@@ -278,6 +335,24 @@ ArrayPtr open_native(const hdf5::OpenFile& opened, const std::string& dataset,
                    : std::make_shared<const SingleFileStore>(holder.name());
   return chunked_array(std::move(metadata), filters, endian, std::move(entries), grid,
                        std::move(store), name, where);
+}
+
+/// A virtual dataset read through its sources (hdf5_virtual.h); its mappings are read natively.
+ArrayPtr open_virtual_native(const hdf5::OpenFile& opened, const std::string& dataset,
+                             ArrayMetadata metadata, Endian endian, const std::string& name,
+                             const std::string& where) {
+  try {
+    const h5native::File::Resolved resolved = hdf5::native_file(opened).resolve(dataset);
+    const h5native::File& holder = *resolved.file;
+    return hdf5::open_virtual(holder, resolved.object, holder.dataset(resolved.object),
+                              holder.name(), opened.store, std::move(metadata), endian, name,
+                              where);
+  } catch (const Error& e) {
+    if (e.code() == ErrorCode::kCorruptData || e.code() == ErrorCode::kInvalidMetadata) {
+      throw hdf5::native_error(e, opened.path, dataset, where);
+    }
+    throw;
+  }
 }
 
 /// Runs chute's own checks of the dataset's layout message (hdf5_btree.h) before H5Dopen2
@@ -393,13 +468,13 @@ ArrayPtr hdf5::open_dataset(const OpenFile& opened, const std::string& file,
   const H5D_layout_t layout = H5Pget_layout(dcpl.get());
   auto file_store = opened.store;
   if (layout == H5D_COMPACT) {
-    fail(ErrorCode::kUnsupported,
-         "{}: compact storage is not supported (rewrite it contiguous "
-         "or chunked)",
-         where);
+    const h5native::File::Resolved resolved = hdf5::native_file(opened).resolve(dataset);
+    return hdf5::open_compact(resolved.file->dataset(resolved.object), std::move(metadata), endian,
+                              name, where);
   }
   if (layout == H5D_VIRTUAL) {
-    fail(ErrorCode::kUnsupported, "{}: virtual datasets are not supported", where);
+    metadata.shape = netcdf_shape;
+    return open_virtual_native(opened, dataset, std::move(metadata), endian, name, where);
   }
   if (layout == H5D_CONTIGUOUS) {
     const haddr_t offset = H5Dget_offset(dset.get());
