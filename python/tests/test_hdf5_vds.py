@@ -247,3 +247,49 @@ def test_windows_over_a_virtual_dataset_equal_windows_over_its_sources(tmp_path)
     b = next(iter(chute.Loader(virtual, batch_size=len(virtual), shuffle=False)))
     for key in ("inputs", "targets"):
         np.testing.assert_array_equal(a[key], b[key])
+
+
+def random_hyperslab(rng, extent, size):
+    """(start, stride, count, block) along one axis of `extent` selecting `size` indices."""
+    block = int(rng.choice([b for b in (1, 2, 3) if size % b == 0]))
+    count = size // block
+    room = (extent - size) // (count - 1) if count > 1 else 0
+    stride = block + int(rng.integers(0, min(room, 2) + 1))
+    span = (count - 1) * stride + block
+    start = int(rng.integers(0, extent - span + 1))
+    return start, stride, count, block
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_random_hyperslab_mappings(tmp_path, seed):
+    # Mappings with random starts, strides, counts and blocks on both sides (disjoint along the
+    # virtual dataset's first axis), read in random boxes exactly as h5py reads them.
+    rng = np.random.default_rng(seed)
+    rank = int(rng.integers(2, 4))
+    vshape = [int(rng.integers(12, 20)) for _ in range(rank)]
+    dcpl = h5py.h5p.create(h5py.h5p.DATASET_CREATE)
+    dcpl.set_fill_value(np.array(-3, dtype="f4"))
+    row = 0
+    for k in range(int(rng.integers(1, 4))):
+        sizes = [int(rng.integers(1, 5)) for _ in range(rank)]
+        vsel = [random_hyperslab(rng, n, s) for n, s in zip(vshape, sizes)]
+        span0 = (vsel[0][2] - 1) * vsel[0][1] + vsel[0][3]
+        if row + span0 > vshape[0]:
+            break
+        vsel[0] = (row,) + vsel[0][1:]
+        row += span0 + int(rng.integers(0, 3))
+        sshape = [s + int(rng.integers(0, 8)) for s in sizes]
+        ssel = [random_hyperslab(rng, n, s) for n, s in zip(sshape, sizes)]
+        with h5py.File(tmp_path / f"s{k}.h5", "w") as f:
+            chunks = tuple(int(rng.integers(1, n + 1)) for n in sshape)
+            f.create_dataset("x", data=values(sshape, seed=seed * 10 + k), chunks=chunks)
+        vspace = h5py.h5s.create_simple(tuple(vshape))
+        vspace.select_hyperslab(*[tuple(a[i] for a in vsel) for i in (0, 2, 1, 3)])
+        sspace = h5py.h5s.create_simple(tuple(sshape))
+        sspace.select_hyperslab(*[tuple(a[i] for a in ssel) for i in (0, 2, 1, 3)])
+        dcpl.set_virtual(vspace, f"s{k}.h5".encode(), b"x", sspace)
+    libver = "latest" if seed % 2 else "earliest"
+    with h5py.File(tmp_path / "v.h5", "w", libver=libver) as f:
+        space = h5py.h5s.create_simple(tuple(vshape))
+        h5py.h5d.create(f.id, b"v", h5py.h5t.IEEE_F32LE, space, dcpl=dcpl)
+    check_reads(tmp_path / "v.h5", seed=seed)
