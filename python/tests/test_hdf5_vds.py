@@ -293,3 +293,26 @@ def test_random_hyperslab_mappings(tmp_path, seed):
         space = h5py.h5s.create_simple(tuple(vshape))
         h5py.h5d.create(f.id, b"v", h5py.h5t.IEEE_F32LE, space, dcpl=dcpl)
     check_reads(tmp_path / "v.h5", seed=seed)
+
+
+def test_printf_style_source_names(tmp_path):
+    # "part-%b.h5": block b of the unlimited virtual selection comes from part-<b>.h5, up to the
+    # first file that is missing; the extent follows the files there are.
+    def write_part(b):
+        with h5py.File(tmp_path / f"part-{b}.h5", "w") as f:
+            f.create_dataset("x", data=values((3, 5), seed=20 + b), chunks=(2, 5))
+
+    for b in range(3):
+        write_part(b)
+    vspace = h5py.h5s.create_simple((0, 5), (h5py.h5s.UNLIMITED, 5))
+    vspace.select_hyperslab((0, 0), (h5py.h5s.UNLIMITED, 1), (4, 1), (3, 5))
+    dcpl = h5py.h5p.create(h5py.h5p.DATASET_CREATE)
+    dcpl.set_virtual(vspace, b"part-%b.h5", b"x", h5py.h5s.create_simple((3, 5)))
+    dcpl.set_fill_value(np.array(-1, dtype="f4"))
+    with h5py.File(tmp_path / "parts.h5", "w", libver="latest") as f:
+        space = h5py.h5s.create_simple((0, 5), (h5py.h5s.UNLIMITED, 5))
+        h5py.h5d.create(f.id, b"v", h5py.h5t.IEEE_F32LE, space, dcpl=dcpl)
+    assert check_reads(tmp_path / "parts.h5").shape == (11, 5)
+    write_part(3)
+    write_part(5)  # after a missing part: not read, as in HDF5
+    assert check_reads(tmp_path / "parts.h5").shape == (15, 5)

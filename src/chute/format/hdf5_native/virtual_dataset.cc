@@ -226,23 +226,30 @@ std::vector<VirtualRun> pair_axis(const std::vector<Interval>& target,
   return runs;
 }
 
-/// "%%" stands for "%"; "%b" (a source per block of an unlimited selection) is not read.
-std::string source_name(const std::string& stored, const std::string& where) {
+/// Whether a stored source name is a printf-style pattern: "%b" for the block number.
+bool has_block_pattern(const std::string& stored) {
+  for (size_t i = 0; i + 1 < stored.size(); ++i) {
+    if (stored[i] != '%') continue;
+    if (stored[i + 1] == 'b') return true;
+    ++i;  // "%%" or another escape
+  }
+  return false;
+}
+
+/// A stored source name with "%%" read as "%" and "%b" as `block`.
+std::string source_name(const std::string& stored, uint64_t block, const std::string& where) {
   std::string out;
   for (size_t i = 0; i < stored.size(); ++i) {
     if (stored[i] != '%') {
       out.push_back(stored[i]);
       continue;
     }
-    if (i + 1 < stored.size() && stored[i + 1] == '%') {
-      out.push_back('%');
+    if (i + 1 < stored.size() && (stored[i + 1] == '%' || stored[i + 1] == 'b')) {
+      out += stored[i + 1] == '%' ? std::string("%") : std::to_string(block);
       ++i;
       continue;
     }
-    fail(ErrorCode::kUnsupported,
-         "{}: the source name '{}' is a printf-style pattern (a source per block), not read "
-         "by chute",
-         where, stored);
+    bad_selection(where, fmt::format("a source name '{}' with a lone '%'", stored));
   }
   return out;
 }
@@ -385,14 +392,16 @@ ArrayPtr open_virtual(const h5native::File& file, const h5native::Object& object
 
   // Each source dataset opened once (null: missing, read as fill).
   std::map<std::pair<std::string, std::string>, ArrayPtr> sources;
-  auto open_source = [&](const h5n::VirtualMapping& m) -> ArrayPtr {
-    const std::string dataset = source_name(m.dataset, where);
+  // `quiet`: a missing printf-style source ends its mapping's blocks, as in HDF5.
+  auto open_source = [&](const std::string& file_name, const std::string& dataset,
+                         bool quiet) -> ArrayPtr {
     std::vector<std::string> tried;
-    const std::optional<std::string> found =
-        find_source_file(source_name(m.file, where), path, tried);
+    const std::optional<std::string> found = find_source_file(file_name, path, tried);
     if (!found) {
-      report_missing_once(where, fmt::format("source file '{}' not found (looked for {})", m.file,
-                                             fmt::join(tried, ", ")));
+      if (!quiet) {
+        report_missing_once(where, fmt::format("source file '{}' not found (looked for {})",
+                                               file_name, fmt::join(tried, ", ")));
+      }
       return nullptr;
     }
     auto [it, inserted] = sources.try_emplace({*found, dataset});
@@ -404,41 +413,95 @@ ArrayPtr open_virtual(const h5native::File& file, const h5native::Object& object
         throw e.with_context(
             fmt::format("{}: source file '{}', dataset '{}'", where, *found, dataset));
       }
-      report_missing_once(where,
-                          fmt::format("source file '{}' has no dataset '{}'", *found, dataset));
+      if (!quiet) {
+        report_missing_once(where,
+                            fmt::format("source file '{}' has no dataset '{}'", *found, dataset));
+      }
     }
     return it->second;
   };
 
-  // The virtual extent along unlimited axes: where the last mapping there ends.
+  // The virtual extent along unlimited axes (HDF5's "last available" view): where the last
+  // unlimited mapping there ends with the sources as they are, but no less than the limited
+  // mappings reach.
   std::vector<bool> grows(rank, false);
   for (size_t d = 0; d < rank; ++d) {
     grows[d] = d < info.space.maxdims.size() && info.space.maxdims[d] == h5n::kUndefined;
   }
   std::vector<std::optional<int64_t>> grown(rank);
+  std::vector<int64_t> reached(rank, 0);
 
   std::vector<ResolvedMapping> planned;
-  for (size_t k = 0; k < mappings.size(); ++k) {
-    const h5n::VirtualMapping& m = mappings[k];
-    const std::string at =
-        fmt::format("{}: mapping {} (source file '{}', dataset '{}')", where, k, m.file, m.dataset);
-    ArrayPtr source = open_source(m);
-    if (!source) continue;
+  auto plan = [&](const h5n::VirtualMapping& m, ArrayPtr source, const std::string& at) {
     std::optional<ResolvedMapping> resolved =
         resolve_mapping(m, source->metadata().shape, metadata.shape, at);
-    if (!resolved) continue;
+    if (!resolved) return;
     VirtualPiece& piece = resolved->piece;
-    piece.source = source;
-    const std::vector<bool>& unlimited = resolved->unlimited;
+    piece.source = std::move(source);
     for (size_t d = 0; d < rank; ++d) {
-      if (!unlimited[d] || !grows[d]) continue;
+      if (!resolved->unlimited[d] || !grows[d]) continue;
       const VirtualRun& last = piece.runs[d].back();
       grown[d] = std::max(grown[d].value_or(0), last.target + last.length);
     }
     planned.push_back(std::move(*resolved));
+  };
+  for (size_t k = 0; k < mappings.size(); ++k) {
+    const h5n::VirtualMapping& m = mappings[k];
+    const std::string at =
+        fmt::format("{}: mapping {} (source file '{}', dataset '{}')", where, k, m.file, m.dataset);
+    size_t unlimited_axes = 0, axis = 0;
+    for (size_t d = 0; d < rank; ++d) {
+      if (!unlimited_axis(m.target, d)) continue;
+      ++unlimited_axes;
+      axis = d;
+      if (grows[d]) grown[d] = grown[d].value_or(0);
+    }
+    {
+      const auto target = selection_axes(m.target, metadata.shape, {}, at);
+      for (size_t d = 0; d < rank; ++d) {
+        if (!unlimited_axis(m.target, d) && !target[d].empty()) {
+          reached[d] = std::max(reached[d], target[d].back().hi);
+        }
+      }
+    }
+    if (!has_block_pattern(m.file) && !has_block_pattern(m.dataset)) {
+      ArrayPtr source =
+          open_source(source_name(m.file, 0, at), source_name(m.dataset, 0, at), false);
+      if (source) plan(m, std::move(source), at);
+      continue;
+    }
+    // printf-style names: block b of the unlimited virtual selection comes from the source
+    // named with b, for b = 0, 1, ... up to the first that is missing.
+    if (unlimited_axes != 1 || m.target.count[axis] != h5n::kUndefined ||
+        m.target.block[axis] == h5n::kUndefined) {
+      fail(ErrorCode::kUnsupported,
+           "{}: a printf-style source name needs a virtual selection with one unlimited count", at);
+    }
+    for (uint64_t b = 0;; ++b) {
+      if (b >= kMaxVirtualBlocks) {
+        fail(ErrorCode::kUnsupported, "{}: more than {} printf-style sources", at,
+             kMaxVirtualBlocks);
+      }
+      ArrayPtr source =
+          open_source(source_name(m.file, b, at), source_name(m.dataset, b, at), true);
+      if (!source) break;
+      constexpr uint64_t kFar = uint64_t{1} << 60;
+      const uint64_t stride = m.target.stride[axis], first = m.target.start[axis];
+      if (first > kFar || stride > kFar || (b > 0 && stride > (kFar - first) / b)) {
+        bad_selection(at, "printf-style blocks past the largest extent");
+      }
+      h5n::VirtualMapping block = m;
+      block.target.count[axis] = 1;
+      block.target.start[axis] = first + b * stride;
+      plan(block, std::move(source), fmt::format("{} block {}", at, b));
+      if (grows[axis]) {
+        const auto end = static_cast<int64_t>(block.target.start[axis] + m.target.block[axis]);
+        grown[axis] = std::max(grown[axis].value_or(0), end);
+      }
+    }
   }
   for (size_t d = 0; d < rank; ++d) {
-    if (grown[d]) metadata.shape[d] = *grown[d];
+    if (grown[d]) metadata.shape[d] = std::max(*grown[d], reached[d]);
   }
   // A limited mapping past a shrunk extent keeps what is still inside it.
   std::vector<VirtualPiece> pieces;
