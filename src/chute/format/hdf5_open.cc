@@ -355,6 +355,18 @@ ArrayPtr open_virtual_native(const hdf5::OpenFile& opened, const std::string& da
   }
 }
 
+/// Whether the native reader finds a virtual layout at `dataset` (false when it cannot tell:
+/// libhdf5 then opens the dataset as before).
+bool native_layout_is_virtual(const hdf5::OpenFile& opened, const std::string& dataset) {
+  try {
+    const h5native::File::Resolved resolved = hdf5::native_file(opened).resolve(dataset);
+    return resolved.object.kind == h5native::Object::Kind::kDataset &&
+           resolved.file->dataset(resolved.object).layout.cls == h5native::Layout::Class::kVirtual;
+  } catch (const Error&) {
+    return false;
+  }
+}
+
 /// Runs chute's own checks of the dataset's layout message (hdf5_btree.h) before H5Dopen2
 /// decodes it: libhdf5 1.10 divides by a zero dimensionality or chunk extent (SIGFPE) where
 /// h5py's newer library refuses the file. H5Oget_info_by_name2 with H5O_INFO_BASIC reads where
@@ -398,6 +410,15 @@ ArrayPtr hdf5::open_dataset(const OpenFile& opened, const std::string& file,
   if (dataset.empty() || H5Lexists(opened.file.get(), dataset.c_str(), H5P_DEFAULT) <= 0) {
     hdf5::take_error_stack();
     fail(ErrorCode::kNotFound, "{}: no such dataset", where);
+  }
+  // Virtual datasets are opened natively, before libhdf5 1.10 decodes their mappings (it
+  // crashes on some corrupt ones).
+  if (native_layout_is_virtual(opened, dataset)) {
+    try {
+      return open_native(opened, dataset, name, where);
+    } catch (const Error& e) {
+      throw hdf5::native_error(e, opened.path, dataset, where);
+    }
   }
   check_layout_before_open(opened, dataset, where);
   const hid_t opened_id = H5Dopen2(opened.file.get(), dataset.c_str(), H5P_DEFAULT);

@@ -72,7 +72,9 @@ std::vector<Interval> hyperslab_axis(uint64_t start, uint64_t stride, uint64_t c
     if (count > kMaxVirtualBlocks && stride != block) {
       fail(ErrorCode::kUnsupported, "{}: a selection of {} blocks along one axis", where, count);
     }
-    if (count > kMax / stride) bad_selection(where, fmt::format("{} blocks", count));
+    if (count > 1 && count > kMax / stride) {
+      bad_selection(where, fmt::format("{} blocks every {}", count, stride));
+    }
     n = static_cast<int64_t>(count);
   } else if (extent) {
     if (*extent <= lo) return out;
