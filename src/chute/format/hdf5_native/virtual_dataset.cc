@@ -283,6 +283,7 @@ std::optional<std::string> find_source_file(const std::string& name, const std::
   candidates.push_back(folder / relative);
   if (!stored.is_absolute()) candidates.push_back(stored);
   for (const fs::path& c : candidates) {
+    if (std::find(tried.begin(), tried.end(), c.string()) != tried.end()) continue;
     tried.push_back(c.string());
     if (is_file(c.string())) return c.string();
   }
