@@ -133,6 +133,14 @@ ArrayPtr virtual_array(std::vector<VirtualPiece> pieces, ArrayMetadata metadata,
     fail(ErrorCode::kInvalidArgument, "virtual array '{}': no pieces and no placeholder", name);
   }
   auto map = std::make_shared<VirtualMap>();
+  std::stable_sort(pieces.begin(), pieces.end(), [](const VirtualPiece& a, const VirtualPiece& b) {
+    return a.runs[0].front().target < b.runs[0].front().target;
+  });
+  int64_t reach = 0;
+  for (const VirtualPiece& p : pieces) {
+    reach = std::max(reach, p.runs[0].back().target + p.runs[0].back().length);
+    map->reach.push_back(reach);
+  }
   map->pieces = std::move(pieces);
   join->mapped = std::move(map);
   return std::make_shared<const Array>(std::move(join), std::move(metadata), name);
@@ -153,7 +161,17 @@ void add_virtual_box(ReadPlan& plan, const Array& array, std::span<const int64_t
   std::vector<Touched> touched;
   std::vector<std::vector<VirtualRun>> clipped(rank);
   int64_t covered = 0;
-  for (const VirtualPiece& piece : map.pieces) {
+  // The pieces starting before the box ends along axis 0, back to the last one whose reach
+  // (its end or an earlier piece's) is past the box's start.
+  const int64_t lo = start[0], hi = start[0] + dst.shape[0];
+  const auto end =
+      std::partition_point(map.pieces.begin(), map.pieces.end(),
+                           [hi](const VirtualPiece& p) { return p.runs[0].front().target < hi; });
+  auto first =
+      std::partition_point(map.reach.begin(), map.reach.begin() + (end - map.pieces.begin()),
+                           [lo](int64_t reach) { return reach <= lo; });
+  for (auto it = map.pieces.begin() + (first - map.reach.begin()); it != end; ++it) {
+    const VirtualPiece& piece = *it;
     int64_t n = 1;
     for (size_t d = 0; d < rank && n > 0; ++d) {
       clip_virtual_runs(piece.runs[d], start[d], start[d] + dst.shape[d], clipped[d]);

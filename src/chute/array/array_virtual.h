@@ -33,7 +33,11 @@ struct VirtualPiece {
 };
 
 struct VirtualMap {
+  /// Ordered by where they start along axis 0.
   std::vector<VirtualPiece> pieces;
+  /// Per piece (in that order): the end along axis 0 of it and every piece before it, so a box
+  /// finds the pieces it meets without looking at all of them (years stacked along time).
+  std::vector<int64_t> reach;
 };
 
 /// An array of `metadata` (its chunk shape is the read grid reported to callers sizing work)

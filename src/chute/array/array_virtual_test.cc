@@ -74,6 +74,21 @@ TEST(ArrayVirtual, StridedRunsInterleaveTwoSources) {
   EXPECT_EQ(read_all(*v, {3}, {2}), (std::vector<float>{101, 2}));
 }
 
+TEST(ArrayVirtual, PiecesGivenInAnyOrderAreFoundByTheBoxesTheyMeet) {
+  // Ten one-index pieces given backwards, a long one under them all (axis 1 apart).
+  std::vector<VirtualPiece> pieces;
+  for (int64_t i = 9; i >= 0; --i) {
+    pieces.push_back({numbered({1}, static_cast<float>(100 * i), "p"),
+                      {0, -1},
+                      {0},
+                      {{{i, 0, 1}}, {{0, 0, 1}}}});
+  }
+  pieces.push_back({numbered({10}, 1000, "long"), {0, -1}, {0}, {{{0, 0, 10}}, {{1, 0, 1}}}});
+  ArrayPtr v = virtual_array(pieces, virtual_metadata({10, 2}, -1), "v", nullptr);
+  EXPECT_EQ(read_all(*v, {3, 0}, {3, 2}), (std::vector<float>{300, 1003, 400, 1004, 500, 1005}));
+  EXPECT_EQ(read_all(*v, {9, 0}, {1, 2}), (std::vector<float>{900, 1009}));
+}
+
 TEST(ArrayVirtual, OverlappingPiecesAndPiecesOutsideTheirArraysAreErrors) {
   ArrayPtr a = numbered({4}, 0, "a");
   VirtualPiece p1{a, {0}, {0}, {{{0, 0, 3}}}};
