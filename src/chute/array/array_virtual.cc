@@ -122,14 +122,16 @@ ArrayPtr virtual_array(std::vector<VirtualPiece> pieces, ArrayMetadata metadata,
       }
     }
   }
+  // The placeholder first: the engine's source and read grid of this array (its chunk keys,
+  // stored sizes) are then of this array's own shape, whatever its sources' ranks and grids.
   auto join = std::make_shared<ArrayJoin>();
+  if (placeholder) join->members.push_back(std::move(placeholder));
   for (const VirtualPiece& p : pieces) {
     if (std::find(join->members.begin(), join->members.end(), p.source) == join->members.end()) {
       join->members.push_back(p.source);
     }
   }
-  if (join->members.empty()) join->members.push_back(std::move(placeholder));
-  if (!join->members[0]) {
+  if (join->members.empty()) {
     fail(ErrorCode::kInvalidArgument, "virtual array '{}': no pieces and no placeholder", name);
   }
   auto map = std::make_shared<VirtualMap>();

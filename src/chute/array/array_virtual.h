@@ -42,7 +42,8 @@ struct VirtualMap {
 
 /// An array of `metadata` (its chunk shape is the read grid reported to callers sizing work)
 /// made of `pieces`. `placeholder` is an array of the same metadata whose every element is the
-/// fill value (used for the engine's read grid when no piece has a source). Throws
+/// fill value, nothing stored: what the array reports as its chunk source (keys, stored sizes);
+/// without one, the first piece's source (then of this array's rank and grid). Throws
 /// kInvalidArgument naming `name` and the piece's source when a piece leaves this array or its
 /// source; kUnsupported when its source's dtype differs or two pieces overlap.
 ArrayPtr virtual_array(std::vector<VirtualPiece> pieces, ArrayMetadata metadata,

@@ -532,9 +532,8 @@ ArrayPtr open_virtual(const h5native::File& file, const h5native::Object& object
   }
   metadata.codecs = hdf5_codec_specs({}, metadata.data_type, endian, 0, where);
 
-  // Every element the fill value: the engine's read grid when no source is there.
+  // Nothing stored, the virtual dataset's own grid: what it reports as its chunk source.
   ArrayMetadata fill = metadata;
-  fill.chunk_shape = contiguous_slab_shape(metadata.shape, item, false);
   const auto grid = chunk_grid_shape(fill.shape, fill.chunk_shape);
   auto chain = CodecChain::create(fill.codecs, fill.data_type, fill.chunk_shape);
   auto empty_source = std::make_shared<const Hdf5ChunkedSource>(
