@@ -337,7 +337,7 @@ ArrayPtr open_native(const hdf5::OpenFile& opened, const std::string& dataset,
                        std::move(store), name, where);
 }
 
-/// A virtual dataset read through its sources (hdf5_virtual.h); its mappings are read natively.
+/// A virtual dataset read through its sources (hdf5_native/virtual_dataset.h); its mappings are read natively.
 ArrayPtr open_virtual_native(const hdf5::OpenFile& opened, const std::string& dataset,
                              ArrayMetadata metadata, Endian endian, const std::string& name,
                              const std::string& where) {
