@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Writes the seed corpora of the native HDF5 reader's fuzzers (hdf5_native_file_fuzz,
 hdf5_native_messages_fuzz) from small files h5py writes: each chunk index kind, dense and compact
-links and attributes, variable-length strings, soft links, a virtual dataset, compound (complex)
+links and attributes, variable-length strings, soft links, virtual datasets (hyperslabs,
+unlimited and printf-style mappings), compound (complex)
 and enum (bool) types, a compact dataset, dimension scales (DIMENSION_LIST, REFERENCE_LIST). Run
 from the repository root; the seeds are committed."""
 
@@ -60,6 +61,24 @@ def small_files(folder: Path) -> dict[str, Path]:
         layout[1, ::2] = h5py.VirtualSource("src.h5", "data", shape=(6,))[:3]
         f.create_virtual_dataset("v", layout, fillvalue=-1)
     files["virtual"] = path
+    # Unlimited and printf-style mappings, a block list (earliest format), the same file.
+    with h5py.File(folder / "part-0.h5", "w") as f:
+        f.create_dataset("x", data=np.arange(6, dtype="<i2").reshape(2, 3))
+    path = folder / "virtual_unlimited.h5"
+    with h5py.File(path, "w") as f:
+        f.create_dataset("same", data=np.arange(6, dtype="<i2"))
+        dcpl = h5py.h5p.create(h5py.h5p.DATASET_CREATE)
+        vspace = h5py.h5s.create_simple((4, 3), (h5py.h5s.UNLIMITED, 3))
+        vspace.select_hyperslab((0, 0), (h5py.h5s.UNLIMITED, 1), (3, 1), (2, 3))
+        dcpl.set_virtual(vspace, b"part-%b.h5", b"x", h5py.h5s.create_simple((2, 3)))
+        vspace = h5py.h5s.create_simple((4, 3), (h5py.h5s.UNLIMITED, 3))
+        vspace.select_hyperslab((2, 0), (2, 1), (1, 2), (1, 1))
+        source = h5py.h5s.create_simple((6,), (h5py.h5s.UNLIMITED,))
+        source.select_hyperslab((1,), (2,), (3,), (1,))
+        dcpl.set_virtual(vspace, b".", b"same", source)
+        space = h5py.h5s.create_simple((4, 3), (h5py.h5s.UNLIMITED, 3))
+        h5py.h5d.create(f.id, b"v", h5py.h5t.STD_I16LE, space, dcpl=dcpl)
+    files["virtual_unlimited"] = path
     return files
 
 

@@ -176,6 +176,52 @@ def test_fourcastnet_per_year_files(tmp_path):
     assert batch["inputs"].shape == (12, 2, 6, 8)  # (N, C, H, W)
 
 
+def test_fourcastnet_virtual_dataset_gives_the_per_year_batches(tmp_path):
+    # Whole years (1460 six-hourly steps from Jan 1) meet without gaps, so windows over the
+    # per-year list cross the years exactly as windows over the virtual dataset that joins them
+    # (the `.h5v` FourCastNet and Makani train on, written with libver "latest").
+    import h5py
+
+    years, steps = (2017, 2018), (1460, 1460)
+    fcn = write_fourcastnet(tmp_path, years=years, steps=steps)
+    shape = fcn["fields"].shape
+    layout = h5py.VirtualLayout(shape, "f4")
+    start = 0
+    for year, n in zip(years, steps):
+        layout[start : start + n] = h5py.VirtualSource(f"../{year}.h5", "fields",
+                                                       shape=(n, *shape[1:]))  # fmt: skip
+        start += n
+    (tmp_path / "vds").mkdir()
+    h5v = tmp_path / "vds" / "2017.h5v"  # named by its first year: times from the name
+    with h5py.File(h5v, "w", libver="latest") as f:
+        f.create_virtual_dataset("fields", layout, fillvalue=0)
+    np.testing.assert_array_equal(chute.open(f"{h5v}/fields")[...], fcn["fields"])
+
+    means, stds = fcn["means"][0, :, 0, 0], fcn["stds"][0, :, 0, 0]
+    pick = ["t2m", "u10", "z500"]
+    idx = [CHANNELS.index(c) for c in pick]
+    kw = {
+        "file_step": "6h",
+        "channels": CHANNELS,
+        "channels_last": False,
+        "input_offsets": (-1, 0),
+        "target_offsets": (1, 2),
+        "mean": means[idx].tolist(),
+        "std": stds[idx].tolist(),
+    }
+    per_year = chute.windows(fcn["paths"], pick, file_pattern="{year}.h5", **kw)
+    virtual = chute.windows(str(h5v), pick, file_pattern="{year}.h5v", **kw)
+    assert len(per_year) == len(virtual) == sum(steps) - 3
+    loaders = [chute.Loader(d, batch_size=64, shuffle=True, seed=0) for d in (per_year, virtual)]
+    n = 0
+    for a, b in zip(*loaders):
+        assert a.keys() == b.keys()
+        for key in a:
+            np.testing.assert_array_equal(a[key], b[key])
+        n += 1
+    assert n == len(loaders[0])
+
+
 def test_a_truncated_member_is_an_error_naming_it(days, tmp_path):
     paths = days[1]
     cut = tmp_path / "era5_2020-01-02.nc"

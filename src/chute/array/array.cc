@@ -80,6 +80,7 @@ Array::Array(std::shared_ptr<const ArrayJoin> join, ArrayMetadata metadata, std:
   read_chain_ = first.read_chain_;
   read_chunk_shape_ = first.read_chunk_shape_;
   if (join_->parent) read_chunk_shape_.erase(read_chunk_shape_.begin() + join_->axis);
+  if (join_->mapped) read_chunk_shape_ = metadata_.chunk_shape;  // sources may differ in rank
   read_grid_shape_ = chunk_grid_shape(metadata_.shape, read_chunk_shape_);
 }
 

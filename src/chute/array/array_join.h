@@ -15,6 +15,8 @@
 
 namespace chute {
 
+struct VirtualMap;
+
 struct ArrayJoin {
   /// Concatenation along axis 0: member i holds indices [starts[i], starts[i + 1]).
   std::vector<ArrayPtr> members;
@@ -23,6 +25,8 @@ struct ArrayJoin {
   ArrayPtr parent;
   int axis = -1;
   int64_t index = 0;
+  /// Pieces of other arrays (array_virtual.h; members: their distinct sources).
+  std::shared_ptr<const VirtualMap> mapped;
 };
 
 /// Joins `members` along axis 0. They must agree on rank, dtype, fill value and every extent

@@ -5,6 +5,7 @@
 
 #include "chute/array/array.h"
 #include "chute/array/array_join.h"
+#include "chute/array/array_virtual.h"
 #include "chute/array/chunk_grid.h"
 #include "chute/array/strided_copy.h"
 #include "chute/util/clock.h"
@@ -31,6 +32,10 @@ void ReadPlan::add(const Array& array, std::span<const int64_t> start, const Str
   const size_t rank = array.rank();
   if (std::any_of(dst.shape.begin(), dst.shape.end(), [](int64_t n) { return n == 0; })) return;
   if (const ArrayJoin* join = array.join()) {
+    if (join->mapped) {
+      add_virtual_box(*this, array, start, dst, std::move(context), convert);
+      return;
+    }
     add_joined(*join, start, dst, std::move(context), convert);
     return;
   }

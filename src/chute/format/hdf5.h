@@ -15,7 +15,7 @@ namespace chute {
 
 /// Opens dataset `dataset` ("Nbody", "/grp/x") of the HDF5 file at `file`. Throws kNotFound
 /// naming file and dataset when either is missing; kUnsupported naming file, dataset and what
-/// for external or virtual storage, a filter chute does not decode, or a data type
+/// for external storage, a filter chute does not decode, or a data type
 /// other than bool, integers, floats and complex; kCorruptData naming file, dataset and
 /// structure for a truncated or corrupt file; kIoError
 /// when another process holds the file open for writing.

@@ -17,6 +17,7 @@
 #include "chute/format/hdf5_file.h"
 #include "chute/format/hdf5_filters.h"
 #include "chute/format/hdf5_native/file.h"
+#include "chute/format/hdf5_native/virtual_dataset.h"
 #include "chute/format/hdf5_types.h"
 #include "chute/util/checked.h"
 #include "chute/util/error.h"
@@ -128,14 +129,6 @@ ArrayPtr contiguous_array(ArrayMetadata metadata, std::optional<uint64_t> offset
   return std::make_shared<const Array>(std::move(source), std::move(metadata), name);
 }
 
-/// A virtual dataset: its mappings are decoded by the native reader; reads through them are
-/// not built yet.
-ArrayPtr open_virtual(const hdf5::OpenFile& opened, const h5native::File& holder,
-                      const h5native::Object& object, const h5native::Dataset& info,
-                      ArrayMetadata metadata, const std::string& name, const std::string& where) {
-  fail(ErrorCode::kUnsupported, "{}: virtual datasets are not supported", where);
-}
-
 /// Opens dataset `object` of `holder` (`opened` itself, or a file an external link reached)
 /// through the native reader: type, shape, fill value, attributes, NetCDF-4 dimensions, then
 /// the storage.
@@ -192,7 +185,10 @@ ArrayPtr open_native(const hdf5::OpenFile& opened, const h5native::File& holder,
       *checked_product(metadata.shape, static_cast<int64_t>(metadata.data_type.size)));
   switch (info.layout.cls) {
     case Layout::Class::kVirtual:
-      return open_virtual(opened, holder, object, info, std::move(metadata), name, where);
+      // Read through its sources (hdf5_native/virtual_dataset.h).
+      metadata.shape = netcdf_shape;
+      return hdf5::open_virtual(holder, object, info, holder.name(), std::move(file_store),
+                                std::move(metadata), endian, name, where);
     case Layout::Class::kCompact: {
       // The elements lie in the object header itself.
       const h5native::Message* message = nullptr;

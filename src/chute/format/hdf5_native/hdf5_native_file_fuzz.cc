@@ -1,9 +1,9 @@
 // libFuzzer target: treats arbitrary bytes as an HDF5 file and reads all of it natively (the
 // superblock, every object header reached through hard links, links of every storage kind,
 // attributes, datasets and their chunk indexes: B-trees v1/v2, fractal and global heaps, fixed
-// and extensible arrays), and what chute's HDF5 format makes of each dataset (its type, its
-// attributes as JSON, its NetCDF-4 dimensions through object references and dimension ids). Any
-// input must either be read or throw chute::Error.
+// and extensible arrays, virtual dataset mappings), and what chute's HDF5 format makes of each
+// dataset (its type, its attributes as JSON, its NetCDF-4 dimensions through object references
+// and dimension ids). Any input must either be read or throw chute::Error.
 
 #include <cstddef>
 #include <cstdint>
@@ -15,6 +15,7 @@
 #include "chute/format/hdf5_native/file.h"
 #include "chute/format/hdf5_netcdf.h"
 #include "chute/format/hdf5_types.h"
+#include "chute/format/hdf5_native/virtual_dataset.h"
 #include "chute/store/memory_store.h"
 #include "chute/util/error.h"
 
@@ -51,6 +52,21 @@ void walk(const chute::h5native::File& file, const chute::h5native::Object& o,
         if (index.coords.size() != index.count() * index.rank) __builtin_trap();
         for (const auto& r : index.records) {
           if (!file.reader().contains(r.address, r.size)) __builtin_trap();
+        }
+      }
+      if (d.layout.cls == chute::h5native::Layout::Class::kVirtual) {
+        // Each mapping resolved as if its source had the virtual dataset's extent.
+        std::vector<int64_t> shape;
+        for (uint64_t n : d.space.dims) shape.push_back(static_cast<int64_t>(n & 0xffffffff));
+        for (const auto& m : file.virtual_mappings(o, d)) {
+          try {
+            std::vector<int64_t> source = shape;
+            if (m.source.kind == chute::h5native::Selection::Kind::kHyperslab) {
+              source.assign(m.source.rank, 100);
+            }
+            chute::hdf5::resolve_mapping(m, source, shape, "fuzz");
+          } catch (const chute::Error&) {
+          }
         }
       }
     }
