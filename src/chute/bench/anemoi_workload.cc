@@ -14,6 +14,7 @@
 #include "chute/format/open.h"
 #include "chute/pipeline/batch_assembler.h"
 #include "chute/util/byte_buffer.h"
+#include "chute/util/civil_date.h"
 #include "chute/util/clock.h"
 #include "chute/util/error.h"
 #include "chute/vocab/dtype.h"
@@ -21,16 +22,7 @@
 namespace chute::bench {
 namespace {
 
-int64_t days_from_civil(int64_t y, int64_t m, int64_t d) {
-  y -= m <= 2;
-  const int64_t era = (y >= 0 ? y : y - 399) / 400;
-  const int64_t yoe = y - era * 400;
-  const int64_t doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
-  const int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-  return era * 146097 + doe - 719468;
-}
-
-std::string attribute_text(const Group& group, const char* name) {
+std::string anemoi_attribute_text(const Group& group, const char* name) {
   const auto& attrs = group.attributes;
   if (!attrs.contains(name) || !attrs[name].is_string()) {
     fail(ErrorCode::kInvalidMetadata, "{}: anemoi attribute '{}' is missing or not a string",
@@ -39,7 +31,7 @@ std::string attribute_text(const Group& group, const char* name) {
   return attrs[name].get<std::string>();
 }
 
-std::vector<double> statistic(const Group& group, const char* name, size_t variables) {
+std::vector<double> anemoi_statistic(const Group& group, const char* name, size_t variables) {
   auto found = group.arrays.find(name);
   if (found == group.arrays.end()) {
     fail(ErrorCode::kInvalidMetadata, "{}: the anemoi statistics array '{}' is missing", group.name,
@@ -67,7 +59,7 @@ int64_t parse_iso_seconds(const std::string& text, const std::string& what) {
     fail(ErrorCode::kInvalidArgument, "{}: expected a date such as 2020-01-01T06:00:00, got '{}'",
          what, text);
   }
-  return days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + s;
+  return detail::days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + s;
 }
 
 double measure_anemoi_finish_gbps(const AnemoiDataset& dataset, std::span<const int64_t> batch,
@@ -156,8 +148,9 @@ AnemoiBench open_anemoi_bench(const std::string& path, const AnemoiFlags& flags,
   std::set<int64_t> missing;
   if (attrs.contains("missing_dates") && attrs["missing_dates"].is_array() &&
       !attrs["missing_dates"].empty()) {
-    const int64_t start = parse_iso_seconds(attribute_text(group, "start_date"), "start_date");
-    const int64_t step = parse_step_seconds(attribute_text(group, "frequency"), "frequency");
+    const int64_t start =
+        parse_iso_seconds(anemoi_attribute_text(group, "start_date"), "start_date");
+    const int64_t step = parse_step_seconds(anemoi_attribute_text(group, "frequency"), "frequency");
     for (const auto& date : attrs["missing_dates"]) {
       if (!date.is_string()) {
         fail(ErrorCode::kInvalidMetadata, "{}: 'missing_dates' holds {}, not a date string", path,
@@ -204,8 +197,8 @@ AnemoiBench open_anemoi_bench(const std::string& path, const AnemoiFlags& flags,
     if (flags.rollout > 0) options.target_variables.push_back(v);
   }
   if (flags.normalise == "mean-std") {  // anemoi-training's factors, float64 then float32
-    const std::vector<double> mean = statistic(group, "mean", stored.size());
-    const std::vector<double> stdev = statistic(group, "stdev", stored.size());
+    const std::vector<double> mean = anemoi_statistic(group, "mean", stored.size());
+    const std::vector<double> stdev = anemoi_statistic(group, "stdev", stored.size());
     for (int64_t i : index) {
       options.mul.push_back(static_cast<float>(1 / stdev[i]));
       options.add.push_back(static_cast<float>(-mean[i] / stdev[i]));
