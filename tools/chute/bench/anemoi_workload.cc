@@ -4,27 +4,25 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstring>
 #include <set>
 
+#include "chute/array/read_plan.h"
+#include "chute/array/read_scratch.h"
 #include "chute/bench/bench_dataset.h"
 #include "chute/dataset/window_axes.h"
 #include "chute/format/open.h"
+#include "chute/pipeline/batch_assembler.h"
+#include "chute/util/byte_buffer.h"
+#include "chute/util/civil_date.h"
+#include "chute/util/clock.h"
 #include "chute/util/error.h"
 #include "chute/vocab/dtype.h"
 
 namespace chute::bench {
 namespace {
 
-int64_t days_from_civil(int64_t y, int64_t m, int64_t d) {
-  y -= m <= 2;
-  const int64_t era = (y >= 0 ? y : y - 399) / 400;
-  const int64_t yoe = y - era * 400;
-  const int64_t doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
-  const int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-  return era * 146097 + doe - 719468;
-}
-
-std::string attribute_text(const Group& group, const char* name) {
+std::string anemoi_attribute_text(const Group& group, const char* name) {
   const auto& attrs = group.attributes;
   if (!attrs.contains(name) || !attrs[name].is_string()) {
     fail(ErrorCode::kInvalidMetadata, "{}: anemoi attribute '{}' is missing or not a string",
@@ -33,7 +31,7 @@ std::string attribute_text(const Group& group, const char* name) {
   return attrs[name].get<std::string>();
 }
 
-std::vector<double> statistic(const Group& group, const char* name, size_t variables) {
+std::vector<double> anemoi_statistic(const Group& group, const char* name, size_t variables) {
   auto found = group.arrays.find(name);
   if (found == group.arrays.end()) {
     fail(ErrorCode::kInvalidMetadata, "{}: the anemoi statistics array '{}' is missing", group.name,
@@ -61,7 +59,43 @@ int64_t parse_iso_seconds(const std::string& text, const std::string& what) {
     fail(ErrorCode::kInvalidArgument, "{}: expected a date such as 2020-01-01T06:00:00, got '{}'",
          what, text);
   }
-  return days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + s;
+  return detail::days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + s;
+}
+
+double measure_anemoi_finish_gbps(const AnemoiDataset& dataset, std::span<const int64_t> batch,
+                                  ThreadPool& pool, int repeats) {
+  if (batch.empty()) fail(ErrorCode::kInvalidArgument, "anemoi roofline: an empty batch");
+  const auto samples = static_cast<int64_t>(batch.size());
+  BatchMemory memory;
+  memory.batch_size = samples;
+  std::vector<ByteBuffer> staging;
+  for (const OutputSpec& spec : dataset.staging()) {
+    const auto bytes = static_cast<size_t>(spec.sample_nbytes() * samples);
+    staging.emplace_back(bytes);
+    std::memset(staging.back().data(), 0, bytes);
+    memory.staging.push_back(staging.back().data());
+  }
+  const BatchLayout layout = BatchLayout::of(dataset, samples);
+  ByteBuffer out(layout.total_bytes);
+  std::memset(out.data(), 0, layout.total_bytes);
+  for (size_t offset : layout.offsets) memory.outputs.push_back(out.data() + offset);
+  ReadPlan plan;
+  for (int64_t slot = 0; slot < samples; ++slot) {
+    dataset.plan(batch[static_cast<size_t>(slot)], slot, memory, plan);
+  }
+  std::vector<ReadScratch> scratch(pool.size());
+  plan.execute(&pool, scratch);  // untimed: the staged dates, as the loader leaves them
+  double best = 0;
+  for (int pass = 0; pass < std::max(1, repeats); ++pass) {
+    const auto start = Clock::now();
+    pool.parallel_for(batch.size(), [&](size_t slot, size_t) {
+      dataset.finish_sample(memory, static_cast<int64_t>(slot));
+    });
+    const double seconds = static_cast<double>(elapsed_ns(start)) * 1e-9;
+    if (pass == 0 || seconds < best) best = seconds;
+  }
+  const double bytes = static_cast<double>(dataset.stored_bytes_per_sample() * samples);
+  return best > 0 ? bytes / best / 1e9 : 0;
 }
 
 AnemoiBench open_anemoi_bench(const std::string& path, const AnemoiFlags& flags,
@@ -114,8 +148,9 @@ AnemoiBench open_anemoi_bench(const std::string& path, const AnemoiFlags& flags,
   std::set<int64_t> missing;
   if (attrs.contains("missing_dates") && attrs["missing_dates"].is_array() &&
       !attrs["missing_dates"].empty()) {
-    const int64_t start = parse_iso_seconds(attribute_text(group, "start_date"), "start_date");
-    const int64_t step = parse_step_seconds(attribute_text(group, "frequency"), "frequency");
+    const int64_t start =
+        parse_iso_seconds(anemoi_attribute_text(group, "start_date"), "start_date");
+    const int64_t step = parse_step_seconds(anemoi_attribute_text(group, "frequency"), "frequency");
     for (const auto& date : attrs["missing_dates"]) {
       if (!date.is_string()) {
         fail(ErrorCode::kInvalidMetadata, "{}: 'missing_dates' holds {}, not a date string", path,
@@ -162,8 +197,8 @@ AnemoiBench open_anemoi_bench(const std::string& path, const AnemoiFlags& flags,
     if (flags.rollout > 0) options.target_variables.push_back(v);
   }
   if (flags.normalise == "mean-std") {  // anemoi-training's factors, float64 then float32
-    const std::vector<double> mean = statistic(group, "mean", stored.size());
-    const std::vector<double> stdev = statistic(group, "stdev", stored.size());
+    const std::vector<double> mean = anemoi_statistic(group, "mean", stored.size());
+    const std::vector<double> stdev = anemoi_statistic(group, "stdev", stored.size());
     for (int64_t i : index) {
       options.mul.push_back(static_cast<float>(1 / stdev[i]));
       options.add.push_back(static_cast<float>(-mean[i] / stdev[i]));

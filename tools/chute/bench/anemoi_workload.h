@@ -7,10 +7,12 @@
 
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
 #include "chute/dataset/anemoi_dataset.h"
+#include "chute/util/thread_pool.h"
 
 namespace chute::bench {
 
@@ -35,6 +37,14 @@ struct AnemoiBench {
 AnemoiBench open_anemoi_bench(const std::string& path, const AnemoiFlags& flags,
                               const std::vector<std::string>& select, const std::string& dtype,
                               bool variables_first);
+
+/// The roofline's place step for anemoi samples: AnemoiDataset::finish_sample (select,
+/// normalise, transpose to variables last, cast), timed alone on `pool`'s workers from the
+/// staged slots of `batch` (read and decoded once before timing, into memory as the loader
+/// stages them) into a batch-sized output in memory; the best of `repeats` passes. GB/s of
+/// stored bytes (stored_bytes_per_sample() a sample), as the read and decode steps count.
+double measure_anemoi_finish_gbps(const AnemoiDataset& dataset, std::span<const int64_t> batch,
+                                  ThreadPool& pool, int repeats);
 
 /// Seconds since 1970-01-01 of "YYYY-MM-DD", "YYYY-MM-DDTHH", "YYYY-MM-DDTHH:MM[:SS]" (a space
 /// for the T too); kInvalidArgument naming `what` otherwise.

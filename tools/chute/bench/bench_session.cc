@@ -91,6 +91,17 @@ RooflineOptions window_placement_probe(const Dataset& dataset,
   const auto* windows = dynamic_cast<const WindowDataset*>(&dataset);
   const auto batch = std::find_if(batches.begin(), batches.end(),
                                   [](const std::vector<int64_t>& b) { return !b.empty(); });
+  if (const auto* anemoi = dynamic_cast<const AnemoiDataset*>(&dataset);
+      anemoi != nullptr && batch != batches.end()) {
+    probe.place_step = anemoi->options().variables_first
+                           ? "anemoi placement: select, normalise, cast, from staged dates"
+                           : "anemoi placement: select, normalise, transpose to variables last, "
+                             "cast, from staged dates";
+    probe.place = [anemoi, samples = *batch](ThreadPool& pool, int repeats) {
+      return measure_anemoi_finish_gbps(*anemoi, samples, pool, repeats);
+    };
+    return probe;
+  }
   if (windows == nullptr || !windows->staged() || batch == batches.end()) return probe;
   probe.place_step = windows->options().channels_last
                          ? "window placement: CF decode, normalise, cast, interleave, from warm "
