@@ -16,31 +16,28 @@ class Hdf5BitReader {
 
   /// The next `bits` (at most 64) bits as an unsigned value; kCorruptData past the end.
   uint64_t read(unsigned bits) {
-    uint64_t v = 0;
-    while (bits > 0) {
+    if (bits > 56) {  // more than the window holds after a refill: two reads
+      const uint64_t high = read(bits - 32);
+      return (high << 32) | read(32);
+    }
+    while (fill_ < bits) {
       if (at_ >= in_.size()) {
         fail(ErrorCode::kCorruptData, "{}: the packed stream of {} bytes ends too early", codec_,
              in_.size());
       }
-      const unsigned take = bits < left_ ? bits : left_;
-      const auto byte = static_cast<unsigned>(in_[at_]);
-      const uint64_t part = (byte >> (left_ - take)) & ((1u << take) - 1u);
-      v = take == 64 ? part : (v << take) | part;
-      left_ -= take;
-      bits -= take;
-      if (left_ == 0) {
-        ++at_;
-        left_ = 8;
-      }
+      window_ = (window_ << 8) | static_cast<uint64_t>(in_[at_++]);
+      fill_ += 8;
     }
-    return v;
+    fill_ -= bits;
+    return bits == 0 ? 0 : (window_ >> fill_) & (~uint64_t{0} >> (64 - bits));
   }
 
  private:
   std::span<const std::byte> in_;
   const char* codec_;
-  size_t at_ = 0;
-  unsigned left_ = 8;  // bits not yet read in in_[at_]
+  size_t at_ = 0;        // the next byte to load
+  uint64_t window_ = 0;  // loaded bytes; the low `fill_` bits are not read yet
+  unsigned fill_ = 0;
 };
 
 /// Writes the low `size` bytes of `v` at `out` in little- or big-endian order.
