@@ -1,11 +1,10 @@
 #pragma once
 // One declaration per option. Each option struct (LoaderOptions, CropOptions, WindowOptions,
-// CacheOptions, http::HttpOptions, StorageOptions) lists its fields once in a table: the name users
-// type (Python keyword, CLI flag with '-' for '_'), the member, one line of help, and the check (a
-// range, a choice, non-empty). The default is the struct's member initialiser. Everything else is
-// derived from the table: the checks in validate(), the Python classes and keyword signatures
-// (python/src/options.cc, scripts/gen_options.py), the CLI flags (src/chute/cli/) and
-// docs/reference/options.md.
+// CacheOptions) lists its fields once in a table: the name users type (Python keyword, CLI flag
+// with '-' for '_'), the member, one line of help, and the check (a range, a choice, non-empty).
+// The default is the struct's member initialiser. Everything else is derived from the table:
+// the checks in validate(), the Python classes and keyword signatures (python/src/options.cc,
+// scripts/gen_options.py), the CLI flags (src/chute/cli/) and docs/reference/options.md.
 //
 //   const std::vector<OptionField<LoaderOptions>>& LoaderOptions::fields() {
 //     static const std::vector<OptionField<LoaderOptions>> table = {
@@ -14,6 +13,9 @@
 //     };
 //     return table;
 //   }
+//
+// The structs with a table: LoaderOptions, CropOptions, WindowOptions, CacheOptions,
+// http::HttpOptions (the HTTP client) and StorageOptions (the s3:// and gs:// stores).
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
