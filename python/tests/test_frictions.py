@@ -178,6 +178,51 @@ def test_no_leak_report_at_exit_with_adapters_threads_or_exceptions(case, paths)
     assert "terminate" not in result.stderr, result.stderr
 
 
+JAX_FREES_AT_EXIT = """
+import sys, time
+import chute, jax, jax.numpy as jnp
+
+batch = next(iter(chute.Loader({"x": sys.argv[1]}, batch_size=4, seed=0)))
+x = jnp.from_dlpack(batch.dlpack("x"))  # shares the batch buffer
+
+
+@jax.jit
+def heavy(a):
+    m = jnp.ones((1000, 1000), jnp.float32) * a.ravel()[0]
+    return jax.lax.fori_loop(0, 40, lambda i, m: jnp.tanh(m @ m * 1e-3), m).sum()
+
+
+heavy(x).block_until_ready()  # compiled
+
+
+class AtFinalization:
+    def __init__(self, result):
+        self.result = result
+
+    def __del__(self):
+        # The interpreter is finalizing: JAX's thread finishes the computation meanwhile and
+        # drops the last reference to the batch buffer there, calling its DLPack deleter.
+        self.result.block_until_ready()
+        time.sleep(0.5)  # for the deleter to run (ordering only: nothing is timed)
+
+
+keep = AtFinalization(heavy(x))  # dispatched: JAX's thread holds x until it finishes
+del x, batch
+print("exiting", flush=True)
+"""
+
+
+def test_jax_freeing_a_batch_on_its_own_thread_at_exit_does_not_abort(paths):
+    # A deleter that took the GIL there (nanobind's DLPack export) ended JAX's thread with
+    # pthread_exit during finalization: "terminate called without an active exception".
+    pytest.importorskip("jax")
+    result = subprocess.run([sys.executable, "-c", JAX_FREES_AT_EXIT, paths["x"]],
+                            capture_output=True, text=True, timeout=300, check=False)  # fmt: skip
+    assert result.stdout.strip() == "exiting", result.stderr
+    assert "terminate" not in result.stderr, result.stderr
+    assert result.returncode == 0, result.stderr
+
+
 def test_indices_choose_a_subset_a_stride_or_an_order(paths):
     order = [7, 3, 19, 0, 12, 5]
     kept = chute.Loader(paths, batch_size=2, shuffle=False, indices=order)

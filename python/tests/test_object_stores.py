@@ -284,7 +284,9 @@ def test_storage_options_from_python(bucket, s3_env, monkeypatch):
         np.testing.assert_array_equal(chute.open(_url("sharded"))[...], expected)
         chute.set_storage_options("s3", endpoint_url=s3_env, anonymous=True)
         np.testing.assert_array_equal(chute.open(_url("sharded"))[...], expected)
-        with pytest.raises(chute.InvalidArgumentError, match="s3 storage: unknown option 'endpoint'"):
+        with pytest.raises(
+            chute.InvalidArgumentError, match="s3 storage: unknown option 'endpoint'"
+        ):
             chute.set_storage_options("s3", endpoint=s3_env)
         with pytest.raises(chute.InvalidArgumentError, match="http:// or https://"):
             chute.set_storage_options("s3", endpoint_url="127.0.0.1:1")

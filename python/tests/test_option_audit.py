@@ -256,7 +256,9 @@ def test_cache_size_without_a_cache_is_an_error(tmp_path):
         lambda: chute.open_group(str(tmp_path), cache_size=1 << 20),
         lambda: chute.Loader({"x": path}, cache_size=1 << 20),
     ):
-        with pytest.raises(chute.InvalidArgumentError, match="cache: cache_size = 1048576 needs a cache"):
+        with pytest.raises(
+            chute.InvalidArgumentError, match="cache: cache_size = 1048576 needs a cache"
+        ):
             call()
     with pytest.raises(chute.InvalidArgumentError, match="a Dataset was opened already"):
         chute.Loader(chute.packed({"x": path}), cache_size=1 << 20)

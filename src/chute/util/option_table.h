@@ -14,6 +14,9 @@
 //     };
 //     return table;
 //   }
+//
+// The structs with a table: LoaderOptions, CropOptions, WindowOptions, CacheOptions,
+// http::HttpOptions (the HTTP client) and StorageOptions (the s3:// and gs:// stores).
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
