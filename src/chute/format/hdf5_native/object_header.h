@@ -46,8 +46,9 @@ struct ObjectHeader {
 ObjectHeader read_object_header(const FileReader& file, uint64_t address, const std::string& where);
 
 /// Decodes the messages of one header block's bytes (exposed for the fuzzer); continuation
-/// messages are returned like the others.
+/// messages are returned like the others. `block_address`: where the block's byte 0 lies in the
+/// file (kUndefined: messages get no address).
 void decode_header_messages(Cursor& block, int version, bool creation_order, size_t end,
-                            std::vector<Message>& out);
+                            std::vector<Message>& out, uint64_t block_address = kUndefined);
 
 }  // namespace chute::h5native
