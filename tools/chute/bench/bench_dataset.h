@@ -10,6 +10,7 @@
 
 #include "chute/dataset/crop_dataset.h"
 #include "chute/dataset/dataset.h"
+#include "chute/util/option_table.h"
 
 namespace chute::bench {
 
@@ -21,6 +22,7 @@ struct VolumeSettings {
   std::string transforms = "rotations";
   std::string form = "auto";
   int64_t crops_per_epoch = 4096;
+  static const std::vector<OptionField<VolumeSettings>>& fields();  // bench_options.cc
 };
 
 struct BenchDataset {
@@ -62,6 +64,7 @@ struct WindowsFlags {
   bool channels_last = true;
   bool direct_placement = false;  // channels-last placed straight into the output (the old path)
   std::string dtype = "float32";
+  static const std::vector<OptionField<WindowsFlags>>& fields();  // bench_options.cc
 };
 
 /// Opens `folder` (with chute.json: packed, variables or volume; without: one Zarr array, or a

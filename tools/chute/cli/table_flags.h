@@ -1,12 +1,14 @@
 #pragma once
 // CLI flags from the option tables (chute/util/option_table.h): the flag is --name with '-' for
-// '_', its help is the table's line, its default the value it writes into, so that a command's
-// flags say what the Python keywords say.
+// '_', its help is the table's line (with what the default means, and the choices checked), its
+// default the value it writes into, so that a command's flags say what the Python keywords say.
 
 #include <CLI/CLI.hpp>
 #include <string>
 #include <string_view>
+#include <type_traits>
 
+#include "chute/bench/option_flag.h"
 #include "chute/util/error.h"
 #include "chute/util/option_table.h"
 
@@ -19,31 +21,39 @@ const OptionField<S>& table_field(std::string_view name) {
   return *field;
 }
 
-inline std::string flag_name(std::string_view name) {
-  std::string flag = "--" + std::string(name);
-  for (char& c : flag) {
-    if (c == '_') c = '-';
-  }
-  return flag;
-}
+inline std::string flag_name(std::string_view name) { return bench::option_flag(name); }
 
 /// --name VALUE into `target`, documented by S's table entry `name`; `note` is appended to the
-/// help (what the command does differently, e.g. "0: one per usable core").
+/// help (what the command does differently, e.g. "0: one per usable core"); without one, what
+/// the entry says its default means. A string option with choices accepts only those.
 template <typename S, typename T>
 CLI::Option* add_table_option(CLI::App& command, std::string_view name, T& target,
                               std::string_view note = "") {
   const OptionField<S>& field = table_field<S>(name);
   std::string help(field.help);
-  if (!note.empty()) help += " (" + std::string(note) + ")";
-  return command.add_option(flag_name(name), target, help)->capture_default_str();
+  if (!note.empty()) {
+    help += " (" + std::string(note) + ")";
+  } else if (!field.check.none.empty()) {
+    help += std::string(std::is_arithmetic_v<T> ? " (0: " : " (not given: ") +
+            std::string(field.check.none) + ")";
+  }
+  CLI::Option* option = command.add_option(flag_name(name), target, help)->capture_default_str();
+  if constexpr (std::is_same_v<T, std::string>) {
+    if (!field.check.choices.empty()) option->check(CLI::IsMember(field.check.choices));
+  }
+  return option;
 }
 
-/// --name / --no-name into `target`, documented by S's table entry `name`.
+/// --name / --no-name into `target`, documented by S's table entry `name`; `also_off`: another
+/// flag that turns it off (e.g. --channels-first).
 template <typename S>
-CLI::Option* add_table_flag(CLI::App& command, std::string_view name, bool& target) {
+CLI::Option* add_table_flag(CLI::App& command, std::string_view name, bool& target,
+                            std::string_view also_off = "") {
   const OptionField<S>& field = table_field<S>(name);
   const std::string flag = flag_name(name);
-  return command.add_flag(flag + ",!--no-" + flag.substr(2), target,
+  std::string names = flag + ",!--no-" + flag.substr(2);
+  if (!also_off.empty()) names += ",!" + std::string(also_off);
+  return command.add_flag(names, target,
                           std::string(field.help) + (target ? " (default on)" : " (default off)"));
 }
 
