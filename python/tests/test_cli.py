@@ -169,15 +169,17 @@ def test_info_group(packed):
     header = lines[lines.index("") + 1].split()
     assert header[:4] == ["name", "shape", "chunks", "dtype"]
     rows = [line.split()[0] for line in lines[lines.index("") + 2 :]]
-    assert rows == ["inputs", "targets"]
+    # The data arrays and the coordinates xarray shows (sample, grid, channel numbers).
+    members = ["inputs", "inputs_channel", "lat", "lon", "sample", "targets", "targets_channel"]
+    assert rows == members
 
     info = json.loads(run_cli("info", packed, "--json").stdout)
     assert set(info) == GROUP_KEYS
     assert info["node_type"] == "group"
     assert info["attributes"]["chute_workload"] == "packed"
-    assert [a["name"] for a in info["arrays"]] == ["inputs", "targets"]
+    assert [a["name"] for a in info["arrays"]] == members
     assert all(set(a) == ARRAY_KEYS for a in info["arrays"])
-    assert info["totals"]["arrays"] == 2
+    assert info["totals"]["arrays"] == len(members)
     assert info["totals"]["stored_nbytes"] == sum(a["stored_nbytes"] for a in info["arrays"])
 
 

@@ -76,6 +76,16 @@ def test_packed_layout(tmp_path, fmt):
     assert dict(ds.sizes) == {"sample": 3, "lat": 46, "lon": 90, "inputs_channel": 7,
                               "targets_channel": 3}  # fmt: skip
     np.testing.assert_array_equal(ds["targets"].values, group["targets"][:])
+    # Coordinates: sample and channel numbers, the grid's latitudes and longitudes.
+    assert set(ds.coords) == {"sample", "lat", "lon", "inputs_channel", "targets_channel"}
+    assert set(ds.data_vars) == {"inputs", "targets"}
+    np.testing.assert_array_equal(ds["sample"].values, np.arange(3))
+    np.testing.assert_array_equal(ds["inputs_channel"].values, np.arange(7))
+    np.testing.assert_array_equal(ds["targets_channel"].values, np.arange(3))
+    assert ds["lat"].values[0] == 90 and ds["lat"].values[-1] == -90
+    assert ds["lat"].attrs["units"] == "degrees_north"
+    np.testing.assert_allclose(ds["lon"].values, np.arange(90) * 4.0)
+    assert ds["inputs"].sel(sample=1, inputs_channel=6).shape == (46, 90)
     assert manifest["arrays"] == {"inputs": "inputs", "targets": "targets"}
     assert manifest["created_by"] == "chute make-dataset"
     assert manifest["options"]["samples"] == 3

@@ -11,6 +11,7 @@
 #include "chute/bench/anemoi_workload.h"
 #include "chute/dataset/crop_dataset.h"
 #include "chute/dataset/dataset.h"
+#include "chute/util/option_table.h"
 
 namespace chute::bench {
 
@@ -22,6 +23,7 @@ struct VolumeSettings {
   std::string transforms = "rotations";
   std::string form = "auto";
   int64_t crops_per_epoch = 4096;
+  static const std::vector<OptionField<VolumeSettings>>& fields();  // bench_options.cc
 };
 
 struct BenchDataset {
@@ -77,6 +79,7 @@ struct WindowsFlags {
   std::vector<std::string> channels;
   std::string channel_array = "fields";
   bool allow_gaps = false;
+  static const std::vector<OptionField<WindowsFlags>>& fields();  // bench_options.cc
 };
 
 /// Seconds in "6h", "30min", "1d", "90s" or a bare number of seconds; kInvalidArgument naming

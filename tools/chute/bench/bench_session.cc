@@ -133,44 +133,6 @@ std::vector<Mode> parse_modes(const std::string& text) {
   return modes;
 }
 
-namespace {
-
-// Each option on its own: the error names it, the value and the allowed range
-// (docs/guides/options-and-faults.md).
-void check_range(const char* option, int64_t value, int64_t low, int64_t high) {
-  if (value < low || value > high) {
-    fail(ErrorCode::kInvalidArgument, "bench: {} must be in [{}, {}], got {}", option, low, high,
-         value);
-  }
-}
-
-void check_finite_range(const char* option, double value, double low, double high) {
-  if (!std::isfinite(value) || value < low || value > high) {
-    fail(ErrorCode::kInvalidArgument, "bench: {} must be a finite number in [{}, {}], got {}",
-         option, low, high, value);
-  }
-}
-
-}  // namespace
-
-void check_bench_options(const BenchOptions& o) {
-  constexpr int64_t kIntMax = std::numeric_limits<int>::max();
-  check_range("--batch-size", o.batch_size, 1, kIntMax);
-  check_range("--threads", o.threads, 0, static_cast<int64_t>(max_reader_threads()));
-  check_range("--prefetch", o.prefetch, 1, 4096);
-  check_range("--io-concurrency", o.io_concurrency, 0, 65536);
-  check_range("--world-size", o.world_size, 1, kIntMax);
-  check_range("--rank", o.rank, 0, o.world_size - 1);
-  check_finite_range("--step-ms", o.step_ms, 0.0, 1e9);
-  check_range("--batches", o.batches, 1, kIntMax);
-  check_range("--warmup", o.warmup, 0, kIntMax);
-  check_range("--trials", o.trials, 1, kIntMax);
-  check_finite_range("--peer-seconds", o.peer_seconds, 1e-3, 1e9);
-  check_range("--crop-size", o.volume.crop_size, 1, int64_t{1} << 31);
-  check_range("--crops-per-epoch", o.volume.crops_per_epoch, 1,
-              std::numeric_limits<int64_t>::max());
-}
-
 json run_bench(const BenchOptions& o, const std::function<void(const std::string&)>& log) {
   check_bench_options(o);
   const SweepSpec sweep = parse_sweep(o.sweep);  // fail on a bad sweep before measuring

@@ -13,6 +13,7 @@
 #include "chute/bench/bench_dataset.h"
 #include "chute/bench/bench_run.h"
 #include "chute/bench/sweep.h"
+#include "chute/util/option_table.h"
 
 namespace chute::bench {
 
@@ -48,6 +49,12 @@ struct BenchOptions {
   /// "warm" (as found) or "cold": the dataset's files are evicted from the page cache
   /// (posix_fadvise DONTNEED) before each trial, each roofline read pass and each peer.
   std::string page_cache = "warm";
+
+  /// Each flag once (bench_options.cc): its name (the flag is --name with '-' for '_'), help and
+  /// check; the loader's own options take the loader table's help and checks. The CLI's flags,
+  /// their --help and check_bench_options() come from here, VolumeSettings::fields() and
+  /// WindowsFlags::fields(). `dataset` and `arrays` (DATASET, --array) are the CLI's own.
+  static const std::vector<OptionField<BenchOptions>>& fields();
 };
 
 /// Parses "io", "compute", "full" or "all" (comma-separated lists allowed).

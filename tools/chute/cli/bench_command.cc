@@ -88,105 +88,59 @@ void register_bench(CLI::App& app) {
                     "member files joined along time");
   bench->add_option("--array", flags->arrays,
                     "NAME=PATH of an array of your own (repeat; arrays share the sample axis 0)");
-  add_table_option<LoaderOptions>(*bench, "batch_size", o.batch_size);
-  add_table_option<LoaderOptions>(*bench, "threads", o.threads, "0: one per usable core");
-  add_table_option<LoaderOptions>(*bench, "prefetch", o.prefetch);
-  add_table_option<LoaderOptions>(*bench, "io_concurrency", o.io_concurrency,
-                                  "0: the store's preference, 32 for files");
-  add_table_flag<LoaderOptions>(*bench, "read_ahead", o.read_ahead);
-  add_table_flag<LoaderOptions>(*bench, "shuffle", o.shuffle);
-  add_table_option<LoaderOptions>(*bench, "seed", o.seed)
+  // The flags, help and checks of bench::BenchOptions::fields() (and the volume and windows
+  // tables): declared there once.
+  using B = bench::BenchOptions;
+  add_table_option<B>(*bench, "batch_size", o.batch_size);
+  add_table_option<B>(*bench, "threads", o.threads);
+  add_table_option<B>(*bench, "prefetch", o.prefetch);
+  add_table_option<B>(*bench, "io_concurrency", o.io_concurrency);
+  add_table_flag<B>(*bench, "read_ahead", o.read_ahead);
+  add_table_flag<B>(*bench, "shuffle", o.shuffle);
+  add_table_option<B>(*bench, "seed", o.seed)
       ->check(CLI::NonNegativeNumber);  // "-1" would wrap around to 2^64 - 1
-  add_table_flag<LoaderOptions>(*bench, "drop_last", o.drop_last);
-  add_table_option<LoaderOptions>(*bench, "rank", o.rank);
-  add_table_option<LoaderOptions>(*bench, "world_size", o.world_size);
-  bench->add_option("--mode", flags->modes, "io, compute, full or all (comma-separated)")
-      ->capture_default_str();
-  bench->add_option("--step-ms", o.step_ms,
-                    "simulated training step in ms (default: 1.1 × the io mode's batch time)");
-  bench->add_option("--batches", o.batches, "batches per trial")->capture_default_str();
-  bench->add_option("--warmup", o.warmup, "warm-up batches before the trials")
-      ->capture_default_str();
-  bench->add_option("--trials", o.trials, "trials per mode")->capture_default_str();
-  bench->add_option(
-      "--sweep", o.sweep,
-      "settings to sweep, e.g. threads=1,2,4 prefetch=1,2 batch=8,16 io_concurrency=1,8,32");
-  bench->add_option(
-      "--compare", flags->compare,
-      "peers reading the same batches: zarr,dask,tensorstore,torch (packed), torch,dali,h5py "
-      "(volume), xarray,h5py (windows), anemoi,tensorstore (--anemoi), or all");
-  bench
-      ->add_option("--model", o.model,
-                   "time a real small model on one batch and use its step time in the compute "
-                   "and full modes: torch (a per-pixel MLP, forward + backward + SGD)")
-      ->check(CLI::IsMember({"torch"}));
-  bench->add_option("--crop-size", o.volume.crop_size, "volume datasets: crop edge")
-      ->capture_default_str();
-  bench
-      ->add_option("--transforms", o.volume.transforms,
-                   "volume datasets: rotations, symmetries or none")
-      ->capture_default_str();
-  bench
-      ->add_option("--volume-form", o.volume.form,
-                   "volume datasets: auto (volume.h5 when it opens, else Zarr), zarr, hdf5, npy")
-      ->capture_default_str();
-  bench
-      ->add_option("--crops-per-epoch", o.volume.crops_per_epoch,
-                   "volume datasets: crops per epoch")
-      ->capture_default_str();
-  bench->add_option("--peer-seconds", o.peer_seconds, "time limit per peer (s)")
-      ->capture_default_str();
-  bench->add_option("--json", o.json_path, "write the results as JSON to this file");
-  bench->add_option("--out", o.out_dir, "write PNG plots (and results.json) to this folder");
-  bench->add_flag("--roofline,!--no-roofline", o.roofline,
-                  "measure the roofline on the same chunks (default on)");
+  add_table_flag<B>(*bench, "drop_last", o.drop_last);
+  add_table_option<B>(*bench, "rank", o.rank);
+  add_table_option<B>(*bench, "world_size", o.world_size);
+  add_table_option<B>(*bench, "mode", flags->modes);
+  add_table_option<B>(*bench, "step_ms", o.step_ms);
+  add_table_option<B>(*bench, "batches", o.batches);
+  add_table_option<B>(*bench, "warmup", o.warmup);
+  add_table_option<B>(*bench, "trials", o.trials);
+  add_table_option<B>(*bench, "sweep", o.sweep);
+  add_table_option<B>(*bench, "compare", flags->compare);
+  add_table_option<B>(*bench, "model", o.model);
+  using V = bench::VolumeSettings;
+  add_table_option<V>(*bench, "crop_size", o.volume.crop_size);
+  add_table_option<V>(*bench, "transforms", o.volume.transforms);
+  add_table_option<V>(*bench, "volume_form", o.volume.form);
+  add_table_option<V>(*bench, "crops_per_epoch", o.volume.crops_per_epoch);
+  add_table_option<B>(*bench, "peer_seconds", o.peer_seconds);
+  add_table_option<B>(*bench, "json", o.json_path);
+  add_table_option<B>(*bench, "out", o.out_dir);
+  add_table_flag<B>(*bench, "roofline", o.roofline);
   bench->add_flag("-q,--quiet", flags->quiet, "no progress lines on stderr");
-  bench
-      ->add_option("--page-cache", o.page_cache,
-                   "warm (as found) or cold: evict the dataset's files from the page cache "
-                   "before each trial, roofline read pass and peer, so storage is measured")
-      ->check(CLI::IsMember({"warm", "cold"}))
-      ->capture_default_str();
+  add_table_option<B>(*bench, "page_cache", o.page_cache);
   add_cache_options(*bench, flags->cache);
-  bench::WindowsFlags& w = o.windows;
+  using W = bench::WindowsFlags;
+  W& w = o.windows;
   const char* windows_group = "Weather windows: make-dataset variables folders or --windows STORE";
-  bench->add_flag("--windows", w.enabled, "DATASET is a weather store (as xarray writes it)")
+  add_table_flag<W>(*bench, "windows", w.enabled)->group(windows_group);
+  add_table_option<W>(*bench, "variables", w.variables)->group(windows_group);
+  add_table_option<W>(*bench, "target_variables", w.target_variables)->group(windows_group);
+  add_table_option<W>(*bench, "forcings", w.forcings)->group(windows_group);
+  add_table_option<W>(*bench, "computed_forcings", w.computed_forcings)->group(windows_group);
+  add_table_option<W>(*bench, "statics", w.statics)->group(windows_group);
+  add_table_option<W>(*bench, "levels", w.levels)->group(windows_group);
+  add_table_option<W>(*bench, "input_steps", w.input_offsets)->group(windows_group);
+  add_table_option<W>(*bench, "target_steps", w.target_offsets)->group(windows_group);
+  add_table_option<W>(*bench, "statistics", w.statistics)->group(windows_group);
+  add_table_flag<W>(*bench, "normalise", w.normalise)->group(windows_group);
+  add_table_flag<W>(*bench, "channels_last", w.channels_last, "--channels-first")
       ->group(windows_group);
-  bench->add_option("--variables", w.variables, "input variables")->group(windows_group);
-  bench->add_option("--target-variables", w.target_variables, "target variables (default: inputs)")
-      ->group(windows_group);
-  bench->add_option("--forcings", w.forcings, "variables read at the target steps")
-      ->group(windows_group);
-  bench
-      ->add_option("--computed-forcings", w.computed_forcings,
-                   "forcings computed at the target steps from the store's dates and grid: "
-                   "cos_local_time, sin_local_time, cos_day_of_year, sin_day_of_year, "
-                   "toa_radiation")
-      ->group(windows_group);
-  bench->add_option("--statics", w.statics, "(lat, lon) fields")->group(windows_group);
-  bench->add_option("--levels", w.levels, "level values (default: all)")->group(windows_group);
-  bench->add_option("--input-steps", w.input_offsets, "input offsets in store steps")
-      ->capture_default_str()
-      ->group(windows_group);
-  bench->add_option("--target-steps", w.target_offsets, "target offsets in store steps")
-      ->capture_default_str()
-      ->group(windows_group);
-  bench->add_option("--statistics", w.statistics, "a `chute stats` group: normalise with it")
-      ->group(windows_group);
-  bench->add_flag("--normalise", w.normalise, "normalise with a make-dataset folder's mean/std")
-      ->group(windows_group);
-  bench
-      ->add_flag("--channels-last,!--channels-first", w.channels_last,
-                 "output layout (default channels-last)")
-      ->group(windows_group);
-  bench
-      ->add_flag("--direct-placement", w.direct_placement,
-                 "channels-last float32: place chunks straight into the output (the former "
-                 "path, for comparison)")
-      ->group(windows_group);
-  bench->add_option("--dtype", w.dtype, "output dtype: float32, float16, bfloat16")
-      ->capture_default_str()
-      ->group(windows_group);
+  add_table_flag<W>(*bench, "direct_placement", w.direct_placement)->group(windows_group);
+  add_table_option<W>(*bench, "dtype", w.dtype)->group(windows_group);
+
   bench::AnemoiFlags& a = o.anemoi;
   const char* anemoi_group =
       "anemoi datasets (DATASET --anemoi; --variables selects, --dtype, --channels-first: "

@@ -124,6 +124,41 @@ FieldArrayJob field_job(const std::string& path, ArraySpec spec, std::vector<dou
   return job;
 }
 
+/// A coordinate array (one chunk, no fill value, so that xarray masks no coordinate value such
+/// as time 0 or lon 0) of dimension `dim`.
+ArrayWriter coordinate(const CommonOptions& o, const std::string& path, int64_t length,
+                       DataType type, const std::string& dim, json attrs) {
+  ArraySpec spec;
+  spec.zarr_format = o.zarr_format;
+  spec.shape = {length};
+  spec.chunk_shape = {length};
+  spec.data_type = type;
+  spec.fill_value = nullptr;
+  spec.dimension_names = {dim};
+  spec.attributes = std::move(attrs);
+  spec.codec = o.codec;
+  return ArrayWriter(path, std::move(spec));
+}
+
+/// Latitudes of a regular grid from 90 to -90 and longitudes from 0 (east), as ERA5 lays them.
+std::vector<float> grid_latitudes(int64_t n) {
+  std::vector<float> lat(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) lat[i] = n == 1 ? 0.f : float(90.0 - 180.0 * i / (n - 1));
+  return lat;
+}
+
+std::vector<float> grid_longitudes(int64_t n) {
+  std::vector<float> lon(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) lon[i] = float(360.0 * i / n);
+  return lon;
+}
+
+std::vector<int64_t> counting(int64_t n) {
+  std::vector<int64_t> v(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) v[i] = i;
+  return v;
+}
+
 class Timer {
  public:
   double seconds() const {
@@ -211,6 +246,22 @@ DatasetSummary make_packed(const std::string& out, const PackedOptions& o) {
     jobs.push_back(field_job(out + "/" + name, std::move(spec),
                              {24.0, double(o.lat), double(o.lon), 6.0}, 3,
                              random_channel_levels(channels, seed, 200.0, 20.0, o.noise), seed));
+  }
+
+  // Coordinates, so that xarray.open_zarr shows them: the sample number, the grid's latitudes
+  // and longitudes (as make-dataset variables writes them) and each array's channel number.
+  // They are not in the manifest's arrays: the samples are inputs and targets.
+  coordinate(o, out + "/sample", o.samples, kInt64, "sample", {{"long_name", "sample number"}})
+      .write_all(bytes_of(counting(o.samples)));
+  coordinate(o, out + "/lat", o.lat, kFloat32, "lat", {{"units", "degrees_north"}})
+      .write_all(bytes_of(grid_latitudes(o.lat)));
+  coordinate(o, out + "/lon", o.lon, kFloat32, "lon", {{"units", "degrees_east"}})
+      .write_all(bytes_of(grid_longitudes(o.lon)));
+  for (const auto& [name, channels] : arrays) {
+    const std::string dim = std::string(name) + "_channel";
+    coordinate(o, out + "/" + dim, channels, kInt64, dim,
+               {{"long_name", std::string("channel of ") + name}})
+        .write_all(bytes_of(counting(channels)));
   }
 
   ThreadPool pool(o.threads);
@@ -301,24 +352,12 @@ DatasetSummary make_variables(const std::string& out, const VariablesOptions& o)
   // Coordinates, each one chunk.
   auto coord = [&](const std::string& path, std::vector<int64_t> shape, DataType type,
                    const char* dim, json attrs) {
-    ArraySpec spec;
-    spec.zarr_format = fmt;
-    spec.shape = shape;
-    spec.chunk_shape = shape;
-    spec.data_type = type;
-    spec.fill_value = nullptr;  // so xarray masks no coordinate value (time 0, lon 0)
-    spec.dimension_names = {dim};
-    spec.attributes = std::move(attrs);
-    spec.codec = o.codec;
-    return ArrayWriter(path, std::move(spec));
+    return coordinate(o, path, shape.at(0), type, dim, std::move(attrs));
   };
   const auto levels = pressure_levels(o.levels);
   std::vector<int64_t> hours(static_cast<size_t>(o.times));
   for (int64_t t = 0; t < o.times; ++t) hours[t] = 6 * t;
-  std::vector<float> lat(static_cast<size_t>(o.lat)), lon(static_cast<size_t>(o.lon));
-  for (int64_t i = 0; i < o.lat; ++i)
-    lat[i] = o.lat == 1 ? 0.f : float(90.0 - 180.0 * i / (o.lat - 1));
-  for (int64_t i = 0; i < o.lon; ++i) lon[i] = float(360.0 * i / o.lon);
+  const std::vector<float> lat = grid_latitudes(o.lat), lon = grid_longitudes(o.lon);
   const json level_attrs = {{"units", "hPa"}, {"long_name", "pressure level"}};
   coord(out + "/time", {o.times}, kInt64, "time",
         {{"units", "hours since 2020-01-01 00:00:00"}, {"calendar", "proleptic_gregorian"}})
