@@ -23,15 +23,15 @@ import numpy as np
 
 
 def write(outdir: Path, chunks: int) -> dict:
-    side = int(round(chunks ** 0.5))
+    side = round(chunks**0.5)
     shape = (side, chunks // side)
     files = {}
     specs = {
-        "btree_v1": dict(libver="earliest", maxshape=None),
-        "fixed_array": dict(libver=("v110", "v110"), maxshape=None),
-        "extensible_array": dict(libver=("v110", "v110"), maxshape=(None, shape[1])),
-        "btree_v2": dict(libver=("v110", "v110"), maxshape=(None, None)),
-        "implicit": dict(libver=("v110", "v110"), maxshape=None, implicit=True),
+        "btree_v1": {"libver": "earliest", "maxshape": None},
+        "fixed_array": {"libver": ("v110", "v110"), "maxshape": None},
+        "extensible_array": {"libver": ("v110", "v110"), "maxshape": (None, shape[1])},
+        "btree_v2": {"libver": ("v110", "v110"), "maxshape": (None, None)},
+        "implicit": {"libver": ("v110", "v110"), "maxshape": None, "implicit": True},
     }
     for kind, spec in specs.items():
         path = outdir / f"{kind}_{chunks}.h5"
@@ -46,8 +46,14 @@ def write(outdir: Path, chunks: int) -> dict:
                 space = h5py.h5s.create_simple(shape, shape)
                 h5py.h5d.create(f.id, b"x", h5py.h5t.NATIVE_UINT8, space, dcpl=dcpl)
             else:
-                f.create_dataset("x", shape=shape, maxshape=spec["maxshape"], chunks=(1, 1),
-                                 dtype="u1", compression="gzip" if kind != "implicit" else None)
+                f.create_dataset(
+                    "x",
+                    shape=shape,
+                    maxshape=spec["maxshape"],
+                    chunks=(1, 1),
+                    dtype="u1",
+                    compression="gzip" if kind != "implicit" else None,
+                )
                 f["x"][:] = 1
     return files
 
@@ -82,17 +88,17 @@ def main() -> None:
                              capture_output=True, text=True, check=True)  # fmt: skip
         native = json.loads(out.stdout)
 
-        def h5py_open():
+        def h5py_open(path=path):
             with h5py.File(path, "r") as f:
-                f["x"].shape
+                assert f["x"].shape
 
-        def h5py_iter():
+        def h5py_iter(path=path, native=native):
             with h5py.File(path, "r") as f:
                 n = [0]
                 f["x"].id.chunk_iter(lambda info: n.__setitem__(0, n[0] + 1))
                 assert n[0] == native["chunks"], (n[0], native["chunks"])
 
-        def chute_open():
+        def chute_open(path=path):
             array = chute.open(f"{path}/x")
             assert array.shape == native_shape(path)
 

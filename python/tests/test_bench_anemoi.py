@@ -13,11 +13,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 from anemoi_small import write_anemoi
+from chute.bench import peers as bench_peers
 from cli_support import run_cli
 from conftest import REPO
 
 import chute
-from chute.bench import peers as bench_peers
 
 ANEMOI_PYTHON = Path(
     os.environ.get("CHUTE_ANEMOI_PYTHON", REPO / ".venv-anemoi" / "bin" / "python")

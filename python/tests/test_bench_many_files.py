@@ -9,10 +9,10 @@ import json
 
 import numpy as np
 import pytest
+from chute.bench import peers as bench_peers
 from cli_support import run_cli
 
 import chute
-from chute.bench import peers as bench_peers
 
 xr = pytest.importorskip("xarray")
 pytest.importorskip("h5netcdf")

@@ -7,11 +7,11 @@ import json
 
 import numpy as np
 import pytest
+from chute.bench import peers as bench_peers
 from chute.weather_store import make_weather_store
 from cli_support import run_cli
 
 import chute
-from chute.bench import peers as bench_peers
 
 pytest.importorskip("xarray")
 

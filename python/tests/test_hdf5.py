@@ -12,6 +12,7 @@ import pytest
 
 import chute
 
+
 def values(shape, dtype, seed=0) -> np.ndarray:
     rng = np.random.default_rng(seed)
     dtype = np.dtype(dtype)

@@ -13,9 +13,9 @@
 
 #include "chute/format/hdf5_file.h"
 #include "chute/format/hdf5_native/file.h"
+#include "chute/format/hdf5_native/virtual_dataset.h"
 #include "chute/format/hdf5_netcdf.h"
 #include "chute/format/hdf5_types.h"
-#include "chute/format/hdf5_native/virtual_dataset.h"
 #include "chute/store/memory_store.h"
 #include "chute/util/error.h"
 
