@@ -85,8 +85,8 @@ inline std::vector<float> read_floats(const Array& array, std::vector<int64_t> s
   return out;
 }
 
-/// W1 fixture: "inputs" (n, 3, 4, 5) in chunks (1, 3, 4, 2) and "targets" (n, 3, 4, 2) in
-/// whole-sample chunks (1, 3, 4, 2).
+/// Packed-samples fixture: "inputs" (n, 3, 4, 5) in chunks (1, 3, 4, 2) and "targets" (n, 3, 4, 2)
+/// in whole-sample chunks (1, 3, 4, 2).
 struct PackedFixture {
   std::shared_ptr<MemoryStore> store = std::make_shared<MemoryStore>();
   ArrayPtr inputs;
@@ -103,7 +103,7 @@ inline std::shared_ptr<PackedDataset> packed_dataset(const PackedFixture& f) {
       std::vector<std::pair<std::string, ArrayPtr>>{{"inputs", f.inputs}, {"targets", f.targets}});
 }
 
-/// A small W2 group ("memory/w2"): z (time, level, lat, lon) and t2m (time, lat, lon) float32
+/// A small weather group ("memory/w2"): z (time, level, lat, lon) and t2m (time, lat, lon) float32
 /// holding value_at(), the level coordinate and per-level statistics arrays.
 namespace small_weather {
 inline constexpr int64_t kT = 8, kL = 3, kH = 4, kW = 5;
