@@ -1,11 +1,11 @@
 #!/usr/bin/env python3
-"""Open time of a 32,768-chunk HDF5 dataset in each chunk index kind: chute's native reader
-(hdf5_native_dump --time: superblock, object header and the whole chunk index), chute.open
-(libhdf5 for the metadata, the native reader for the chunk index: what users get) against h5py
+"""Open time of an HDF5 dataset of many chunks (32,768 by default) in each chunk index kind:
+chute's native reader (hdf5_native_dump --time: superblock, object header and the whole chunk
+index), chute.open (what users get: the native reader alone, metadata and index) against h5py
 (opening the dataset, and listing every chunk with H5Dchunk_iter, a linear pass).
 
-The files are written with libver bounds of at most v110 so that the libhdf5 1.10 chute links
-opens them. chute.open is timed only when the chute package imports (PYTHONPATH).
+The files are written with libver bounds of at most v110 (every index kind but the v5 layouts).
+chute.open is timed only when the chute package imports (PYTHONPATH).
 
 usage: bench_hdf5_native_open.py OUTDIR [--dump build/release/tests/hdf5_native_dump] [--chunks N]
 """
