@@ -10,6 +10,7 @@
 
 #include "chute/store/reference_store.h"
 #include "chute/util/error.h"
+#include "chute/util/interrupt.h"
 #include "chute/util/json_limits.h"
 
 namespace chute {
@@ -272,7 +273,9 @@ void expand_generator(const json& gen, const Variables& templates, const std::st
   std::vector<size_t> index(dims.size(), 0);
   const std::string key = gen["key"].get<std::string>();
   const std::string url = gen["url"].get<std::string>();
+  InterruptPoll poll;
   for (;;) {
+    poll();
     for (size_t d = 0; d < dims.size(); ++d) vars[dims[d].first] = dims[d].second[index[d]];
     Reference ref;
     ref.key = render(key, vars, context);
@@ -307,7 +310,14 @@ bool is_metadata_key(std::string_view key) {
 std::vector<Reference> parse_json_references(std::string_view text, const std::string& name) {
   const std::string context = fmt::format("reference file '{}'", name);
   check_json_limits(text, context, kMaxJsonDepth, kMaxReferenceBytes);
-  json doc = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  InterruptPoll poll;
+  json doc = json::parse(
+      text,
+      [&poll](int, json::parse_event_t, json&) {
+        poll();
+        return true;
+      },
+      /*allow_exceptions=*/false);
   if (doc.is_discarded() || !doc.is_object()) {
     fail(ErrorCode::kInvalidMetadata, "{}: not a JSON object of references", context);
   }
@@ -349,6 +359,7 @@ std::vector<Reference> parse_json_references(std::string_view text, const std::s
   }
   out.reserve(out.size() + refs->size());
   for (const auto& [key, value] : refs->items()) {
+    poll();
     out.push_back(parse_value(key, value, templates, name));
   }
   return out;
