@@ -67,7 +67,8 @@ def check_interrupted(result: subprocess.CompletedProcess, opener: str) -> None:
     assert "chute.Error" not in result.stderr
 
 
-def test_ctrl_c_interrupts_reference_set_open(tmp_path):
+def huge_reference_set(tmp_path):
+    """A reference set generating 2**32 references: its open would never end."""
     refs = {
         "version": 1,
         "refs": {".zgroup": json.dumps({"zarr_format": 2})},
@@ -81,7 +82,20 @@ def test_ctrl_c_interrupts_reference_set_open(tmp_path):
     }
     path = tmp_path / "refs.json"
     path.write_text(json.dumps(refs))
-    result = run_child(f"chute.open_group({str(path)!r})")
+    return str(path)
+
+
+def test_ctrl_c_interrupts_reference_set_open(tmp_path):
+    path = huge_reference_set(tmp_path)
+    result = run_child(f"chute.open_group({path!r})")
+    check_interrupted(result, "open_group")
+
+
+def test_ctrl_c_interrupts_many_files_open(tmp_path):
+    # The members open on worker threads; the calling thread waits, sees the signal and stops
+    # them.
+    path = huge_reference_set(tmp_path)
+    result = run_child(f"chute.open_group([{path!r}, {path!r}, {path!r}])")
     check_interrupted(result, "open_group")
 
 
