@@ -89,6 +89,20 @@ TEST_F(Interrupts, ReferenceGeneratorExpansionStops) {
   EXPECT_EQ(g_hook_calls, 50);  // stopped at the first poll after the hook fired
 }
 
+TEST_F(Interrupts, LargeReferenceDocumentParseStops) {
+  // Over 16 MiB of references: parsed with a poll every 1024 JSON events, about 2,500 polls,
+  // while listing them afterwards polls about 450 times; the hook fires only on its 1000th call.
+  std::string refs = R"({"version": 1, "refs": {".zgroup": "{\"zarr_format\": 2}")";
+  for (int i = 0; refs.size() < (size_t{17} << 20); ++i) {
+    refs += ", \"x/" + std::to_string(i) + R"(.0": ["data.bin", 0, 4096])";
+  }
+  refs += "}}";
+  g_hook_fires_at = 1000;
+  set_interrupt_hook(&counting_hook);
+  EXPECT_THROW(parse_json_references(refs, "refs.json"), Interrupted);
+  EXPECT_EQ(g_hook_calls, 1000);
+}
+
 TEST_F(Interrupts, ManyFilesOpenStopsBeforeOpeningMembers) {
   std::vector<std::string> paths;
   for (int i = 0; i < 64; ++i) paths.push_back("/nonexistent/chute_interrupt_" + std::to_string(i));
