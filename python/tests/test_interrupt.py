@@ -114,3 +114,27 @@ def test_pending_interrupt_stops_many_files_open(tmp_path):
     # axis to join along).
     with pytest.raises(chute.Error):
         chute.open_group(paths)
+
+
+@pytest.mark.parametrize(
+    "libver, maxshape",
+    [
+        ("earliest", None),  # v1 B-tree
+        ("latest", None),  # fixed array
+        ("latest", (None, 64)),  # extensible array
+        ("latest", (None, None)),  # v2 B-tree
+    ],
+)
+def test_pending_interrupt_stops_hdf5_chunk_index_walk(tmp_path, libver, maxshape):
+    import h5py
+
+    import chute
+
+    path = tmp_path / "f.h5"
+    data = np.arange(64 * 64, dtype="<i2").reshape(64, 64)
+    with h5py.File(path, "w", libver=libver) as f:
+        f.create_dataset("x", data=data, chunks=(1, 2), maxshape=maxshape)  # 2048 chunks
+    chute._chute._request_interrupt()
+    with pytest.raises(KeyboardInterrupt):
+        chute.open(f"{path}/x")
+    np.testing.assert_array_equal(chute.open(f"{path}/x")[...], data)
