@@ -14,6 +14,7 @@ void bind_loader(nanobind::module_& m);
 void bind_options(nanobind::module_& m);
 void bind_http(nanobind::module_& m);
 void bind_stores(nanobind::module_& m);
+void bind_interrupts(nanobind::module_& m);
 
 /// Node-local cache counters as a dict (hits, misses, bytes_from_cache, bytes_fetched,
 /// bytes_written, evicted, discarded).

@@ -17,6 +17,8 @@ void remember_main_thread() {
   g_main_thread = nb::cast<unsigned long>(main.attr("ident"));
 }
 
+bool on_main_thread() { return PyThread_get_thread_ident() == g_main_thread.load(); }
+
 bool must_park() {
 #if PY_VERSION_HEX >= 0x030D0000
   const bool finalizing = Py_IsFinalizing() != 0;

@@ -18,6 +18,9 @@ namespace chute::python {
 /// Python's main thread). Called once at import.
 void remember_main_thread();
 
+/// True on the thread remembered by remember_main_thread().
+bool on_main_thread();
+
 /// True when the interpreter is finalizing and this is not the thread finalizing it.
 bool must_park();
 

@@ -11,6 +11,7 @@ NB_MODULE(_chute, m) {
   chute::python::bind_loader(m);
   chute::python::bind_http(m);
   chute::python::bind_stores(m);
+  chute::python::bind_interrupts(m);
   m.def(
       "_set_leak_warnings", [](bool on) { nanobind::set_leak_warnings(on); }, nanobind::arg("on"),
       "nanobind's report of objects still alive at exit (chute.__init__ turns it off when a "

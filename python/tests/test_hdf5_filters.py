@@ -207,15 +207,19 @@ def test_nbit(tmp_path):
             rng.integers(-(2**39), 2**39 - 1, SHAPE).astype("<i8"),
         ),
     }
-    # Unwritten chunks read as the fill value as the open path reads it, in the stored form: for
-    # types at a bit offset that is not the value h5py converts it to, so those have none.
-    sparse = [name for name, case in cases.items() if case[2] == 0]
+    # Unwritten chunks read as the fill value h5py converts from its stored form (shifted to the
+    # bit offset, padding bits zero): positive, and negative for the signed types.
+    sparse = list(cases)
     with h5py.File(path, "w") as f:
         for name, (base, precision, offset, data) in cases.items():
             nbit_dataset(f, name, base, precision, offset, data)[...] = data
-            if name in sparse:
-                d = nbit_dataset(f, name + "_sparse", base, precision, offset, data, fill=5)
+            fill = -5 if data.dtype.kind == "i" else 5
+            d = nbit_dataset(f, name + "_sparse", base, precision, offset, data, fill=fill)
+            d[9:20, 6:17] = data[9:20, 6:17]
+            if data.dtype.kind == "i":
+                d = nbit_dataset(f, name + "_pos_sparse", base, precision, offset, data, fill=5)
                 d[9:20, 6:17] = data[9:20, 6:17]
+                sparse.append(name + "_pos")
         # Full precision: libhdf5 marks the filter a no-op and stores the elements as they are.
         f.create_dataset("full_f4", data=values("<f4"), chunks=CHUNKS, compression=5)
         f.create_dataset(

@@ -6,9 +6,12 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cmath>
+#include <condition_variable>
 #include <cstring>
 #include <exception>
+#include <mutex>
 #include <numeric>
 #include <regex>
 #include <set>
@@ -21,6 +24,7 @@
 #include "chute/store/memory_store.h"
 #include "chute/util/civil_date.h"
 #include "chute/util/error.h"
+#include "chute/util/interrupt.h"
 
 namespace chute {
 
@@ -249,21 +253,66 @@ std::vector<Group> open_groups(const std::vector<std::string>& paths, const Cach
   std::vector<Group> groups(paths.size());
   std::vector<std::exception_ptr> errors(paths.size());
   std::atomic<size_t> next{0};
+  std::atomic<bool> stop{false};
+  std::mutex mutex;
+  std::condition_variable finished;
+  size_t running = 0;
   auto work = [&] {
-    for (size_t i; (i = next.fetch_add(1)) < paths.size();) {
+    for (size_t i; !stop.load() && (i = next.fetch_add(1)) < paths.size();) {
+      if (interrupt_pending()) {
+        stop = true;
+        break;
+      }
       try {
         groups[i] = open_group(paths[i], cache);
       } catch (...) {
         errors[i] = std::current_exception();
       }
     }
+    std::lock_guard lock(mutex);
+    if (--running == 0) finished.notify_all();
   };
   // Opening is metadata reads and waits (a chunk index, a remote request): threads overlap them.
+  // The calling thread only waits, checking now and then for an interruption (Ctrl-C), which
+  // the workers see before their next member.
   const size_t threads = std::min<size_t>(paths.size(), 8);
   std::vector<std::thread> pool;
-  for (size_t t = 1; t < threads; ++t) pool.emplace_back(work);
-  work();
+  {
+    std::unique_lock lock(mutex);
+    running = threads;
+  }
+  try {
+    for (size_t t = 0; t < threads; ++t) pool.emplace_back(work);
+  } catch (...) {  // no thread to be had: the ones started finish, then the error
+    stop = true;
+    {
+      std::lock_guard lock(mutex);
+      running -= threads - pool.size();
+    }
+    for (auto& t : pool) t.join();
+    throw;
+  }
+  {
+    std::unique_lock lock(mutex);
+    while (running > 0) {
+      if (finished.wait_for(lock, std::chrono::milliseconds(20), [&] { return running == 0; })) {
+        break;
+      }
+      lock.unlock();
+      if (!stop && interrupt_pending()) stop = true;
+      lock.lock();
+    }
+  }
   for (auto& t : pool) t.join();
+  if (stop) throw Interrupted();                // set only by an interruption
+  for (const std::exception_ptr& e : errors) {  // a worker's own poll saw it first
+    try {
+      if (e) std::rethrow_exception(e);
+    } catch (const Interrupted&) {
+      throw;
+    } catch (...) {
+    }
+  }
   for (size_t i = 0; i < paths.size(); ++i) {
     if (!errors[i]) continue;
     try {
@@ -287,7 +336,10 @@ JoinedFiles join_along_time(std::vector<Group> groups, std::vector<std::string> 
   for (size_t i = 0; i < groups.size(); ++i) {
     members.push_back({std::move(groups[i]), paths[i], {}});
   }
-  for (Member& m : members) m.times = member_times(m, options);
+  for (Member& m : members) {
+    check_interrupt();
+    m.times = member_times(m, options);
+  }
   for (const Member& m : members) {
     if (m.times.empty()) fail(ErrorCode::kInvalidArgument, "member '{}' holds no times", m.path);
     for (size_t i = 1; i < m.times.size(); ++i) {

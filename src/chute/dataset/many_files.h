@@ -53,6 +53,8 @@ std::vector<std::string> expand_glob(const std::string& pattern);
 bool is_glob(const std::string& path);
 
 /// Opens the groups at `paths` on several threads (metadata only); an error names its path.
+/// Throws Interrupted (util/interrupt.h) when an interruption is pending: the calling thread
+/// only waits, polling for one, and the workers open no further member once it is seen.
 std::vector<Group> open_groups(const std::vector<std::string>& paths,
                                const CacheOptions& cache = default_cache_options());
 

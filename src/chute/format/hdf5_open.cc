@@ -162,6 +162,10 @@ ArrayPtr open_native(const hdf5::OpenFile& opened, const h5native::File& holder,
          where, fmt::join(metadata.shape, ", "), metadata.data_type.size);
   }
   metadata.fill_value = hdf5::fill_value(info.fill, metadata.data_type, endian);
+  if (std::any_of(info.filters.begin(), info.filters.end(),
+                  [](const h5native::Filter& f) { return f.id == kHdf5Nbit; })) {
+    hdf5::unpack_nbit_fill_value(metadata.fill_value, info.type);
+  }
   metadata.attributes = hdf5::read_attributes(holder, attributes, where, &metadata.attribute_types);
   hide_netcdf_attributes(metadata);
   // NetCDF-4 dimensions: their names, and the current length of each, which an unlimited

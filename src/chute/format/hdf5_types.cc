@@ -88,4 +88,22 @@ std::vector<std::byte> fill_value(const h5native::FillValue& fill, const DataTyp
   return value;
 }
 
+void unpack_nbit_fill_value(std::vector<std::byte>& value, const h5native::Datatype& type) {
+  using Class = h5native::Datatype::Class;
+  const size_t size = value.size();
+  if (type.cls != Class::kFixedPoint || size == 0 || size > 8 || type.precision == 0 ||
+      type.precision + type.bit_offset > 8 * size) {
+    return;
+  }
+  uint64_t v = 0;
+  for (size_t i = 0; i < size; ++i) v |= static_cast<uint64_t>(value[i]) << (8 * i);
+  const unsigned precision = type.precision;
+  v >>= type.bit_offset;
+  if (precision < 64) {
+    v &= (uint64_t{1} << precision) - 1;
+    if (type.is_signed && (v >> (precision - 1)) & 1) v |= ~uint64_t{0} << precision;
+  }
+  for (size_t i = 0; i < size; ++i) value[i] = static_cast<std::byte>(v >> (8 * i));
+}
+
 }  // namespace chute::hdf5

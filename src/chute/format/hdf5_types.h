@@ -19,4 +19,10 @@ DataType data_type(const h5native::Datatype& type, Endian* endian, const std::st
 std::vector<std::byte> fill_value(const h5native::FillValue& fill, const DataType& data_type,
                                   Endian endian);
 
+/// `value` (a fill value in native byte order) as the n-bit filter's decoding gives elements of
+/// `type`: an integer of reduced precision at a bit offset is stored shifted, with padding bits,
+/// and the filter's decoding (codec/nbit_codec.cc) shifts it down and sign-extends it, as
+/// libhdf5's conversion does. The fill value is stored in the same form. Other types unchanged.
+void unpack_nbit_fill_value(std::vector<std::byte>& value, const h5native::Datatype& type);
+
 }  // namespace chute::hdf5

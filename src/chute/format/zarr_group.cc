@@ -10,6 +10,7 @@
 #include "chute/format/zarr.h"
 #include "chute/format/zarr_parse.h"
 #include "chute/util/error.h"
+#include "chute/util/interrupt.h"
 
 namespace chute {
 namespace {
@@ -86,6 +87,7 @@ void add_v3_consolidated(GroupBuilder& builder, const json& members, const std::
          kMaxGroupDepth);
   }
   for (const auto& [key, doc] : members.items()) {
+    check_interrupt();
     check_member_path(key, context + " field 'consolidated_metadata.metadata'");
     const std::string path = join_key(base, key);
     const std::string type = node_type_of(doc);
@@ -125,6 +127,7 @@ void add_v2_consolidated(GroupBuilder& builder, const json& zmetadata, const std
     reader.invalid("metadata", "must be an object, found " + describe_json(members));
   }
   for (auto it = members.begin(); it != members.end(); ++it) {
+    check_interrupt();
     if (auto path = strip_member_suffix(it.key(), ".zarray")) {
       check_member_path(*path, context + " field 'metadata'");
       auto attrs = members.find(*path + "/.zattrs");
@@ -146,6 +149,7 @@ void add_listed_members(GroupBuilder& builder, const std::string& path, int dept
   }
   const Store& store = *builder.store;
   for (const std::string& child : store.list(join_key(builder.prefix, path))) {
+    check_interrupt();
     if (child.empty() || child.front() == '.' || child == "zarr.json") continue;
     const std::string child_path = join_key(path, child);
     const std::string child_prefix = join_key(builder.prefix, child_path);

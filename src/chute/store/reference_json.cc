@@ -10,6 +10,7 @@
 
 #include "chute/store/reference_store.h"
 #include "chute/util/error.h"
+#include "chute/util/interrupt.h"
 #include "chute/util/json_limits.h"
 
 namespace chute {
@@ -20,6 +21,8 @@ namespace {
 
 // Larger than the metadata limit: a reference set lists every chunk of an archive.
 constexpr size_t kMaxReferenceBytes = size_t{4} << 30;
+// Documents from this size on (about half a second of parsing) are parsed interruptibly.
+constexpr size_t kInterruptibleParseBytes = size_t{16} << 20;
 
 using Value = std::variant<int64_t, std::string>;
 using Variables = std::map<std::string, Value, std::less<>>;
@@ -272,7 +275,9 @@ void expand_generator(const json& gen, const Variables& templates, const std::st
   std::vector<size_t> index(dims.size(), 0);
   const std::string key = gen["key"].get<std::string>();
   const std::string url = gen["url"].get<std::string>();
+  InterruptPoll poll;
   for (;;) {
+    poll();
     for (size_t d = 0; d < dims.size(); ++d) vars[dims[d].first] = dims[d].second[index[d]];
     Reference ref;
     ref.key = render(key, vars, context);
@@ -307,7 +312,18 @@ bool is_metadata_key(std::string_view key) {
 std::vector<Reference> parse_json_references(std::string_view text, const std::string& name) {
   const std::string context = fmt::format("reference file '{}'", name);
   check_json_limits(text, context, kMaxJsonDepth, kMaxReferenceBytes);
-  json doc = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  // A parse with a callback (to poll for an interruption) takes about a quarter longer: only
+  // for documents whose parse takes long enough to want interrupting.
+  InterruptPoll poll;
+  json doc = text.size() < kInterruptibleParseBytes
+                 ? json::parse(text, nullptr, /*allow_exceptions=*/false)
+                 : json::parse(
+                       text,
+                       [&poll](int, json::parse_event_t, json&) {
+                         poll();
+                         return true;
+                       },
+                       /*allow_exceptions=*/false);
   if (doc.is_discarded() || !doc.is_object()) {
     fail(ErrorCode::kInvalidMetadata, "{}: not a JSON object of references", context);
   }
@@ -349,6 +365,7 @@ std::vector<Reference> parse_json_references(std::string_view text, const std::s
   }
   out.reserve(out.size() + refs->size());
   for (const auto& [key, value] : refs->items()) {
+    poll();
     out.push_back(parse_value(key, value, templates, name));
   }
   return out;

@@ -13,6 +13,7 @@
 #include "chute/store/open_store.h"
 #include "chute/store/single_file_store.h"
 #include "chute/util/error.h"
+#include "chute/util/interrupt.h"
 
 namespace chute {
 
@@ -65,7 +66,9 @@ ReferenceStore::ReferenceStore(std::vector<Reference> references, std::string na
                                std::string base_dir)
     : name_(std::move(name)), stores_(std::make_shared<Stores>()) {
   std::map<std::string, int32_t> target_index;
+  InterruptPoll poll;
   for (Reference& ref : references) {
+    poll();
     Entry entry;
     if (ref.url.empty()) {
       entry.data = std::move(ref.data);

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "chute/util/error.h"
+#include "chute/util/interrupt.h"
 
 namespace chute::h5native {
 
@@ -21,6 +22,7 @@ struct Btree1Walk {
   const std::string& where;
   const std::function<void(Cursor&, uint64_t)>& leaf;
   std::unordered_set<uint64_t> seen;
+  InterruptPoll poll;
 
   void node(uint64_t address, int expected_level) {
     const std::string what = fmt::format("{}: B-tree node at byte {}", where, address);
@@ -40,6 +42,7 @@ struct Btree1Walk {
     auto body = file.read(address + header, used * (key_size + o) + key_size, what);
     Cursor in(body, what, file);
     for (size_t i = 0; i < used; ++i) {
+      poll();
       Cursor key(in.take(key_size), what, file);
       const uint64_t child = in.offset();
       if (level > 0) {
@@ -56,6 +59,7 @@ struct Btree1Walk {
 void walk_group_btree(const FileReader& file, uint64_t address, const std::string& where,
                       const std::function<void(const SymbolEntry&)>& entry) {
   std::unordered_set<uint64_t> nodes;
+  InterruptPoll poll;
   const std::function<void(Cursor&, uint64_t)> leaf = [&](Cursor&, uint64_t snod) {
     const std::string what = fmt::format("{}: symbol table node at byte {}", where, snod);
     if (!nodes.insert(snod).second) corrupt(what, "reached twice (a cycle)");
@@ -69,6 +73,7 @@ void walk_group_btree(const FileReader& file, uint64_t address, const std::strin
     auto bytes = file.read(snod + 8, count * entry_size, what);
     Cursor in(bytes, what, file);
     for (size_t i = 0; i < count; ++i) {
+      poll();
       SymbolEntry e;
       e.name = in.offset();
       e.header = in.offset();
@@ -79,14 +84,14 @@ void walk_group_btree(const FileReader& file, uint64_t address, const std::strin
       entry(e);
     }
   };
-  Btree1Walk walk{file, 0, static_cast<size_t>(file.length_size()), where, leaf, {}};
+  Btree1Walk walk{file, 0, static_cast<size_t>(file.length_size()), where, leaf, {}, {}};
   walk.node(address, -1);
 }
 
 void walk_chunk_btree(const FileReader& file, uint64_t address, size_t dims,
                       const std::string& where,
                       const std::function<void(Cursor&, uint64_t)>& chunk) {
-  Btree1Walk walk{file, 1, 8 + 8 * dims, where, chunk, {}};
+  Btree1Walk walk{file, 1, 8 + 8 * dims, where, chunk, {}, {}};
   walk.node(address, -1);
 }
 
@@ -137,6 +142,7 @@ void walk_btree2(const FileReader& file, uint64_t address, int type, const std::
   }
   uint64_t seen_records = 0;
   std::unordered_set<uint64_t> seen;
+  InterruptPoll poll;
   std::function<void(uint64_t, size_t, int)> node = [&](uint64_t at, size_t records, int level) {
     const std::string node_what = fmt::format("{}: node at byte {}", what, at);
     if (!seen.insert(at).second) corrupt(node_what, "reached twice (a cycle)");
@@ -170,6 +176,7 @@ void walk_btree2(const FileReader& file, uint64_t address, int type, const std::
       if (level > 0) node(children[i].address, children[i].records, level - 1);
       if (i == records) break;
       if (++seen_records > total) corrupt(what, "more records than its header counts");
+      poll();
       Cursor r(in.bytes().subspan(records_at + i * record_size, record_size), node_what, file);
       record(r);
     }

@@ -7,6 +7,7 @@
 
 #include "chute/format/hdf5_native/btree.h"
 #include "chute/util/error.h"
+#include "chute/util/interrupt.h"
 
 namespace chute::h5native {
 
@@ -34,6 +35,7 @@ struct Context {
   std::vector<uint64_t> max_grid;  // kUndefined for unlimited dimensions
   ChunkIndex out;
   size_t size_bytes = 0;  // of a filtered chunk's size field
+  InterruptPoll poll;     // every entry read, stored or not
 
   Context(const FileReader& f, const Layout& l, const Dataspace& s, const std::string& w)
       : file(f), layout(l), space(s), where(w), rank(l.chunk.size()) {
@@ -50,6 +52,7 @@ struct Context {
   }
 
   void add(std::span<const uint64_t> coords, ChunkRecord record) {
+    poll();
     for (size_t d = 0; d < rank; ++d) {
       if (max_grid[d] != kUndefined && coords[d] >= max_grid[d]) {
         corrupt(where, fmt::format("chunk at grid position {} of dimension {} past the maximum "
@@ -231,6 +234,7 @@ struct Context {
     auto elements = [&](Cursor& c, uint64_t first, uint64_t n) {
       for (uint64_t i = 0; i < n; ++i) {
         ChunkRecord r;
+        poll();
         if (!element(c, filtered, r)) continue;
         unravel(first + i, max_grid, coords);
         add(coords, r);
@@ -356,6 +360,7 @@ void Context::extensible_array() {
   auto elements = [&](Cursor& in, uint64_t first, uint64_t n) {
     for (uint64_t i = 0; i < n; ++i) {
       ChunkRecord r;
+      poll();
       const bool stored = element(in, filtered, r);
       if (stored && first + i < max_index) emit(first + i, r);
     }
