@@ -24,10 +24,13 @@ chute_find_dependency(PkgConfig)
 # package recreates these imported targets too. libcurl (Debian's libcurl4-openssl-dev) drives the HTTP
 # client under src/chute/store/http/. For the object stores (src/chute/store/s3_*.cc,
 # aws_*.cc), libcrypto (OpenSSL, Debian's libssl-dev) computes AWS Signature V4's SHA-256 and
-# HMAC, and expat (libexpat1-dev) parses S3's XML listings and error bodies.
+# HMAC, and expat (libexpat1-dev) parses S3's XML listings and error bodies. libdeflate
+# (libdeflate-dev) inflates zlib/gzip chunks of known size (src/chute/codec/gzip_codec.cc); zlib
+# decodes streams of unknown size and encodes.
 set(CHUTE_CORE_PUBLIC_LIBS nlohmann_json::nlohmann_json fmt::fmt Threads::Threads)
 set(CHUTE_CORE_PRIVATE_LIBS ZLIB::ZLIB)
-foreach(module BLOSC:blosc ZSTD:libzstd LZ4:liblz4 CURL:libcurl CRYPTO:libcrypto EXPAT:expat)
+foreach(module BLOSC:blosc ZSTD:libzstd LZ4:liblz4 CURL:libcurl CRYPTO:libcrypto EXPAT:expat
+               DEFLATE:libdeflate)
   string(REPLACE ":" ";" module ${module})
   list(GET module 0 prefix)
   list(GET module 1 package)

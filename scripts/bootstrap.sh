@@ -6,7 +6,7 @@ cd "$(dirname "$0")/.."
 
 APT_PACKAGES=(
   build-essential cmake ninja-build pkg-config ccache clang libclang-rt-14-dev clang-format
-  libblosc-dev libzstd-dev liblz4-dev zlib1g-dev nlohmann-json3-dev libcli11-dev libfmt-dev
+  libblosc-dev libzstd-dev liblz4-dev zlib1g-dev libdeflate-dev nlohmann-json3-dev libcli11-dev libfmt-dev
   libbz2-dev liblzf-dev libaec-dev  # HDF5 filters: bzip2, LZF, szip
   libgtest-dev libgmock-dev libbenchmark-dev libhdf5-dev libcurl4-openssl-dev nginx-light libnginx-mod-http-echo libopenmpi-dev openmpi-bin liburing-dev
   python3 python3-venv python3-dev python3-torch python3-mpi4py

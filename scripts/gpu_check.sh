@@ -19,9 +19,9 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.." || exit 1
 REPO=$PWD
 
 DEBS=(
-  libblosc-dev libzstd-dev liblz4-dev zlib1g-dev nlohmann-json3-dev libcli11-dev libfmt-dev
+  libblosc-dev libzstd-dev liblz4-dev zlib1g-dev libdeflate-dev nlohmann-json3-dev libcli11-dev libfmt-dev
   libgtest-dev libgmock-dev libhdf5-dev libcurl4-openssl-dev libssl-dev libexpat1-dev
-  libbz2-dev liblzf-dev libaec-dev libbz2-1.0 liblzf1
+  libbz2-dev liblzf-dev libaec-dev libbz2-1.0 liblzf1 libdeflate0
   pkgconf pkgconf-bin libpkgconf3
   # the libraries they link, and theirs (libc, libstdc++, libgcc are the machine's)
   libaec0 libblosc1 libbrotli1 libcurl4 libffi8 libfmt9 libgmp10 libgnutls30 libgssapi-krb5-2

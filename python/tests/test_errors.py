@@ -196,6 +196,52 @@ def test_corrupt_payload(tmp_path, name):
     _expect(chute.CorruptDataError, ValueError, path, "0.1")
 
 
+@pytest.mark.parametrize("name", ["gzip", "zlib"])
+@pytest.mark.parametrize("damage", ["checksum", "last byte gone", "body"])
+def test_damaged_deflate_stream(tmp_path, name, damage):
+    path = _write_v2(str(tmp_path / "a.zarr"), DATA, (16, 16), V2_COMPRESSORS[name])
+    chunk = os.path.join(path, "2.1")
+    size = os.path.getsize(chunk)
+    if damage == "checksum":  # zlib's Adler-32 trailer, gzip's CRC-32 and length
+        with open(chunk, "rb") as f:
+            stream = f.read()
+        _overwrite(chunk, size - 5, bytes([stream[size - 5] ^ 0x01]))
+    elif damage == "last byte gone":
+        _truncate(chunk, size - 1)
+    else:
+        _overwrite(chunk, 12, b"\xff" * 24)
+    _expect(chute.CorruptDataError, ValueError, path, "2.1", name)
+
+
+def _gzip_members(payload: bytes, cut: int) -> bytes:
+    import gzip
+
+    return gzip.compress(payload[:cut], mtime=0) + gzip.compress(payload[cut:], mtime=0)
+
+
+@pytest.mark.parametrize("zarr_format", [2, 3])
+def test_gzip_chunk_in_several_members(tmp_path, zarr_format):
+    import zarr
+
+    if zarr_format == 2:
+        path = _write_v2(str(tmp_path / "a.zarr"), DATA, (16, 16), numcodecs.GZip(5))
+        chunk = os.path.join(path, "1.2")
+    else:
+        path = _write_v3(str(tmp_path / "a.zarr"), DATA, (16, 16),
+                         [BYTES, {"name": "gzip", "configuration": {"level": 5}}])  # fmt: skip
+        chunk = os.path.join(path, "c", "1", "2")
+    raw = np.ascontiguousarray(DATA[16:32, 32:48]).tobytes()
+    with open(chunk, "wb") as f:
+        f.write(_gzip_members(raw, 300))
+    expected = zarr.open_array(path, mode="r")[...]  # zarr-python reads every member
+    np.testing.assert_array_equal(expected, DATA)
+    np.testing.assert_array_equal(chute.open(path)[...], expected)
+    with open(chunk, "wb") as f:  # one member too many: more bytes than the chunk holds
+        f.write(_gzip_members(raw, 300) + _gzip_members(raw, 10)[:40])
+    _expect(chute.CorruptDataError, ValueError, path, chunk[len(path) + 1 :].replace(os.sep, "/"),
+            "got more")  # fmt: skip
+
+
 def test_blosc_header_claiming_huge_size_is_rejected_before_allocating(tmp_path):
     path = _write_v2(str(tmp_path / "a.zarr"), DATA, (16, 16), V2_COMPRESSORS["blosc"])
     chunk = os.path.join(path, "0.0")

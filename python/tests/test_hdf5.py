@@ -187,6 +187,24 @@ def test_a_chunk_whose_checksum_fails_names_file_dataset_and_chunk(tmp_path):
         array[:]
 
 
+@pytest.mark.parametrize("damage", ["checksum", "body"])
+def test_a_damaged_deflate_chunk_names_file_dataset_and_chunk(tmp_path, damage):
+    path = tmp_path / "f.h5"
+    with h5py.File(path, "w") as f:
+        d = f.create_dataset("x", data=values((8, 8), "<f4"), chunks=(4, 4), compression="gzip")
+        info = d.id.get_chunk_info(3)  # chunk (1, 1)
+    offset = info.byte_offset + (info.size - 1 if damage == "checksum" else 2)
+    with open(path, "r+b") as f:
+        f.seek(offset)
+        byte = f.read(1)
+        f.seek(offset)
+        f.write(bytes([byte[0] ^ 0x5A]) if damage == "checksum" else b"\xff" * 8)
+    array = chute.open(f"{path}/x")
+    np.testing.assert_array_equal(array[:4, :], h5py.File(path, "r")["x"][:4, :])
+    with pytest.raises(chute.CorruptDataError, match=r"f\.h5/x.*chunk '1/1'.*zlib: corrupt"):
+        array[:]
+
+
 def test_truncated_files(tmp_path):
     path = tmp_path / "f.h5"
     with h5py.File(path, "w") as f:

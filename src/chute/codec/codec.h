@@ -19,6 +19,8 @@
 #include "chute/codec/sharding.h"
 #include "chute/vocab/dtype.h"
 
+struct libdeflate_decompressor;
+
 namespace chute {
 
 /// The element type and shape of an array flowing between array->array codecs.
@@ -41,6 +43,8 @@ struct CodecScratch::Contexts {
   ZSTD_CCtx* zstd_cctx();
   /// An inflate stream initialised for `window_bits` (15 zlib, 31 gzip), reset for a new input.
   z_stream* inflater(int window_bits);
+  /// libdeflate's whole-buffer decompressor (zlib, gzip and raw deflate streams).
+  libdeflate_decompressor* deflate_decompressor();
   /// Scratch for a nested chain (the inner chunks of a shard), so it never shares buffers with
   /// the outer chain.
   CodecScratch& nested();
@@ -50,6 +54,7 @@ struct CodecScratch::Contexts {
   ZSTD_CCtx* zstd_cctx_ = nullptr;
   std::unique_ptr<z_stream> inflate_zlib_;
   std::unique_ptr<z_stream> inflate_gzip_;
+  libdeflate_decompressor* deflate_ = nullptr;
   std::unique_ptr<CodecScratch> nested_;
 
  public:

@@ -1,5 +1,7 @@
 // CodecScratch and its lazily created contexts, plus small helpers shared by the codec files.
 
+#include <libdeflate.h>
+
 #include <cstring>
 #include <vector>
 
@@ -32,6 +34,7 @@ CodecScratch::Contexts::~Contexts() {
   ZSTD_freeCCtx(zstd_cctx_);
   if (inflate_zlib_) inflateEnd(inflate_zlib_.get());
   if (inflate_gzip_) inflateEnd(inflate_gzip_.get());
+  if (deflate_) libdeflate_free_decompressor(deflate_);
 }
 
 ZSTD_DCtx* CodecScratch::Contexts::zstd_dctx() {
@@ -63,6 +66,15 @@ z_stream* CodecScratch::Contexts::inflater(int window_bits) {
     fail(ErrorCode::kInternal, "inflateReset failed");
   }
   return slot.get();
+}
+
+libdeflate_decompressor* CodecScratch::Contexts::deflate_decompressor() {
+  if (!deflate_) {
+    deflate_ = libdeflate_alloc_decompressor();
+    if (!deflate_)
+      fail(ErrorCode::kInternal, "libdeflate_alloc_decompressor failed (out of memory)");
+  }
+  return deflate_;
 }
 
 CodecScratch& CodecScratch::Contexts::nested() {

@@ -339,6 +339,86 @@ TEST(CodecCorrupt, GzipAndZlibTruncatedCorruptAndWrongSize) {
   }
 }
 
+std::vector<std::byte> concat(std::vector<std::byte> a, const std::vector<std::byte>& b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
+}
+
+TEST(CodecCorrupt, GzipAndZlibBadChecksumBodyAndTrailer) {
+  for (const char* name : {"gzip", "zlib"}) {
+    const std::string codecs = fmt::format(R"([{{"name":"bytes"}},{{"name":"{}"}}])", name);
+    auto c = chain(codecs, kUInt8, {4096});
+    auto good = encoded_with(codecs.c_str(), 4096);
+    EXPECT_EQ(decode(*c, good), pattern(4096));
+    // The checksum (zlib's Adler-32, gzip's CRC-32) and length trailers.
+    auto bad_check = good;
+    bad_check[good.size() - 1] ^= std::byte{0x01};
+    EXPECT_CHUTE_ERROR(decode(*c, bad_check), ErrorCode::kCorruptData, "corrupt stream");
+    // Missing the last trailer byte, or the whole trailer.
+    EXPECT_CHUTE_ERROR(decode(*c, std::span(good).first(good.size() - 1)), ErrorCode::kCorruptData,
+                       "truncated stream");
+    EXPECT_CHUTE_ERROR(decode(*c, std::span(good).first(good.size() - 8)), ErrorCode::kCorruptData,
+                       "truncated stream");
+    EXPECT_CHUTE_ERROR(decode(*c, std::span(good).first(1)), ErrorCode::kCorruptData,
+                       "truncated stream");
+    EXPECT_CHUTE_ERROR(decode(*c, std::span<const std::byte>()), ErrorCode::kCorruptData,
+                       "truncated stream");
+    // A damaged body: a block type that does not exist, or garbage Huffman codes.
+    auto body = good;
+    for (size_t i = 12; i < 40; ++i) body[i] = std::byte{0xFF};
+    EXPECT_CHUTE_ERROR(decode(*c, body), ErrorCode::kCorruptData, name);
+    // Bytes after the stream are ignored, as zlib (and numcodecs) do.
+    EXPECT_EQ(decode(*c, concat(good, from_hex("00000000"))), pattern(4096));
+  }
+}
+
+TEST(CodecCorrupt, GzipMembersDecodeInOrder) {
+  // A gzip stream may be several members, decoded one after the other (Python's gzip module,
+  // so numcodecs and zarr-python, read them all).
+  const char* gzip = R"([{"name":"bytes"},{"name":"gzip"}])";
+  const auto whole = pattern(4096);
+  const auto first = encode(*chain(gzip, kUInt8, {1000}), std::span(whole).first(1000));
+  const auto second = encode(*chain(gzip, kUInt8, {3096}), std::span(whole).subspan(1000));
+  const auto empty = from_hex("1f8b08000000000000ff03000000000000000000");  // gzip.compress(b"")
+  const auto two = concat(first, second);
+  auto c = chain(gzip, kUInt8, {4096});
+  EXPECT_EQ(decode(*c, two), whole);
+  EXPECT_EQ(decode(*c, concat(concat(first, empty), second)), whole);
+  EXPECT_EQ(decode(*c, concat(two, from_hex("0000"))), whole);  // padding after the members
+  EXPECT_CHUTE_ERROR(decode(*c, first), ErrorCode::kCorruptData,
+                     "expected 4096 decoded bytes, got 1000");
+  EXPECT_CHUTE_ERROR(decode(*c, concat(two, first)), ErrorCode::kCorruptData,
+                     "expected 4096 decoded bytes, got more");
+  EXPECT_CHUTE_ERROR(
+      decode(*c, concat(first, std::vector<std::byte>(second.begin(), second.end() - 4))),
+      ErrorCode::kCorruptData, "truncated stream");
+  auto bad_second = two;
+  bad_second[two.size() - 5] ^= std::byte{0x10};  // the second member's CRC-32
+  EXPECT_CHUTE_ERROR(decode(*c, bad_second), ErrorCode::kCorruptData, "corrupt stream");
+  // Where the decoded size is not known beforehand (gzip under another compressor).
+  const auto lz4 = encode(*chain(R"([{"name":"bytes"},{"name":"lz4"}])", kUInt8, {4096}), whole);
+  const auto half = static_cast<int64_t>(lz4.size() / 2);
+  const auto lz4_in_two_members =
+      concat(encode(*chain(gzip, kUInt8, {half}), std::span(lz4).first(lz4.size() / 2)),
+             encode(*chain(gzip, kUInt8, {static_cast<int64_t>(lz4.size()) - half}),
+                    std::span(lz4).subspan(lz4.size() / 2)));
+  auto gzip_over_lz4 =
+      chain(R"([{"name":"bytes"},{"name":"lz4"},{"name":"gzip"}])", kUInt8, {4096});
+  EXPECT_EQ(decode(*gzip_over_lz4, lz4_in_two_members), whole);
+}
+
+TEST(CodecCorrupt, ZlibStreamOfAnotherSizeIsRefusedBothWays) {
+  // HDF5's deflate filter and numcodecs' zlib store whole chunks (edge chunks too): a stream
+  // that decodes to more or fewer bytes than the chunk is corrupt, never cut or padded.
+  const char* zlib = R"([{"name":"bytes"},{"name":"zlib","configuration":{"level":6}}])";
+  auto c = chain(zlib, DataType{DTypeKind::kFloat, 4}, {7, 9});
+  EXPECT_CHUTE_ERROR(decode(*c, encoded_with(zlib, 7 * 9 * 4 - 1)), ErrorCode::kCorruptData,
+                     "expected 252 decoded bytes, got 251");
+  EXPECT_CHUTE_ERROR(decode(*c, encoded_with(zlib, 7 * 9 * 4 + 1)), ErrorCode::kCorruptData,
+                     "expected 252 decoded bytes, got more");
+  EXPECT_EQ(decode(*c, encoded_with(zlib, 7 * 9 * 4)), pattern(7 * 9 * 4));
+}
+
 TEST(CodecCorrupt, Lz4TruncatedCorruptAndWrongSize) {
   const char* lz4 = R"([{"name":"bytes"},{"name":"lz4"}])";
   auto c = chain(lz4, kUInt8, {4096});

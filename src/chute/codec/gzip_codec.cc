@@ -1,5 +1,10 @@
-// gzip (v3 `gzip`, numcodecs `gzip`: a gzip stream) and zlib (numcodecs `zlib`: a zlib stream),
-// decoded with a reused inflate stream per worker and output bounded to the expected size.
+// gzip (v3 `gzip`, numcodecs `gzip`: a gzip stream) and zlib (numcodecs `zlib`, HDF5's deflate
+// filter: a zlib stream). A chunk of known decoded size is inflated in one call by libdeflate
+// (whole-buffer, 2-3x zlib's speed); zlib's streaming inflate decodes chunks of unknown size and
+// re-decodes any chunk libdeflate rejects, so the error names what is wrong (truncated, too
+// long, corrupt) as zlib tells it.
+
+#include <libdeflate.h>
 
 #include <climits>
 
@@ -15,28 +20,30 @@ class GzipCodec final : public BytesToBytesCodec {
 
   void decode_exact(std::span<const std::byte> in, std::span<std::byte> out,
                     CodecScratch& scratch) const override {
-    check_input_size(in);
-    check_input_size(out);
-    z_stream* z = scratch.contexts().inflater(window_bits());
+    libdeflate_decompressor* d = scratch.contexts().deflate_decompressor();
     std::byte dummy{};
-    z->next_in = reinterpret_cast<Bytef*>(const_cast<std::byte*>(in.data()));
-    z->avail_in = static_cast<uInt>(in.size());
-    z->next_out = reinterpret_cast<Bytef*>(out.empty() ? &dummy : out.data());
-    z->avail_out = static_cast<uInt>(out.size());
-    const int rc = inflate(z, Z_FINISH);
-    if (rc == Z_STREAM_END) {
-      if (z->total_out != out.size()) fail_size(name(), out.size(), z->total_out);
-      return;
-    }
-    if (rc == Z_BUF_ERROR || rc == Z_OK) {
-      if (z->avail_out == 0 && z->avail_in > 0) {
-        fail(ErrorCode::kCorruptData, "{}: expected {} decoded bytes, got more", name(),
-             out.size());
+    std::byte* const out_data = out.empty() ? &dummy : out.data();
+    size_t produced = 0;
+    size_t consumed = 0;
+    // A gzip chunk may hold several members (numcodecs and zarr-python read them all, in order).
+    while (true) {
+      size_t in_used = 0;
+      size_t got = 0;
+      const libdeflate_result rc =
+          gzip_ ? libdeflate_gzip_decompress_ex(d, in.data() + consumed, in.size() - consumed,
+                                                out_data + produced, out.size() - produced,
+                                                &in_used, &got)
+                : libdeflate_zlib_decompress(d, in.data(), in.size(), out_data, out.size(), &got);
+      if (rc != LIBDEFLATE_SUCCESS) break;
+      produced += got;
+      consumed += in_used;
+      if (!gzip_ || produced == out.size() || consumed >= in.size()) {
+        if (produced != out.size()) fail_size(name(), out.size(), produced);
+        if (gzip_ && another_gzip_member(in.subspan(consumed))) break;  // zlib says "got more"
+        return;
       }
-      fail(ErrorCode::kCorruptData, "{}: truncated stream: expected {} decoded bytes, got {}",
-           name(), out.size(), z->total_out);
     }
-    fail(ErrorCode::kCorruptData, "{}: corrupt stream ({})", name(), z->msg ? z->msg : zError(rc));
+    decode_streaming(in, out, scratch);
   }
 
   void decode_any(std::span<const std::byte> in, ByteBuffer& out, size_t limit,
@@ -52,7 +59,11 @@ class GzipCodec final : public BytesToBytesCodec {
       z->avail_out = static_cast<uInt>(std::min<size_t>(out.size() - produced, UINT_MAX));
       const int rc = inflate(z, Z_NO_FLUSH);
       produced = static_cast<size_t>(reinterpret_cast<std::byte*>(z->next_out) - out.data());
-      if (rc == Z_STREAM_END) break;
+      if (rc == Z_STREAM_END) {
+        if (!gzip_ || !another_gzip_member(remaining(*z))) break;
+        if (inflateReset(z) != Z_OK) fail(ErrorCode::kInternal, "inflateReset failed");
+        continue;
+      }
       if (rc != Z_OK && rc != Z_BUF_ERROR) {
         fail(ErrorCode::kCorruptData, "{}: corrupt stream ({})", name(),
              z->msg ? z->msg : zError(rc));
@@ -97,6 +108,56 @@ class GzipCodec final : public BytesToBytesCodec {
   void check_input_size(std::span<const std::byte> in) const {  // zlib counts in 32 bits
     if (in.size() > UINT_MAX) {
       fail(ErrorCode::kUnsupported, "{}: chunks of more than 4 GiB ({} bytes)", name(), in.size());
+    }
+  }
+  static std::span<const std::byte> remaining(const z_stream& z) {
+    return {reinterpret_cast<const std::byte*>(z.next_in), z.avail_in};
+  }
+  // Bytes after a gzip member are another member when they start with the gzip magic; anything
+  // else after the stream is ignored, as zlib and Python's gzip module do with zero padding.
+  static bool another_gzip_member(std::span<const std::byte> rest) {
+    return rest.size() >= 2 && rest[0] == std::byte{0x1f} && rest[1] == std::byte{0x8b};
+  }
+
+  /// zlib's inflate into exactly `out`: the path for chunks libdeflate rejects, which names the
+  /// fault (or decodes the rare stream libdeflate refuses and zlib accepts).
+  void decode_streaming(std::span<const std::byte> in, std::span<std::byte> out,
+                        CodecScratch& scratch) const {
+    check_input_size(in);
+    check_input_size(out);
+    z_stream* z = scratch.contexts().inflater(window_bits());
+    std::byte dummy{};
+    z->next_in = reinterpret_cast<Bytef*>(const_cast<std::byte*>(in.data()));
+    z->avail_in = static_cast<uInt>(in.size());
+    z->next_out = reinterpret_cast<Bytef*>(out.empty() ? &dummy : out.data());
+    z->avail_out = static_cast<uInt>(out.size());
+    size_t produced = 0;
+    while (true) {
+      const uLong before = z->total_out;
+      const int rc = inflate(z, Z_FINISH);
+      produced += z->total_out - before;
+      if (rc == Z_STREAM_END) {
+        if (gzip_ && another_gzip_member(remaining(*z))) {
+          if (produced == out.size()) {
+            fail(ErrorCode::kCorruptData, "{}: expected {} decoded bytes, got more", name(),
+                 out.size());
+          }
+          if (inflateReset(z) != Z_OK) fail(ErrorCode::kInternal, "inflateReset failed");
+          continue;
+        }
+        if (produced != out.size()) fail_size(name(), out.size(), produced);
+        return;
+      }
+      if (rc == Z_BUF_ERROR || rc == Z_OK) {
+        if (z->avail_out == 0 && z->avail_in > 0) {
+          fail(ErrorCode::kCorruptData, "{}: expected {} decoded bytes, got more", name(),
+               out.size());
+        }
+        fail(ErrorCode::kCorruptData, "{}: truncated stream: expected {} decoded bytes, got {}",
+             name(), out.size(), produced);
+      }
+      fail(ErrorCode::kCorruptData, "{}: corrupt stream ({})", name(),
+           z->msg ? z->msg : zError(rc));
     }
   }
 
