@@ -379,7 +379,7 @@ class Group(Mapping):
         return len(self._arrays) + len(self._strings)
 
     def __repr__(self) -> str:
-        return f"<chute.Group {self._path!r} arrays={list(self._arrays)}>"
+        return f"<chute.Group {self._path!r} arrays={list(self)}>"
 
 
 def _native_path(path: str | bytes | os.PathLike) -> bytes:
