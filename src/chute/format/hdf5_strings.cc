@@ -42,8 +42,19 @@ void read_string_chunks(const h5native::File& holder, const h5native::Object& ob
                         const h5native::Dataset& info, const std::vector<int64_t>& shape,
                         size_t element, const SingleFileStore& store, std::vector<std::byte>& out,
                         const std::string& where) {
+  if (out.empty()) return;  // no element: nothing stored is read
   std::vector<int64_t> chunk;
-  for (uint64_t extent : info.layout.chunk) chunk.push_back(static_cast<int64_t>(extent));
+  for (uint64_t extent : info.layout.chunk) {
+    if (extent == 0 || extent > (uint64_t{1} << 32)) {
+      fail(ErrorCode::kCorruptData, "{}: a chunk extent of {}", where, extent);
+    }
+    chunk.push_back(static_cast<int64_t>(extent));
+  }
+  const auto chunk_size = checked_product(chunk, static_cast<int64_t>(element));
+  if (!chunk_size || *chunk_size > (int64_t{1} << 31)) {
+    fail(ErrorCode::kInvalidMetadata, "{}: string chunks of [{}] elements of {} bytes", where,
+         fmt::join(chunk, ", "), element);
+  }
   const auto grid = chunk_grid_shape(shape, chunk);
   const auto entries = hdf5::read_chunk_index(holder, object, info, grid, chunk, store,
                                               Hdf5IndexMethod::kNative, where);
@@ -63,8 +74,8 @@ void read_string_chunks(const h5native::File& holder, const h5native::Object& ob
     }
     filters.push_back({f.id, f.name, {f.client_data.begin(), f.client_data.end()}});
   }
-  const int64_t chunk_elements = *checked_product(chunk, int64_t{1});
-  const std::vector<int64_t> chunk_bytes = {chunk_elements * static_cast<int64_t>(element)};
+  const int64_t chunk_elements = *chunk_size / static_cast<int64_t>(element);
+  const std::vector<int64_t> chunk_bytes = {*chunk_size};
   const DataType bytes_type{DTypeKind::kUInt, 1};
   std::map<uint32_t, std::shared_ptr<const CodecChain>> chains;
   CodecScratch scratch;
