@@ -79,6 +79,19 @@ def small_files(folder: Path) -> dict[str, Path]:
         space = h5py.h5s.create_simple((4, 3), (h5py.h5s.UNLIMITED, 3))
         h5py.h5d.create(f.id, b"v", h5py.h5t.STD_I16LE, space, dcpl=dcpl)
     files["virtual_unlimited"] = path
+    # String datasets: fixed-length, variable-length (global heap) contiguous and compact.
+    path = folder / "strings.h5"
+    with h5py.File(path, "w") as f:
+        f.create_dataset("fixed", data=np.array([b"ab", b"", b"cdefgh"], dtype="S6"))
+        f.create_dataset("vlen", data=np.array(["x", "", "yz"], dtype=object),
+                         dtype=h5py.string_dtype())  # fmt: skip
+        dcpl = h5py.h5p.create(h5py.h5p.DATASET_CREATE)
+        dcpl.set_layout(h5py.h5d.COMPACT)
+        space = h5py.h5s.create_simple((2,))
+        d = h5py.h5d.create(f.id, b"compact", h5py.h5t.py_create(h5py.string_dtype()), space,
+                            dcpl=dcpl)  # fmt: skip
+        d.write(h5py.h5s.ALL, h5py.h5s.ALL, np.array([b"uv", b"w"], dtype=object))
+    files["strings"] = path
     return files
 
 

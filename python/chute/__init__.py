@@ -48,6 +48,7 @@ from ._chute import (
 )
 from ._http import http_options, set_http_options
 from ._storage import set_storage_options, storage_options
+from ._strings import StringArray
 from .loader import (
     Batch,
     Dataset,
@@ -104,6 +105,7 @@ __all__ = [
     "StorageError",
     "StorageOptions",
     "StoreUnavailableError",
+    "StringArray",
     "UnsupportedError",
     "WindowOptions",
     "anemoi",

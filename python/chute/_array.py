@@ -19,6 +19,7 @@ import numpy as np
 from . import _chute, _references
 from ._options import flag as _flag
 from ._options import invalid as _invalid
+from ._strings import StringArray, open_strings
 
 __all__ = ["Array", "Group", "open", "open_group"]
 
@@ -300,7 +301,7 @@ class Array:
 
 class Group(Mapping):
     """A Zarr group or HDF5 file/group: a read-only mapping of member path (relative to the
-    group) to Array.
+    group) to Array, or StringArray for an HDF5 string variable (read when asked for).
 
     Arrays of nested groups appear under their relative path ("sub/x").
     """
@@ -312,6 +313,8 @@ class Group(Mapping):
         self._attrs = json.loads(info["attrs_json"])
         self._groups = tuple(info["groups"])
         self._unsupported = dict(info.get("unsupported", {}))
+        self._decode_cf = decode_cf
+        self._strings = tuple(info.get("strings", ()))
         self._arrays = {
             name: Array(core, decode_cf) for name, core in sorted(info["arrays"].items())
         }
@@ -345,29 +348,38 @@ class Group(Mapping):
 
     @property
     def unsupported(self) -> dict[str, str]:
-        """Members that are not arrays chute reads (an HDF5 string variable such as ERA5's
-        `expver`), with the reason; they are not in the mapping and stop nothing else."""
+        """Members that are not arrays chute reads (compound or reference datasets), with the
+        reason; they are not in the mapping and stop nothing else."""
         return dict(self._unsupported)
 
-    def __getitem__(self, name: str) -> Array:
+    @property
+    def strings(self) -> tuple[str, ...]:
+        """The members that are string variables (each a StringArray in the mapping)."""
+        return self._strings
+
+    def __getitem__(self, name: str) -> Array | StringArray:
         try:
             return self._arrays[name]
         except KeyError:
+            if name in self._strings:
+                strings = open_strings(_native_path(f"{self._path}/{name}"), self._decode_cf)
+                if strings is not None:
+                    return strings
             if name in self._unsupported:
                 raise _chute.UnsupportedError(self._unsupported[name]) from None
             raise KeyError(f"{name!r} is not an array of group {self._path!r}") from None
 
     def __contains__(self, name: object) -> bool:
-        return name in self._arrays
+        return name in self._arrays or name in self._strings
 
     def __iter__(self) -> Iterator[str]:
-        return iter(self._arrays)
+        return iter(sorted([*self._arrays, *self._strings]))
 
     def __len__(self) -> int:
-        return len(self._arrays)
+        return len(self._arrays) + len(self._strings)
 
     def __repr__(self) -> str:
-        return f"<chute.Group {self._path!r} arrays={list(self._arrays)}>"
+        return f"<chute.Group {self._path!r} arrays={list(self)}>"
 
 
 def _native_path(path: str | bytes | os.PathLike) -> bytes:
@@ -424,7 +436,14 @@ def open(
     cache_args = _cache_args(cache, cache_size)
     _references.prepare(path)
     with symlink_policy(follow_symlinks):
-        return Array(_chute._open_array(_native_path(path), *cache_args), decode_cf)
+        try:
+            return Array(_chute._open_array(_native_path(path), *cache_args), decode_cf)
+        except _chute.InvalidArgumentError:
+            # A string variable is read whole as a StringArray; anything else re-raises.
+            strings = open_strings(_native_path(path), decode_cf)
+            if strings is None:
+                raise
+            return strings
 
 
 def _is_many(path: Any) -> bool:

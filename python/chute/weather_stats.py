@@ -171,7 +171,7 @@ def compute_statistics(
         coords = {axis.name, find_coordinate(group, _LEVEL_NAMES)}
         variables = [
             n for n in group
-            if "/" not in n and n not in coords
+            if "/" not in n and n not in coords and n not in group.strings
             and (any(d in TIME_NAMES for d in group[n].dims) or _is_static(group[n]))
         ]  # fmt: skip
     results: dict[str, dict[str, np.ndarray]] = {}
@@ -180,6 +180,11 @@ def compute_statistics(
         for name in variables:
             if name not in group:
                 raise _chute.InvalidArgumentError(f"variable {name!r} is not in {path!r}")
+            if name in group.strings:
+                raise _chute.InvalidArgumentError(
+                    f"variable {name!r} of {path!r} is a string variable: strings are labels, "
+                    "never statistics or batch input"
+                )
             array = group[name]
             if _is_static(array):  # a (lat, lon) field: its statistics over the grid
                 m = _Moments.of(np.asarray(array[...], dtype=np.float64).reshape(1, -1))

@@ -23,6 +23,7 @@
 #include "chute/dataset/cf_time.h"
 #include "chute/dataset/many_files.h"
 #include "chute/dataset/store_join.h"
+#include "chute/format/hdf5_strings.h"
 #include "chute/format/open.h"
 #include "chute/format/zarr.h"
 #include "chute/store/file_store.h"
@@ -264,8 +265,36 @@ nb::dict group_to_python(const Group& group) {
   nb::dict unsupported;
   for (const auto& [member, why] : group.unsupported) unsupported[fs_str(member)] = why;
   result["unsupported"] = unsupported;
+  nb::list strings;
+  for (const std::string& member : group.strings) strings.append(fs_str(member));
+  result["strings"] = strings;
   result["arrays"] = arrays;
   result["groups"] = groups;
+  return result;
+}
+
+/// The string dataset at `path` as a dict (its values as bytes, row-major), or None when `path`
+/// is no HDF5 string dataset.
+nb::object open_strings_path(const std::string& path) {
+  std::optional<StringDataset> strings;
+  {
+    ReleaseGil release;
+    strings = open_strings(path);
+  }
+  if (!strings) return nb::none();
+  nb::dict result;
+  result["name"] = fs_str(strings->name);
+  result["shape"] = nb::tuple(nb::cast(strings->shape));
+  nb::list dims;
+  for (const std::string& d : strings->dimension_names) dims.append(d);
+  result["dims"] = dims;
+  result["attrs_json"] = python_json(strings->attributes);
+  result["variable_length"] = strings->variable_length;
+  result["size"] = strings->size;
+  result["utf8"] = strings->utf8;
+  nb::list values;
+  for (const std::string& v : strings->values) values.append(nb::bytes(v.data(), v.size()));
+  result["values"] = values;
   return result;
 }
 
@@ -354,6 +383,9 @@ void bind_arrays(nb::module_& m) {
         return open_path(native(path), cache_options(cache, cache_size));
       },
       nb::arg("path"), nb::arg("cache") = nb::bytes(""), nb::arg("cache_size") = 0);
+  m.def(
+      "_open_strings", [native](const nb::bytes& path) { return open_strings_path(native(path)); },
+      nb::arg("path"));
   m.def(
       "_open_group",
       [native](const nb::bytes& path, const nb::bytes& cache, uint64_t cache_size) {

@@ -189,10 +189,15 @@ def test_datasets_libhdf5_1_10_cannot_open_read_through_the_native_reader(tmp_pa
 def test_a_native_open_of_an_unsupported_type_names_the_dataset(tmp_path):
     path = tmp_path / "latest.h5"
     with h5py.File(path, "w", libver="latest") as f:
+        pairs = np.zeros(20, dtype=[("a", "<i4"), ("b", "<f4")])
+        f.create_dataset("pairs", data=pairs, chunks=(4,), compression="gzip")
         f.create_dataset("strings", data=np.array([b"ab", b"cd"] * 10), chunks=(4,),
                          compression="gzip")  # fmt: skip
-    with pytest.raises(chute.UnsupportedError, match=r"latest\.h5.*'strings'"):
-        chute.open(f"{path}/strings")[...]
+    with pytest.raises(chute.UnsupportedError, match=r"latest\.h5.*'pairs'"):
+        chute.open(f"{path}/pairs")[...]
+    # Strings are read apart, as NumPy arrays.
+    with h5py.File(path, "r") as f:
+        np.testing.assert_array_equal(chute.open(f"{path}/strings")[...], f["strings"][...])
 
 
 def test_a_group_of_datasets_libhdf5_1_10_cannot_open(tmp_path):

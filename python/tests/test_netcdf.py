@@ -1,7 +1,7 @@
 """NetCDF-4 files as netCDF4-python (NETCDF4 and NETCDF4_CLASSIC), h5netcdf and xarray's
 to_netcdf (both engines) write them, opened through chute's HDF5 source: dimension names from
 the dimension scales, shapes as netCDF4 reports them (an unlimited dimension another variable
-grew), dimension-only datasets not listed, nested groups, string variables listed apart, and
+grew), dimension-only datasets not listed, nested groups, string variables read as NumPy arrays, and
 values equal to netCDF4 (decode_cf off) and xarray (decode_cf on) including the decoded dtype;
 windows over a file stored (time, longitude, latitude) come out in the order asked for."""
 
@@ -152,8 +152,9 @@ def test_variables_dims_and_shapes_equal_netcdf4(files, kind):
     with netCDF4.Dataset(path) as ds:
         expected = _netcdf4_variables(ds)
         numeric = {k: v for k, v in expected.items() if v.dtype != str}
-        assert set(group) == set(numeric), kind
-        assert set(group.unsupported) == set(expected) - set(numeric)
+        assert set(group) == set(expected), kind
+        assert set(group.strings) == set(expected) - set(numeric)
+        assert not group.unsupported
         for name, var in numeric.items():
             array = group[name]
             assert array.dims == var.dimensions, name
@@ -177,9 +178,10 @@ def test_raw_values_equal_netcdf4(files, kind):
     with netCDF4.Dataset(path) as ds:
         ds.set_auto_maskandscale(False)
         for name, var in _netcdf4_variables(ds).items():
-            if var.dtype == str:
-                continue
             expected = var[...]
+            if var.dtype == str:
+                np.testing.assert_array_equal(chute.open(f"{path}/{name}")[...], expected)
+                continue
             array = chute.open(f"{path}/{name}")
             actual = array[...]
             assert actual.dtype == expected.dtype, name
@@ -206,9 +208,7 @@ def test_decoded_values_and_dtypes_equal_xarray(files, kind):
         xr.open_dataset(path, engine="netcdf4", decode_cf=False) as raw,
     ):
         for name in ds.variables:
-            if name not in group:
-                assert ds[name].dtype.kind in "OSU", name
-                continue
+            assert name in group, name
             expected = ds[name].values
             actual = group[name][...]
             assert actual.dtype == expected.dtype, name
@@ -236,13 +236,30 @@ def test_packed_int16_decodes_to_float32_as_xarray(files):
             np.testing.assert_array_equal(array[1:3, 1:, ::2], expected[1:3, 1:, ::2])
 
 
-def test_string_variable_is_listed_apart_and_does_not_stop_the_group(files):
-    group = chute.open_group(files["xarray-netcdf4"])
-    assert "expver" not in group and "expver" in group.unsupported
-    assert "string" in group.unsupported["expver"]
-    with pytest.raises(chute.UnsupportedError, match="string"):
-        group["expver"]
+def test_string_variable_is_a_member_read_as_xarray_and_netcdf4(files):
+    path = files["xarray-netcdf4"]
+    group = chute.open_group(path)
+    assert "expver" in group and "expver" in group.strings and not group.unsupported
+    expver = group["expver"]
+    assert isinstance(expver, chute.StringArray) and expver.dims == ("time",)
+    with netCDF4.Dataset(path) as ds:
+        expected = ds["expver"][...]
+    assert expver.dtype == object
+    np.testing.assert_array_equal(expver[...], expected)
+    with xr.open_dataset(path) as ds:
+        decoded = chute.open(f"{path}/expver", decode_cf=True)[...]
+        assert decoded.dtype == ds["expver"].values.dtype
+        np.testing.assert_array_equal(decoded, ds["expver"].values)
     assert set(group) >= {"t2m", "packed", "wind", "z", "time", "latitude", "longitude"}
+
+
+def test_a_string_variable_given_to_windows_is_a_clear_error(files):
+    path = files["xarray-netcdf4"]
+    with pytest.raises(chute.InvalidArgumentError, match="expver.*string variable"):
+        chute.windows(
+            path, input_variables=["t2m", "expver"], target_variables=["t2m"],
+            input_offsets=(0,), target_offsets=(1,),
+        )  # fmt: skip
 
 
 def test_a_grown_variable_reads_as_fill_past_its_extent(files):

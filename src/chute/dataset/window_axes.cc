@@ -90,6 +90,12 @@ std::string member_names(const Group& group) {
 const ArrayPtr& find_group_array(const Group& group, const std::string& name, const char* what) {
   auto it = group.arrays.find(name);
   if (it == group.arrays.end()) {
+    if (std::find(group.strings.begin(), group.strings.end(), name) != group.strings.end()) {
+      fail(ErrorCode::kInvalidArgument,
+           "{} '{}' of group '{}' is a string variable: strings are labels (read them with "
+           "chute.open or the group), never batch input",
+           what, name, group.name);
+    }
     fail(ErrorCode::kInvalidArgument, "{} '{}' is not an array of group '{}' (it has: {})", what,
          name, group.name, member_names(group));
   }

@@ -18,9 +18,12 @@ struct Group {
   nlohmann::json attributes = nlohmann::json::object();
   std::map<std::string, ArrayPtr> arrays;  // member path relative to the group -> array
   std::vector<std::string> groups;         // member groups (relative paths)
-  /// Members that are not arrays chute reads (an HDF5 string variable), with the reason; they
-  /// do not stop the group or its other arrays from opening.
+  /// Members that are not arrays chute reads (a compound or reference dataset), with the reason;
+  /// they do not stop the group or its other arrays from opening.
   std::map<std::string, std::string> unsupported;
+  /// String datasets (an HDF5 string variable such as ERA5's `expver`): read apart, whole, as
+  /// labels (hdf5_strings.h), never as arrays of numbers.
+  std::vector<std::string> strings;
 };
 
 }  // namespace chute

@@ -8,6 +8,7 @@
 #include "chute/format/hdf5.h"
 #include "chute/format/hdf5_file.h"
 #include "chute/format/hdf5_netcdf.h"
+#include "chute/format/hdf5_strings.h"
 #include "chute/format/hdf5_types.h"
 #include "chute/util/error.h"
 
@@ -79,6 +80,10 @@ Group open_hdf5_group(const std::string& file, const std::string& group) {
       if (hdf5::is_dimension_only(holder, holder.attributes(member.object))) continue;
       // Strings, references and other non-numeric variables are listed apart: the group and
       // every numeric variable in it still open.
+      if (is_hdf5_string(holder.dataset(member.object).type)) {
+        result.strings.push_back(member.path);
+        continue;
+      }
       if (auto why = unsupported_type(holder.dataset(member.object).type, dataset_where)) {
         result.unsupported[member.path] = *why;
         continue;

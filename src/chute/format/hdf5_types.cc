@@ -19,6 +19,14 @@ Endian order_of(const h5native::Datatype& type) {
        what);
 }
 
+// Strings are read as NumPy arrays on their own (hdf5_strings.h), never as numeric input.
+[[noreturn]] void not_numeric_strings(const std::string& where) {
+  fail(ErrorCode::kInvalidArgument,
+       "{}: a string variable; strings are read as NumPy arrays (chute.open, Group), never as "
+       "numeric arrays or batch input",
+       where);
+}
+
 bool same_float(const h5native::Datatype& a, const h5native::Datatype& b) {
   return a.cls == Class::kFloat && b.cls == Class::kFloat && a.size == b.size &&
          a.big_endian == b.big_endian && a.precision == b.precision &&
@@ -64,9 +72,10 @@ DataType data_type(const h5native::Datatype& type, Endian* endian, const std::st
       }
       unsupported(where, "complex of an odd size");
     case Class::kString:
-      unsupported(where, "string");
+      not_numeric_strings(where);
     case Class::kVarLen:
-      unsupported(where, type.vlen_string ? "string" : "variable-length");
+      if (type.vlen_string) not_numeric_strings(where);
+      unsupported(where, "variable-length");
     default:
       unsupported(where, type.class_name());
   }

@@ -12,7 +12,8 @@
 
 namespace chute::hdf5 {
 
-/// Throws kUnsupported naming `where` and the HDF5 type class when it has no chute equivalent.
+/// Throws kUnsupported naming `where` and the HDF5 type class when it has no chute equivalent;
+/// kInvalidArgument for strings (read apart: hdf5_strings.h).
 DataType data_type(const h5native::Datatype& type, Endian* endian, const std::string& where);
 
 /// The dataset's fill value in native byte order (zeros when none is defined).

@@ -333,12 +333,26 @@ std::vector<std::byte> File::global_object(uint64_t collection, uint32_t index,
 }
 
 std::vector<std::string> File::strings(const Attribute& a, const std::string& where) const {
+  if (a.type.cls != Datatype::Class::kString &&
+      (a.type.cls != Datatype::Class::kVarLen || !a.type.vlen_string)) {
+    fail(ErrorCode::kUnsupported, "{}: attribute {} is not a string", where, a.name);
+  }
+  return string_elements(a.type, a.data, a.space.count(), where + ": attribute " + a.name);
+}
+
+std::vector<std::string> File::string_elements(const Datatype& type,
+                                               std::span<const std::byte> data, uint64_t count,
+                                               const std::string& where) const {
   std::vector<std::string> out;
-  const uint64_t count = a.space.count();
-  if (a.type.cls == Datatype::Class::kString) {
+  if (type.cls == Datatype::Class::kString) {
+    if (type.size == 0 || data.size() / type.size < count) {
+      corrupt(where,
+              fmt::format("{} bytes for {} strings of {} bytes", data.size(), count, type.size));
+    }
+    out.reserve(count);
     for (uint64_t i = 0; i < count; ++i) {
-      std::string s(reinterpret_cast<const char*>(a.data.data()) + i * a.type.size, a.type.size);
-      if (a.type.padding == 2) {
+      std::string s(reinterpret_cast<const char*>(data.data()) + i * type.size, type.size);
+      if (type.padding == 2) {
         s.erase(s.find_last_not_of(' ') + 1);
       } else {
         const auto nul = s.find('\0');
@@ -348,10 +362,11 @@ std::vector<std::string> File::strings(const Attribute& a, const std::string& wh
     }
     return out;
   }
-  if (a.type.cls != Datatype::Class::kVarLen || !a.type.vlen_string) {
-    fail(ErrorCode::kUnsupported, "{}: attribute {} is not a string", where, a.name);
+  if (type.cls != Datatype::Class::kVarLen || !type.vlen_string) {
+    fail(ErrorCode::kUnsupported, "{}: {} elements are not strings", where, type.class_name());
   }
-  Cursor in(a.data, where + ": attribute " + a.name, reader_);
+  Cursor in(data, where, reader_);
+  out.reserve(count);
   for (uint64_t i = 0; i < count; ++i) {
     const uint64_t length = in.u32();
     const uint64_t collection = in.offset();
@@ -360,13 +375,13 @@ std::vector<std::string> File::strings(const Attribute& a, const std::string& wh
       out.emplace_back();
       continue;
     }
-    auto bytes = global_object(collection, index, where + ": attribute " + a.name);
+    const std::string element = count == 1 ? where : fmt::format("{}, element {}", where, i);
+    auto bytes = global_object(collection, index, element);
     if (length > bytes.size()) {
-      corrupt(where, fmt::format("attribute {}: a string of {} bytes in a heap object of {}",
-                                 a.name, length, bytes.size()));
+      corrupt(element,
+              fmt::format("a string of {} bytes in a heap object of {}", length, bytes.size()));
     }
-    std::string s(reinterpret_cast<const char*>(bytes.data()), static_cast<size_t>(length));
-    out.push_back(std::move(s));
+    out.emplace_back(reinterpret_cast<const char*>(bytes.data()), static_cast<size_t>(length));
   }
   return out;
 }

@@ -72,6 +72,12 @@ class File : public std::enable_shared_from_this<File> {
                                        const std::string& where) const;
   /// An attribute's elements as strings (fixed or variable-length string types).
   std::vector<std::string> strings(const Attribute& attribute, const std::string& where) const;
+  /// The first `count` elements of `data`, of string type `type` (fixed-length: up to the first
+  /// NUL, or without trailing spaces when space-padded; variable-length: resolved through the
+  /// global heap, a null reference as ""). kCorruptData naming `where` and the element for a
+  /// reference the heap does not hold or a length past its object.
+  std::vector<std::string> string_elements(const Datatype& type, std::span<const std::byte> data,
+                                           uint64_t count, const std::string& where) const;
 
  private:
   File(StorePtr store, std::string key, std::string name);

@@ -3,8 +3,10 @@
 // attributes, datasets and their chunk indexes: B-trees v1/v2, fractal and global heaps, fixed
 // and extensible arrays, virtual dataset mappings), and what chute's HDF5 format makes of each
 // dataset (its type, its attributes as JSON, its NetCDF-4 dimensions through object references
-// and dimension ids). Any input must either be read or throw chute::Error.
+// and dimension ids, string elements through the global heap). Any input must either be read or
+// throw chute::Error.
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -46,6 +48,21 @@ void walk(const chute::h5native::File& file, const chute::h5native::Object& o,
         chute::Endian endian;
         chute::hdf5::data_type(d.type, &endian, "fuzz");
       } catch (const chute::Error&) {
+      }
+      // A string dataset's elements (compact, or the first MiB of contiguous ones), variable-length
+      // ones resolved through the global heap.
+      if ((d.type.cls == chute::h5native::Datatype::Class::kString || d.type.vlen_string) &&
+          d.type.size > 0) {
+        try {
+          std::vector<std::byte> raw = d.layout.compact;
+          if (d.layout.cls == chute::h5native::Layout::Class::kContiguous &&
+              d.layout.address != chute::h5native::kUndefined) {
+            raw = file.reader().read_upto(d.layout.address,
+                                          std::min<uint64_t>(d.layout.size, 1 << 20), "fuzz");
+          }
+          file.string_elements(d.type, raw, raw.size() / d.type.size, "fuzz");
+        } catch (const chute::Error&) {
+        }
       }
       if (d.layout.cls == chute::h5native::Layout::Class::kChunked) {
         const auto index = file.chunk_index(o, d);
