@@ -316,3 +316,42 @@ def test_printf_style_source_names(tmp_path):
     write_part(3)
     write_part(5)  # after a missing part: not read, as in HDF5
     assert check_reads(tmp_path / "parts.h5").shape == (15, 5)
+
+
+def test_a_longer_netcdf_dimension_reads_as_fill_past_the_virtual_extent(tmp_path):
+    # Virtual datasets on a dimension scale longer than they are (another variable grew it):
+    # their mappings select in their own extent ("all" of it for `whole`, up to the sources for
+    # the unlimited `grows`), and the rest of the dimension reads as the fill value, as for a
+    # chunked variable.
+    write_sources(tmp_path, n=1)
+    with h5py.File(tmp_path / "grow0.h5", "w") as f:
+        f.create_dataset("u", data=np.arange(12, dtype="i4").reshape(3, 4),
+                         maxshape=(None, 4), chunks=(2, 4))  # fmt: skip
+    path = tmp_path / "dims.h5"
+    with h5py.File(path, "w", libver="latest") as f:
+        f["time"] = np.arange(8.0)
+        f["time"].make_scale("time")
+        dcpl = h5py.h5p.create(h5py.h5p.DATASET_CREATE)
+        space = h5py.h5s.create_simple((5, 6, 7))  # a new dataspace selects all of itself
+        dcpl.set_virtual(space, b"src0.h5", b"x", h5py.h5s.create_simple((5, 6, 7)))
+        dcpl.set_fill_value(np.array(-1, "f4"))
+        h5py.h5d.create(f.id, b"whole", h5py.h5t.IEEE_F32LE, space, dcpl=dcpl)
+        layout = h5py.VirtualLayout((3, 4), "i4", maxshape=(None, 4))
+        source = h5py.VirtualSource("grow0.h5", "u", shape=(3, 4), maxshape=(None, 4))
+        layout[0 : h5py.h5s.UNLIMITED, :] = source[0 : h5py.h5s.UNLIMITED, :]
+        f.create_virtual_dataset("grows", layout, fillvalue=-9)
+        for name in ("whole", "grows"):
+            f[name].dims[0].attach_scale(f["time"])
+    for name, stored in (("whole", (5, 6, 7)), ("grows", (3, 4))):
+        with h5py.File(path, "r") as f:
+            expected = f[name][()]
+        assert expected.shape == stored
+        array = chute.open(f"{path}/{name}")
+        assert array.shape == (8, *stored[1:])
+        assert array.dimension_names[0] == "time"
+        got = array[...]
+        np.testing.assert_array_equal(got[: stored[0]], expected)
+        np.testing.assert_array_equal(
+            got[stored[0] :], np.full_like(got[stored[0] :], array.fill_value)
+        )
+        np.testing.assert_array_equal(array[1:7, 1:3], got[1:7, 1:3])

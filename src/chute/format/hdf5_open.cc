@@ -189,10 +189,10 @@ ArrayPtr open_native(const hdf5::OpenFile& opened, const h5native::File& holder,
       *checked_product(metadata.shape, static_cast<int64_t>(metadata.data_type.size)));
   switch (info.layout.cls) {
     case Layout::Class::kVirtual:
-      // Read through its sources (hdf5_native/virtual_dataset.h).
-      metadata.shape = netcdf_shape;
+      // Read through its sources (hdf5_native/virtual_dataset.h), whose mappings select in
+      // the stored extent; the NetCDF-4 lengths only lengthen the result.
       return hdf5::open_virtual(holder, object, info, holder.name(), std::move(file_store),
-                                std::move(metadata), endian, name, where);
+                                std::move(metadata), netcdf_shape, endian, name, where);
     case Layout::Class::kCompact: {
       // The elements lie in the object header itself.
       const h5native::Message* message = nullptr;

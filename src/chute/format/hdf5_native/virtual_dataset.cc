@@ -387,7 +387,8 @@ std::optional<ResolvedMapping> resolve_mapping(const h5native::VirtualMapping& m
 ArrayPtr open_virtual(const h5native::File& file, const h5native::Object& object,
                       const h5native::Dataset& info, const std::string& path,
                       std::shared_ptr<const SingleFileStore> file_store, ArrayMetadata metadata,
-                      Endian endian, const std::string& name, const std::string& where) {
+                      std::span<const int64_t> at_least, Endian endian, const std::string& name,
+                      const std::string& where) {
   const size_t rank = metadata.shape.size();
   if (rank == 0) fail(ErrorCode::kUnsupported, "{}: a scalar virtual dataset", where);
   const std::vector<h5n::VirtualMapping> mappings = file.virtual_mappings(object, info);
@@ -522,6 +523,10 @@ ArrayPtr open_virtual(const h5native::File& file, const h5native::Object& object
       keep = keep && !runs.empty();
     }
     if (keep) pieces.push_back(std::move(p.piece));
+  }
+  // Past the dataset's extent (a longer NetCDF-4 dimension): no piece, the fill value.
+  for (size_t d = 0; d < rank && d < at_least.size(); ++d) {
+    metadata.shape[d] = std::max(metadata.shape[d], at_least[d]);
   }
 
   // The read grid callers see: the first source's chunks when it has this rank.

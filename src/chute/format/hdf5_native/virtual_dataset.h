@@ -41,12 +41,15 @@ std::optional<ResolvedMapping> resolve_mapping(const h5native::VirtualMapping& m
 /// file; "%%" stands for "%"). `metadata` holds the dataset's type, fill value (in native
 /// order, as `endian` says it is stored), attributes and dimension names; its shape is the
 /// stored one, and along unlimited axes becomes the extent the sources give (HDF5's "last
-/// available" view). A missing source file or dataset reads as the fill value and is reported
-/// once on stderr; any other error opening a source is rethrown naming the virtual dataset,
-/// the source file and the source dataset.
+/// available" view). `at_least` (empty, or one length per axis: the NetCDF-4 dimensions'
+/// lengths) then lengthens axes past that extent, read as the fill value, as for any other
+/// layout; the mappings are resolved against the dataset's own extent. A missing source file
+/// or dataset reads as the fill value and is reported once on stderr; any other error opening a
+/// source is rethrown naming the virtual dataset, the source file and the source dataset.
 ArrayPtr open_virtual(const h5native::File& file, const h5native::Object& object,
                       const h5native::Dataset& info, const std::string& path,
                       std::shared_ptr<const SingleFileStore> file_store, ArrayMetadata metadata,
-                      Endian endian, const std::string& name, const std::string& where);
+                      std::span<const int64_t> at_least, Endian endian, const std::string& name,
+                      const std::string& where);
 
 }  // namespace chute::hdf5
