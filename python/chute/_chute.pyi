@@ -1015,6 +1015,11 @@ def _packed_over_store(store: _Store, keys: Sequence[tuple[str, bytes]]) -> _Dat
     A packed dataset of the Zarr arrays at `keys` (name, key in the store) of `store`.
     """
 
+def _request_interrupt() -> None:
+    """
+    Marks an interruption pending, as Ctrl-C does: the open in progress, or the next long one, raises KeyboardInterrupt.
+    """
+
 def _set_leak_warnings(on: bool) -> None:
     """
     nanobind's report of objects still alive at exit (chute.__init__ turns it off when a daemon thread, which the interpreter never stops, may hold them).
