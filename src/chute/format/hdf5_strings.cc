@@ -9,6 +9,7 @@
 #include <map>
 
 #include "chute/array/chunk_grid.h"
+#include "chute/codec/codec.h"
 #include "chute/codec/codec_chain.h"
 #include "chute/format/format.h"
 #include "chute/format/hdf5.h"
@@ -25,16 +26,6 @@ namespace {
 
 using h5native::Datatype;
 using h5native::Layout;
-
-// Undoes HDF5's shuffle filter: byte k of every element was stored in plane k.
-std::vector<std::byte> unshuffle_string_bytes(std::span<const std::byte> in, size_t element) {
-  std::vector<std::byte> out(in.begin(), in.end());
-  const size_t n = in.size() / element;
-  for (size_t k = 0; k < element; ++k) {
-    for (size_t i = 0; i < n; ++i) out[i * element + k] = in[k * n + i];
-  }
-  return out;
-}
 
 // The stored elements of a chunked dataset, every element of `shape` (row-major, `element`
 // bytes each) starting as `fill`.
@@ -109,8 +100,12 @@ void read_string_chunks(const h5native::File& holder, const h5native::Object& ob
     } catch (const Error& e) {
       throw e.with_context(fmt::format("{}: chunk {}", where, entry.chunk));
     }
-    const std::vector<std::byte> plain =
-        shuffled && !(mask & 1u) ? unshuffle_string_bytes(decoded, element) : decoded;
+    std::vector<std::byte> unshuffled;
+    if (shuffled && !(mask & 1u)) {
+      unshuffled.resize(decoded.size());
+      byte_unshuffle(decoded, unshuffled, element);
+    }
+    const std::vector<std::byte>& plain = unshuffled.empty() ? decoded : unshuffled;
     // The chunk's first element in the grid, then every element inside the dataset copied.
     std::vector<int64_t> origin(rank);
     int64_t position = entry.chunk;
