@@ -34,7 +34,7 @@ pip_env() {
   want=$(sha256sum "$requirements" | cut -d' ' -f1)
   if [ "$(cat "$dir/.requirements.sha256" 2>/dev/null)" != "$want" ]; then
     echo "bootstrap: installing Python packages into $dir"
-    "$dir/bin/pip" install -q --disable-pip-version-check -r "$requirements"
+    "$dir/bin/python" -m pip install -q --disable-pip-version-check -r "$requirements"
     echo "$want" >"$dir/.requirements.sha256"
   fi
 }
