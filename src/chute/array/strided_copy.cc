@@ -367,27 +367,6 @@ void copy_tiled_half(std::byte* dst, const std::byte* src, const Tile& t) {
 #endif
 
 #if defined(CHUTE_AVX2_TILES)
-/// Transposes the 8 x 8 floats held as eight rows in `r`: afterwards r[j] holds element j of
-/// every input row (unpacks, shuffles, then 128-bit lane swaps).
-__attribute__((target("avx2"))) inline void transpose8x8_ps(__m256 r[8]) {
-  const __m256 t0 = _mm256_unpacklo_ps(r[0], r[1]), t1 = _mm256_unpackhi_ps(r[0], r[1]);
-  const __m256 t2 = _mm256_unpacklo_ps(r[2], r[3]), t3 = _mm256_unpackhi_ps(r[2], r[3]);
-  const __m256 t4 = _mm256_unpacklo_ps(r[4], r[5]), t5 = _mm256_unpackhi_ps(r[4], r[5]);
-  const __m256 t6 = _mm256_unpacklo_ps(r[6], r[7]), t7 = _mm256_unpackhi_ps(r[6], r[7]);
-  const __m256 u0 = _mm256_shuffle_ps(t0, t2, 0x44), u1 = _mm256_shuffle_ps(t0, t2, 0xEE);
-  const __m256 u2 = _mm256_shuffle_ps(t1, t3, 0x44), u3 = _mm256_shuffle_ps(t1, t3, 0xEE);
-  const __m256 u4 = _mm256_shuffle_ps(t4, t6, 0x44), u5 = _mm256_shuffle_ps(t4, t6, 0xEE);
-  const __m256 u6 = _mm256_shuffle_ps(t5, t7, 0x44), u7 = _mm256_shuffle_ps(t5, t7, 0xEE);
-  r[0] = _mm256_permute2f128_ps(u0, u4, 0x20);
-  r[1] = _mm256_permute2f128_ps(u1, u5, 0x20);
-  r[2] = _mm256_permute2f128_ps(u2, u6, 0x20);
-  r[3] = _mm256_permute2f128_ps(u3, u7, 0x20);
-  r[4] = _mm256_permute2f128_ps(u0, u4, 0x31);
-  r[5] = _mm256_permute2f128_ps(u1, u5, 0x31);
-  r[6] = _mm256_permute2f128_ps(u2, u6, 0x31);
-  r[7] = _mm256_permute2f128_ps(u3, u7, 0x31);
-}
-
 /// copy_tiled_float with 8 x 8 blocks transposed in AVX2 registers (eight 32-byte loads along
 /// the source's rows, three rounds of shuffles, eight stores along the destination's), for
 /// CPUs that have AVX2 (checked once at run time; the SSE2 kernel is the baseline).
@@ -406,7 +385,7 @@ __attribute__((target("avx2"))) void copy_tiled_float_avx2(std::byte* dst, const
       __m256 r[8];
       for (int k = 0; k < 8; ++k)
         r[k] = _mm256_loadu_ps(reinterpret_cast<const float*>(s + k * t.src_a));
-      transpose8x8_ps(r);  // r[j] = elements a..a+7 at b + j
+      detail::transpose8x8_ps(r);  // r[j] = elements a..a+7 at b + j
       for (int64_t j = 0; j < 8; ++j) {
         std::byte* d = dst + (b + j) * t.dst_b + a * t.dst_a;
         if (backwards) {
@@ -454,8 +433,8 @@ __attribute__((target("avx2"))) void copy_tiled_float_avx2_lines(std::byte* dst,
         lo[k] = _mm256_loadu_ps(reinterpret_cast<const float*>(s + k * t.src_a));
         hi[k] = _mm256_loadu_ps(reinterpret_cast<const float*>(s + (k + 8) * t.src_a));
       }
-      transpose8x8_ps(lo);  // lo[j] = elements a..a+7 at b + j, hi[j] = a+8..a+15
-      transpose8x8_ps(hi);
+      detail::transpose8x8_ps(lo);  // lo[j] = elements a..a+7 at b + j, hi[j] = a+8..a+15
+      detail::transpose8x8_ps(hi);
       for (int64_t j = 0; j < 8; ++j) {
         auto* d = reinterpret_cast<float*>(dst + (b + j) * t.dst_b + a * t.dst_a);
         if (backwards) {  // element a at d, a+15 at d - 15: the line is [d - 15, d]

@@ -4,12 +4,9 @@
 
 #include <algorithm>
 #include <cstring>
-#include <span>
-#if defined(__SSE2__)
-#include <xmmintrin.h>
-#endif
 
 #include "chute/array/read_plan.h"
+#include "chute/dataset/rows_to_columns.h"
 #include "chute/util/error.h"
 #include "chute/util/float16.h"
 #include "chute/util/thread_pool.h"
@@ -43,33 +40,6 @@ void load(const std::byte* src, DataType type, int64_t n, float* out) {
       uint16_t v;
       std::memcpy(&v, src + 2 * i, 2);
       out[i] = half_to_float(v);
-    }
-  }
-}
-
-// tile[i × nv + j + q] = rows[q][i] (× mul[q] + add[q]) for q < 4, i < n: four variables of n
-// cells transposed to cells × variables, 4 × 4 at a time in registers.
-template <bool kNormalise>
-void transpose4(const float* const rows[4], const float* mul, const float* add, int64_t n,
-                int64_t nv, int64_t j, float* tile) {
-  int64_t i = 0;
-#if defined(__SSE2__)
-  __m128 m[4], a[4];
-  for (int q = 0; q < 4; ++q) m[q] = _mm_set1_ps(mul[q]), a[q] = _mm_set1_ps(add[q]);
-  for (; i + 4 <= n; i += 4) {
-    __m128 r[4];
-    for (int q = 0; q < 4; ++q) {
-      r[q] = _mm_loadu_ps(rows[q] + i);
-      if constexpr (kNormalise) r[q] = _mm_add_ps(_mm_mul_ps(r[q], m[q]), a[q]);
-    }
-    _MM_TRANSPOSE4_PS(r[0], r[1], r[2], r[3]);
-    for (int q = 0; q < 4; ++q) _mm_storeu_ps(tile + (i + q) * nv + j, r[q]);
-  }
-#endif
-  for (; i < n; ++i) {
-    for (int q = 0; q < 4; ++q) {
-      const float x = rows[q][i];
-      tile[i * nv + j + q] = kNormalise ? x * mul[q] + add[q] : x;
     }
   }
 }
@@ -312,14 +282,20 @@ void AnemoiDataset::place(size_t k, const std::byte* slot_in, std::byte* slot_ou
   const auto nv = static_cast<int64_t>(vars.size());
   const int64_t e = members();
   const DataType out_type = o.output_dtype;
-  const bool normalise = !o.mul.empty();
   const int64_t out_item = out_type.size;
-  std::vector<float> row(static_cast<size_t>(std::min(cells_, kCellTile)));
-  std::vector<float> tile, quad;
-  if (!o.variables_first) {
-    tile.resize(static_cast<size_t>(std::min(cells_, kCellTile) * nv));
-    if (item_ != 4) quad.resize(static_cast<size_t>(4 * kCellTile));
+  const int64_t tile_cells = std::min(cells_, kCellTile);
+  std::vector<float> mul, add;  // per output variable; empty: no normalisation
+  if (!o.mul.empty()) {
+    for (int64_t v : vars) {
+      mul.push_back(o.mul[static_cast<size_t>(v)]);
+      add.push_back(o.add[static_cast<size_t>(v)]);
+    }
   }
+  std::vector<const float*> rows(static_cast<size_t>(nv));
+  // float32 output variables-last is written in place; the other cases go through a tile.
+  std::vector<float> converted, tile;
+  if (item_ != 4) converted.resize(static_cast<size_t>(nv * tile_cells));
+  if (!o.variables_first && out_item != 4) tile.resize(static_cast<size_t>(nv * tile_cells));
   for (size_t s = 0; s < blocks.size(); ++s) {
     int64_t layout_index;
     std::memcpy(&layout_index, slot_in + 8 * static_cast<int64_t>(blocks[s]), 8);
@@ -330,61 +306,44 @@ void AnemoiDataset::place(size_t k, const std::byte* slot_in, std::byte* slot_ou
     for (int64_t m = 0; m < e; ++m) {
       for (int64_t c0 = 0; c0 < cells_; c0 += kCellTile) {
         const int64_t n = std::min(kCellTile, cells_ - c0);
-        int64_t j = 0;
-        if (!o.variables_first) {  // four variables at a time, transposed in registers
-          for (; j + 4 <= nv; j += 4) {
-            const float* rows[4];
-            float mul[4] = {1, 1, 1, 1}, add[4] = {0, 0, 0, 0};
-            for (int q = 0; q < 4; ++q) {
-              const int64_t v = vars[static_cast<size_t>(j + q)];
-              const int64_t r = layout.rows[static_cast<size_t>(v)];
-              const std::byte* src = block + ((r * e + m) * cells_ + c0) * item_;
-              if (item_ == 4) {
-                rows[q] = reinterpret_cast<const float*>(src);
-              } else {
-                float* converted = quad.data() + q * kCellTile;
-                load(src, stored_type_, n, converted);
-                rows[q] = converted;
-              }
-              if (normalise) {
-                mul[q] = o.mul[static_cast<size_t>(v)];
-                add[q] = o.add[static_cast<size_t>(v)];
-              }
-            }
-            if (normalise) {
-              transpose4<true>(rows, mul, add, n, nv, j, tile.data());
-            } else {
-              transpose4<false>(rows, mul, add, n, nv, j, tile.data());
-            }
+        for (int64_t j = 0; j < nv; ++j) {
+          const int64_t r = layout.rows[static_cast<size_t>(vars[static_cast<size_t>(j)])];
+          const std::byte* src = block + ((r * e + m) * cells_ + c0) * item_;
+          if (item_ == 4) {
+            rows[static_cast<size_t>(j)] = reinterpret_cast<const float*>(src);
+          } else {
+            float* row = converted.data() + j * tile_cells;
+            load(src, stored_type_, n, row);
+            rows[static_cast<size_t>(j)] = row;
           }
         }
-        for (; j < nv; ++j) {
-          const int64_t v = vars[static_cast<size_t>(j)];
-          const int64_t r = layout.rows[static_cast<size_t>(v)];
-          load(block + ((r * e + m) * cells_ + c0) * item_, stored_type_, n, row.data());
-          if (normalise) {
-            const float mul = o.mul[static_cast<size_t>(v)];
-            const float add = o.add[static_cast<size_t>(v)];
-            for (float& x : std::span(row.data(), static_cast<size_t>(n))) x = x * mul + add;
-          }
-          if (o.variables_first) {  // (step, variable, member, cell)
+        const float* mul_p = mul.empty() ? nullptr : mul.data();
+        const float* add_p = add.empty() ? nullptr : add.data();
+        if (o.variables_first) {  // (step, variable, member, cell)
+          for (int64_t j = 0; j < nv; ++j) {
+            const float* row = rows[static_cast<size_t>(j)];
             std::byte* dst = step_out + ((j * e + m) * cells_ + c0) * out_item;
-            if (out_item == 4) {
-              std::memcpy(dst, row.data(), static_cast<size_t>(n) * 4);
+            if (out_item == 4 && mul_p == nullptr) {
+              std::memcpy(dst, row, static_cast<size_t>(n) * 4);
+            } else if (out_item == 4) {
+              auto* d = reinterpret_cast<float*>(dst);
+              for (int64_t i = 0; i < n; ++i) d[i] = row[i] * mul_p[j] + add_p[j];
             } else {
-              for (int64_t i = 0; i < n; ++i) store(dst, out_type, i, row[i]);
+              for (int64_t i = 0; i < n; ++i) {
+                store(dst, out_type, i, mul_p ? row[i] * mul_p[j] + add_p[j] : row[i]);
+              }
             }
-          } else {
-            for (int64_t i = 0; i < n; ++i) tile[static_cast<size_t>(i * nv + j)] = row[i];
           }
+          continue;
         }
-        if (!o.variables_first) {  // (step, member, cell, variable)
-          std::byte* dst = step_out + ((m * cells_ + c0) * nv) * out_item;
-          if (out_item == 4) {
-            std::memcpy(dst, tile.data(), static_cast<size_t>(n * nv) * 4);
-          } else {
-            for (int64_t i = 0; i < n * nv; ++i) store(dst, out_type, i, tile[i]);
-          }
+        // (step, member, cell, variable)
+        std::byte* dst = step_out + ((m * cells_ + c0) * nv) * out_item;
+        if (out_item == 4) {
+          detail::rows_to_columns(rows.data(), mul_p, add_p, nv, n, reinterpret_cast<float*>(dst),
+                                  nv);
+        } else {
+          detail::rows_to_columns(rows.data(), mul_p, add_p, nv, n, tile.data(), nv);
+          for (int64_t i = 0; i < n * nv; ++i) store(dst, out_type, i, tile[i]);
         }
       }
     }
