@@ -87,8 +87,8 @@ bool has_avx2() {
 #endif
 
 template <bool kMap>
-void columns(const float* const* rows, const float* mul, const float* add, int64_t count,
-             int64_t n, float* out, int64_t out_stride) {
+void columns(const float* const* rows, const float* mul, const float* add, int64_t count, int64_t n,
+             float* out, int64_t out_stride) {
   int64_t q = 0;
   if (!portable.load(std::memory_order_relaxed)) {
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
