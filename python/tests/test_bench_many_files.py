@@ -116,6 +116,15 @@ def test_bench_fourcastnet_files_with_their_time_rule_and_channels(tmp_path):
     peers = {p["name"]: p for p in report["peers"]}
     assert peers["h5py"]["status"] == "ok", peers["h5py"]
     assert peers["xarray"]["status"] == "skipped"
+    # Contiguous members are copied out of their mappings: the roofline is that copy of the
+    # same boxes (no chunks, no decode), which lands in the batch itself (channels-first).
+    roofline = report["roofline"]
+    assert roofline["mapped"] is True and roofline["read_gbps"] > 0
+    assert roofline["combined_gbps"] == roofline["read_gbps"]
+    assert roofline["decode_gbps"] == 0 and roofline["bounding_step"] == "read"
+    assert roofline["decoded_bytes"] % report["dataset"]["sample_bytes"] == 0
+    assert roofline["decoded_bytes"] >= 2 * report["dataset"]["sample_bytes"]
+    assert report["modes"]["io"]["percent_of_roofline"] > 0
     bad = run_cli("bench", str(tmp_path / "*.h5"), "--file-pattern", "{year}.h5", "--variables",
                   "t2m", check=False)  # fmt: skip
     assert bad.returncode != 0 and "--file-step" in bad.stderr

@@ -16,6 +16,7 @@
 #include "chute/bench/crop_roofline.h"
 #include "chute/bench/loader_source.h"
 #include "chute/bench/machine.h"
+#include "chute/bench/mapped_roofline.h"
 #include "chute/bench/model_step.h"
 #include "chute/bench/peers.h"
 #include "chute/bench/python_tools.h"
@@ -111,6 +112,30 @@ RooflineOptions window_placement_probe(const Dataset& dataset,
     return measure_window_placement(*windows, samples, pool, repeats).gbps;
   };
   return probe;
+}
+
+/// The roofline of windows copied out of file mappings (mapped_roofline.h): the copy of the same
+/// boxes, then the window placement when the windows are staged (`placement.place`).
+RooflineResult measure_mapped_roofline(const std::vector<MappedBox>& boxes,
+                                       const RooflineOptions& placement, int threads,
+                                       const std::function<void()>& evict) {
+  ThreadPool pool(static_cast<size_t>(std::max(1, threads)));
+  const MappedCopy copy = measure_mapped_copy(boxes, pool, /*repeats=*/3, evict);
+  RooflineResult r;
+  r.mapped = true;
+  r.threads = r.reads_in_flight = r.decode_parallelism = std::max(1, threads);
+  r.chunks = r.chunks_total = copy.boxes;
+  r.encoded_bytes = r.decoded_bytes = copy.bytes;
+  r.read_gbps = r.read_stored_gbps = r.decode_limit_gbps = copy.gbps;
+  r.read_source = evict ? "storage through the mappings (cold: evicted before each pass)"
+                        : "page cache (memory bandwidth)";
+  if (placement.place) {
+    r.place_step = placement.place_step;
+    r.place_gbps = placement.place(pool, /*repeats=*/3);
+  }
+  r.combined_gbps = placement.place ? combined_limit({r.read_gbps, r.place_gbps}) : r.read_gbps;
+  r.bounding_step = bounding_step(r);
+  return r;
 }
 
 }  // namespace
@@ -319,11 +344,26 @@ json run_bench(const BenchOptions& o, const std::function<void(const std::string
         roofline.place_samples_per_s, roofline.combined_samples_per_s, roofline.loop_samples_per_s,
         100 * entry["loader_fraction"].get<double>()));
   } else if (o.roofline && (chunks = chunks_of_batches(*data.dataset, io.batch_indices)).empty()) {
-    const std::string note =
-        "roofline: not measured: the batches read no chunks (arrays copied out of a mapping, "
-        "contiguous HDF5 or .npy, or chunks never written)";
-    report["notes"].push_back(note);
-    log(note);
+    const std::vector<MappedBox> boxes = mapped_boxes_of_batches(*data.dataset, io.batch_indices);
+    if (boxes.empty()) {
+      const std::string note =
+          "roofline: not measured: the batches read no chunks and copy nothing out of a mapping "
+          "(chunks never written)";
+      report["notes"].push_back(note);
+      log(note);
+    } else {
+      const RooflineResult roofline =
+          measure_mapped_roofline(boxes, window_placement_probe(*data.dataset, io.batch_indices),
+                                  threads, cold ? evict : std::function<void()>());
+      set_roofline(report, roofline);
+      log(fmt::format(
+          "roofline: copy out of the mappings {:.2f} GB/s ({} boxes), {}limit {:.2f} "
+          "GB/s, bound by {}",
+          roofline.read_gbps, roofline.chunks,
+          roofline.place_gbps > 0 ? fmt::format("place {:.2f} GB/s, ", roofline.place_gbps)
+                                  : std::string(),
+          roofline.combined_gbps, roofline.bounding_step));
+    }
   } else if (o.roofline) {
     RooflineOptions probe = window_placement_probe(*data.dataset, io.batch_indices);
     probe.threads = threads;

@@ -78,8 +78,35 @@ std::string render_crop_roofline(const json& r) {
                                   static_cast<int64_t>(number(r, "samples", 0))));
 }
 
+/// The roofline of arrays copied out of a file mapping (mapped_roofline.h): a copy, no decode.
+std::string render_mapped_roofline(const json& r) {
+  Table table({"probe", "GB/s", "how"});
+  const int threads = static_cast<int>(number(r, "threads", 1));
+  table.add_row({"read", format_number(number(r, "read_gbps")),
+                 fmt::format("copy of the same boxes out of the file mappings into a batch-sized "
+                             "buffer in memory, {} threads: {}",
+                             threads, text(r, "read_source"))});
+  table.add_row({"decode", "-", "none: mapped, uncompressed (contiguous HDF5, .npy)"});
+  const std::string step = text(r, "place_step");
+  const bool placed = !step.empty() && step != "-" && step != "copy";
+  if (placed) {
+    table.add_row({"place", format_number(number(r, "place_gbps")),
+                   fmt::format("{}, {} threads (counts in the limit)", step, threads)});
+  }
+  table.add_row({"limit", format_number(number(r, "combined_gbps")),
+                 placed ? "1 / (1/read + 1/place): workers that copy, then place each window"
+                        : "read: the copy lands in the batch itself (nothing placed after it)"});
+  if (const std::string bound = text(r, "bounding_step"); !bound.empty() && bound != "-") {
+    table.add_row({"bound by", "-", bound + ": the slower of read and place"});
+  }
+  return table.render(fmt::format("Roofline on the same {} boxes ({} copied out of mappings)",
+                                  static_cast<int64_t>(number(r, "chunks", 0)),
+                                  format_bytes(number(r, "decoded_bytes", 0))));
+}
+
 std::string render_roofline(const json& r) {
-  if (!r.is_object()) return "roofline: not measured (--no-roofline)\n";
+  if (!r.is_object()) return "roofline: not measured (--no-roofline, or the notes below say why)\n";
+  if (r.value("mapped", false)) return render_mapped_roofline(r);
   Table table({"probe", "GB/s", "how"});
   const int threads = static_cast<int>(number(r, "threads", 1));
   const int parallel = static_cast<int>(number(r, "decode_parallelism", 1));

@@ -109,6 +109,25 @@ TEST(BenchReport, WindowsCountTheirDecodedBytesAgainstTheRoofline) {
   EXPECT_DOUBLE_EQ(report["modes"]["io"]["percent_of_roofline"].get<double>(), 0.2);
 }
 
+TEST(BenchReport, MappedRooflineIsTheCopyWithNoDecodeStep) {
+  auto report = sample_report();
+  RooflineResult roofline;
+  roofline.mapped = true;
+  roofline.chunks = 12;
+  roofline.read_gbps = roofline.combined_gbps = 4.0;
+  roofline.read_source = "page cache (memory bandwidth)";
+  roofline.bounding_step = bounding_step(roofline);
+  set_roofline(report, roofline);
+  add_mode(report, fake_mode(Mode::kIo, 200, 2.0));
+  EXPECT_DOUBLE_EQ(report["modes"]["io"]["percent_of_roofline"].get<double>(), 0.5);
+  const std::string text = render_report(report);
+  EXPECT_NE(text.find("Roofline on the same 12 boxes"), std::string::npos) << text;
+  EXPECT_NE(text.find("copy of the same boxes out of the file mappings"), std::string::npos);
+  EXPECT_NE(text.find("none: mapped, uncompressed"), std::string::npos);
+  EXPECT_EQ(text.find("decode, 1 thread"), std::string::npos);
+  EXPECT_EQ(report["roofline"]["bounding_step"], "read");
+}
+
 TEST(BenchReport, SweepJsonHasSpeedupFitAndRecommendation) {
   SweepSpec spec;
   spec.threads = {1, 2, 4};

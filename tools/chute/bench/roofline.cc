@@ -469,7 +469,8 @@ nlohmann::json to_json(const RooflineResult& r) {
           {"page_cache_after_eviction", r.page_cache_after_eviction >= 0
                                             ? nlohmann::json(r.page_cache_after_eviction)
                                             : nlohmann::json(nullptr)},
-          {"bounding_step", r.bounding_step}};
+          {"bounding_step", r.bounding_step},
+          {"mapped", r.mapped}};
 }
 
 std::string bounding_step(const RooflineResult& r) {

@@ -115,6 +115,9 @@ struct RooflineResult {
   /// The slowest of the steps: "storage" (read, cold or from a store that is not the page
   /// cache), "read" (from the page cache), "decode" or "placement".
   std::string bounding_step;
+  /// Arrays copied out of a file mapping (mapped_roofline.h): the read step is that copy, there
+  /// is no decode step, and `chunks` counts the boxes copied.
+  bool mapped = false;
 };
 
 /// How many reads the loader keeps in flight on `chunks` with `threads` decode threads and the
