@@ -131,6 +131,7 @@ class ReadPlan {
            std::string context = {}, const ElementConvert* convert = nullptr);
   /// Targets added from now on carry `tag` (ChunkTarget::tag; -1 after clear()).
   void set_target_tag(int64_t tag) { target_tag_ = tag; }
+  int64_t target_tag() const { return target_tag_; }
   /// Called on the worker that ran it once every target of a task has its values (decoded,
   /// copied or filled), before execute()/finish() returns; concurrently for different tasks.
   /// An exception it throws fails the plan like a read error. Kept across clear().

@@ -247,7 +247,10 @@ void AnemoiDataset::plan(int64_t sample, int64_t slot, const BatchMemory& memory
       member_runs.emplace_back(members_[i], 1);
     }
   }
+  // Each date's reads are one finishing part (finish_part): tag + b, where the caller tags.
+  const int64_t tag = plan.target_tag();
   for (size_t b = 0; b < distinct_offsets_.size(); ++b) {
+    if (tag >= 0) plan.set_target_tag(tag + static_cast<int64_t>(b));
     const int64_t date = reference + distinct_offsets_[b];
     const int64_t layout_index = o.date_layout[static_cast<size_t>(date)];
     std::memcpy(slot_base + 8 * static_cast<int64_t>(b), &layout_index, 8);
@@ -272,9 +275,11 @@ void AnemoiDataset::plan(int64_t sample, int64_t slot, const BatchMemory& memory
       row += rows;
     }
   }
+  plan.set_target_tag(tag);
 }
 
-void AnemoiDataset::place(size_t k, const std::byte* slot_in, std::byte* slot_out) const {
+void AnemoiDataset::place(size_t k, const std::byte* slot_in, std::byte* slot_out,
+                          int64_t only_block) const {
   const AnemoiOptions& o = options_;
   const bool inputs = k == 0;
   const std::vector<int64_t>& vars = inputs ? o.input_variables : o.target_variables;
@@ -297,6 +302,7 @@ void AnemoiDataset::place(size_t k, const std::byte* slot_in, std::byte* slot_ou
   if (item_ != 4) converted.resize(static_cast<size_t>(nv * tile_cells));
   if (!o.variables_first && out_item != 4) tile.resize(static_cast<size_t>(nv * tile_cells));
   for (size_t s = 0; s < blocks.size(); ++s) {
+    if (only_block >= 0 && blocks[s] != static_cast<size_t>(only_block)) continue;
     int64_t layout_index;
     std::memcpy(&layout_index, slot_in + 8 * static_cast<int64_t>(blocks[s]), 8);
     const auto& layout = o.layouts[static_cast<size_t>(layout_index)];
@@ -353,7 +359,14 @@ void AnemoiDataset::place(size_t k, const std::byte* slot_in, std::byte* slot_ou
 void AnemoiDataset::finish_sample(const BatchMemory& memory, int64_t slot) const {
   const std::byte* slot_in = memory.staging[0] + slot * slot_bytes_;
   for (size_t k = 0; k < outputs_.size(); ++k) {
-    place(k, slot_in, memory.outputs[k] + slot * outputs_[k].sample_nbytes());
+    place(k, slot_in, memory.outputs[k] + slot * outputs_[k].sample_nbytes(), -1);
+  }
+}
+
+void AnemoiDataset::finish_part(const BatchMemory& memory, int64_t slot, int64_t part) const {
+  const std::byte* slot_in = memory.staging[0] + slot * slot_bytes_;
+  for (size_t k = 0; k < outputs_.size(); ++k) {
+    place(k, slot_in, memory.outputs[k] + slot * outputs_[k].sample_nbytes(), part);
   }
 }
 

@@ -92,6 +92,9 @@ class AnemoiDataset final : public Dataset {
   void finish(const BatchMemory& memory, ThreadPool* pool) const override;
   bool finishes_per_sample() const override { return true; }
   void finish_sample(const BatchMemory& memory, int64_t slot) const override;
+  /// One part per distinct date: each date is placed as soon as it is read.
+  int64_t finish_parts() const override { return static_cast<int64_t>(distinct_offsets_.size()); }
+  void finish_part(const BatchMemory& memory, int64_t slot, int64_t part) const override;
   std::string describe() const override;
 
   const AnemoiOptions& options() const { return options_; }
@@ -105,8 +108,9 @@ class AnemoiDataset final : public Dataset {
   /// block of max_rows_ × members × cells values (stored dtype) per distinct date.
   int64_t header_bytes() const { return 8 * static_cast<int64_t>(distinct_offsets_.size()); }
   int64_t block_bytes() const { return max_rows_ * members() * cells_ * item_; }
-  /// Places output `k` of one sample from its staged slot.
-  void place(size_t k, const std::byte* slot_in, std::byte* slot_out) const;
+  /// Places the steps of output `k` of one sample that come from distinct date `block` (every
+  /// step when `block` is negative) from its staged slot.
+  void place(size_t k, const std::byte* slot_in, std::byte* slot_out, int64_t block) const;
 
   AnemoiOptions options_;
   std::vector<int64_t> members_;                      // resolved (all when options gave none)

@@ -180,6 +180,41 @@ TEST(AnemoiDataset, MembersCellsNormalisationVariablesFirstAndBfloat16) {
   }
 }
 
+TEST(AnemoiDataset, EachDateIsAFinishingPartOfItsSlot) {
+  Fixture f;
+  auto dataset = std::make_shared<AnemoiDataset>(f.options());
+  const int64_t parts = dataset->finish_parts();
+  ASSERT_EQ(parts, 4);  // distinct offsets -1, 0, 1, 2
+  std::vector<std::vector<std::byte>> buffers;
+  BatchMemory memory;
+  memory.batch_size = 3;
+  for (const auto* specs : {&dataset->outputs(), &dataset->staging()}) {
+    for (const OutputSpec& spec : *specs) {
+      buffers.emplace_back(static_cast<size_t>(spec.sample_nbytes() * memory.batch_size));
+      (specs == &dataset->outputs() ? memory.outputs : memory.staging)
+          .push_back(buffers.back().data());
+    }
+  }
+  ReadPlan plan;
+  plan.set_target_tag(2 * parts);  // slot 2, as the assembler tags it
+  dataset->plan(0, 2, memory, plan);
+  EXPECT_EQ(plan.target_tag(), 2 * parts);  // restored
+  std::vector<int> targets_of_part(static_cast<size_t>(parts));
+  for (const ChunkTask& task : plan.tasks()) {
+    for (const ChunkTarget& target : task.targets) {
+      ASSERT_GE(target.tag, 2 * parts);
+      ASSERT_LT(target.tag, 3 * parts);
+      ++targets_of_part[static_cast<size_t>(target.tag - 2 * parts)];
+    }
+  }
+  for (int count : targets_of_part) EXPECT_EQ(count, 2);  // a and b of each date
+  ReadPlan untagged;  // planned without tags (the roofline, the bench's chunk lists)
+  dataset->plan(0, 0, memory, untagged);
+  for (const ChunkTask& task : untagged.tasks()) {
+    for (const ChunkTarget& target : task.targets) EXPECT_EQ(target.tag, -1);
+  }
+}
+
 TEST(AnemoiDataset, InputsOnlyWithoutTargets) {
   Fixture f;
   AnemoiOptions o = f.options();

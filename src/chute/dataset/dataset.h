@@ -73,6 +73,17 @@ class Dataset {
   virtual bool finishes_per_sample() const { return false; }
   /// finish() for slot `slot` alone (only called when finishes_per_sample()). Default: nothing.
   virtual void finish_sample(const BatchMemory& memory, int64_t slot) const;
+  /// With finishes_per_sample(): the parts a slot's finishing splits into (default 1), each
+  /// finished as soon as its own reads are placed (anemoi: one part a date, placed while the
+  /// date is still in the caches). The assembler tags a slot's targets slot × finish_parts()
+  /// (ReadPlan::target_tag) before plan(); plan() adds the part to that tag for the targets of
+  /// part p > 0 (when the tag is >= 0: other callers plan without tags). Then
+  /// finish_part(memory, slot, p) is called for each part; together they make the bytes
+  /// finish_sample() would. Default: finish_sample() for the one part.
+  virtual int64_t finish_parts() const { return 1; }
+  virtual void finish_part(const BatchMemory& memory, int64_t slot, int64_t part) const {
+    finish_sample(memory, slot);
+  }
 
   /// One line for messages and benchmark reports.
   virtual std::string describe() const = 0;

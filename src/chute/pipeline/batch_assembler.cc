@@ -39,8 +39,9 @@ BatchAssembler::BatchAssembler(DatasetPtr dataset, int64_t batch_size, size_t th
     slot.memory.outputs.resize(layout_.offsets.size());
     slot.plan.set_stored_bytes_pool(stored_pool_);
     if (dataset_->finishes_per_sample()) {
-      slot.unplaced = std::make_unique<std::atomic<int64_t>[]>(static_cast<size_t>(batch_size));
-      slot.finished = std::make_unique<std::atomic<bool>[]>(static_cast<size_t>(batch_size));
+      const auto parts = static_cast<size_t>(batch_size * dataset_->finish_parts());
+      slot.unplaced = std::make_unique<std::atomic<int64_t>[]>(parts);
+      slot.finished = std::make_unique<std::atomic<bool>[]>(parts);
       slot.plan.set_task_done([this, &slot](const ChunkTask& task) { task_done(slot, task); });
     }
   }
@@ -52,7 +53,8 @@ void BatchAssembler::task_done(Slot& slot, const ChunkTask& task) {
       continue;
     }
     const auto start = std::chrono::steady_clock::now();
-    dataset_->finish_sample(slot.memory, target.tag);
+    const int64_t parts = dataset_->finish_parts();
+    dataset_->finish_part(slot.memory, target.tag / parts, target.tag % parts);
     slot.finished[static_cast<size_t>(target.tag)] = true;
     slot.sample_finish_ns += std::chrono::duration_cast<std::chrono::nanoseconds>(
                                  std::chrono::steady_clock::now() - start)
@@ -96,12 +98,12 @@ void BatchAssembler::plan_into(Slot& slot, std::span<const int64_t> samples, std
     if (sample < 0 || sample >= dataset_->num_samples()) {
       fail(ErrorCode::kOutOfRange, "sample {} outside [0, {})", sample, dataset_->num_samples());
     }
-    slot.plan.set_target_tag(static_cast<int64_t>(index));
+    slot.plan.set_target_tag(static_cast<int64_t>(index) * dataset_->finish_parts());
     dataset_->plan(sample, static_cast<int64_t>(index), memory, slot.plan);
   }
   slot.plan.set_target_tag(-1);
-  if (slot.unplaced) {  // each slot is finished when its last target is placed
-    for (size_t index = 0; index < samples.size(); ++index) {
+  if (slot.unplaced) {  // each part of a slot is finished when its last target is placed
+    for (size_t index = 0; index < samples.size() * dataset_->finish_parts(); ++index) {
       slot.unplaced[index] = 0;
       slot.finished[index] = false;
     }
@@ -141,9 +143,12 @@ void BatchAssembler::finish() {
   slot.plan.finish(&pool_, scratch_, slot.stats);
   const auto finish_start = std::chrono::steady_clock::now();
   if (slot.unplaced) {
-    // Slots finished while the plan ran (worker time, summed), then those that read nothing.
-    for (int64_t index = 0; index < slot.memory.batch_size; ++index) {
-      if (!slot.finished[static_cast<size_t>(index)]) dataset_->finish_sample(slot.memory, index);
+    // Parts finished while the plan ran (worker time, summed), then those that read nothing.
+    const int64_t parts = dataset_->finish_parts();
+    for (int64_t index = 0; index < slot.memory.batch_size * parts; ++index) {
+      if (!slot.finished[static_cast<size_t>(index)]) {
+        dataset_->finish_part(slot.memory, index / parts, index % parts);
+      }
     }
   } else {
     dataset_->finish(slot.memory, &pool_);
