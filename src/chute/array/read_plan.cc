@@ -143,6 +143,7 @@ void ReadPlan::add_joined(const ArrayJoin& join, std::span<const int64_t> start,
 void ReadPlan::add_mapped(const Array& array, std::span<const int64_t> start,
                           const StridedView& dst, std::string context,
                           const ElementConvert* convert) {
+  if (extend_mapped(array, start, dst, context, convert)) return;
   // Pieces along the outermost axis that has more than one index, each of at least one index
   // and about kMappedPieceBytes (a 64³ float32 channel of a crop: one piece).
   const size_t rank = array.rank();
@@ -169,6 +170,48 @@ void ReadPlan::add_mapped(const Array& array, std::span<const int64_t> start,
     }
     items_.push_back({tasks_.size() - 1, 1});
   }
+}
+
+bool ReadPlan::extend_mapped(const Array& array, std::span<const int64_t> start,
+                             const StridedView& dst, const std::string& context,
+                             const ElementConvert* convert) {
+  if (tasks_.empty() || items_.empty()) return false;
+  ChunkTask& last = tasks_.back();
+  const WorkItem& item = items_.back();
+  if (last.array != &array || last.targets.size() != 1 || last.context != context ||
+      item.first != tasks_.size() - 1 || item.count != 1) {
+    return false;
+  }
+  ChunkTarget& target = last.targets.back();
+  if (target.convert != convert || target.tag != target_tag_) return false;
+  const size_t rank = array.rank();
+  size_t axis = rank;  // the one axis along which the boxes differ
+  for (size_t d = 0; d < rank; ++d) {
+    if (target.chunk_start[d] == start[d] && target.dst.shape[d] == dst.shape[d]) continue;
+    if (axis != rank) return false;
+    axis = d;
+  }
+  if (axis == rank || start[axis] != target.chunk_start[axis] + target.dst.shape[axis]) {
+    return false;
+  }
+  for (size_t d = 0; d < rank; ++d) {
+    if (d != axis && target.dst.byte_strides[d] != dst.byte_strides[d]) return false;
+  }
+  // Along an axis of extent 1 the stride is free: the step to the next box's destination.
+  const int64_t stride =
+      target.dst.shape[axis] == 1 ? dst.data - target.dst.data : target.dst.byte_strides[axis];
+  if (stride == 0 || dst.data != target.dst.data + target.dst.shape[axis] * stride ||
+      (dst.shape[axis] > 1 && dst.byte_strides[axis] != stride)) {
+    return false;
+  }
+  int64_t bytes = array.metadata().data_type.size;
+  for (size_t d = 0; d < rank; ++d) {
+    bytes *= d == axis ? target.dst.shape[d] + dst.shape[d] : dst.shape[d];
+  }
+  if (bytes > 4 * kMappedPieceBytes) return false;  // pieces stay small enough to share out
+  target.dst.shape[axis] += dst.shape[axis];
+  target.dst.byte_strides[axis] = stride;
+  return true;
 }
 
 void ReadPlan::add_row(const Array& array, std::span<const size_t> row, bool fresh) {

@@ -35,7 +35,7 @@ struct ChunkTarget {
   std::vector<int64_t> chunk_start;
   StridedView dst;
   const ElementConvert* convert = nullptr;
-  int64_t tag = -1;  // the plan's target tag when it was added (e.g. the batch slot)
+  int64_t tag = -1;  // the plan's target tag when it was added (the batch's finishing part)
 };
 
 /// Copies the target's region of a decoded chunk (C order, `chunk_shape` elements of
@@ -197,6 +197,11 @@ class ReadPlan {
                   std::string context, const ElementConvert* convert);
   void add_mapped(const Array& array, std::span<const int64_t> start, const StridedView& dst,
                   std::string context, const ElementConvert* convert);
+  /// A mapped box right after the last task's box along one axis, with a destination that
+  /// continues that axis, extends that task (returns true): consecutive channels of a stacked
+  /// array into consecutive planes (FourCastNet's fields[t, c]) are one copy, not one a channel.
+  bool extend_mapped(const Array& array, std::span<const int64_t> start, const StridedView& dst,
+                     const std::string& context, const ElementConvert* convert);
   /// `fetched`: use the chunks read ahead (fetched_) of the tasks marked in fetching_.
   void execute_item(const WorkItem& item, ReadScratch& scratch, ReadStats* stats,
                     bool fetched = false);

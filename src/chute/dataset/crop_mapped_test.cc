@@ -118,5 +118,84 @@ TEST(MappedCrops, TheirTasksAreBoxesThatNeverLoadAChunk) {
   }
 }
 
+TEST(MappedCrops, BoxesThatContinueOneAnotherAreOneCopy) {
+  // Channel 0 then channel 1 of the same 4 x 4 x 4 box, as windows plan the channels of a
+  // stacked array: one task when the destinations continue each other (consecutive planes, or
+  // interleaved channels-last), two when they do not or the tags differ.
+  const ArrayPtr array = open_npy(write_index_volume_npy("mapped_continue.npy"));
+  const int64_t corner[3] = {2, 3, 4};
+  const auto expect_box = [&](const std::vector<float>& out, int64_t plane_step, int64_t step) {
+    for (int64_t c = 0; c < 2; ++c) {
+      const std::vector<float> want = expected_mapped_crop(c, 1, corner, 4, 0);
+      for (size_t i = 0; i < want.size(); ++i) {
+        ASSERT_EQ(out[static_cast<size_t>(c * plane_step) + i * static_cast<size_t>(step)], want[i])
+            << "channel " << c << " element " << i;
+      }
+    }
+  };
+  const auto plan_two = [&](std::vector<float>& out, int64_t plane_step, int64_t step,
+                            int64_t second_tag) {
+    ReadPlan plan;
+    for (int64_t c = 0; c < 2; ++c) {
+      if (c == 1) plan.set_target_tag(second_tag);
+      StridedView dst;
+      dst.data = reinterpret_cast<std::byte*>(out.data() + c * plane_step);
+      dst.shape = {1, 4, 4, 4};
+      dst.byte_strides = {4, 64 * step, 16 * step, 4 * step};
+      plan.add(*array, std::vector<int64_t>{c, corner[0], corner[1], corner[2]}, dst);
+    }
+    std::vector<ReadScratch> scratch(1);
+    plan.execute(nullptr, scratch);
+    return plan.task_count();
+  };
+  std::vector<float> planes(2 * 64, -1.0f);
+  EXPECT_EQ(plan_two(planes, 64, 1, -1), 1u);  // consecutive planes
+  expect_box(planes, 64, 1);
+  std::vector<float> interleaved(2 * 64, -1.0f);
+  EXPECT_EQ(plan_two(interleaved, 1, 2, -1), 1u);  // channels-last: one element apart
+  expect_box(interleaved, 1, 2);
+  std::vector<float> apart(3 * 64, -1.0f);
+  EXPECT_EQ(plan_two(apart, 64 + 1, 1, -1), 1u);  // one channel each: any step between them
+  expect_box(apart, 65, 1);
+  std::vector<float> tagged(2 * 64, -1.0f);
+  EXPECT_EQ(plan_two(tagged, 64, 1, 5), 2u);  // another tag: finished on its own
+  expect_box(tagged, 64, 1);
+
+  // Two channels, then a third box along x whose destination does not continue their step.
+  ReadPlan plan;
+  std::vector<float> out(4 * 64, -1.0f);
+  StridedView first =
+      StridedView::contiguous(reinterpret_cast<std::byte*>(out.data()), {2, 4, 4, 4}, 4);
+  plan.add(*array, std::vector<int64_t>{0, 2, 3, 4}, first);
+  StridedView next = first;
+  next.shape = {2, 1, 4, 4};
+  next.data += (2 * 64 + 1) * 4;  // x = 6 follows x = 2..5, its destination not their step
+  plan.add(*array, std::vector<int64_t>{0, 6, 3, 4}, next);
+  EXPECT_EQ(plan.task_count(), 2u);
+  // The same along x into a (2, 5, 4, 4) destination: x = 6 continues x = 2..5, one copy.
+  std::vector<float> wide(2 * 5 * 16, -1.0f);
+  StridedView head;
+  head.data = reinterpret_cast<std::byte*>(wide.data());
+  head.shape = {2, 4, 4, 4};
+  head.byte_strides = {5 * 64, 64, 16, 4};
+  StridedView tail = head;
+  tail.shape = {2, 1, 4, 4};
+  tail.data += 4 * 64;
+  ReadPlan continued;
+  continued.add(*array, std::vector<int64_t>{0, 2, 3, 4}, head);
+  continued.add(*array, std::vector<int64_t>{0, 6, 3, 4}, tail);
+  EXPECT_EQ(continued.task_count(), 1u);
+  std::vector<ReadScratch> scratch(1);
+  continued.execute(nullptr, scratch);
+  for (int64_t c = 0; c < 2; ++c)
+    for (int64_t x = 0; x < 5; ++x)
+      for (int64_t y = 0; y < 4; ++y)
+        for (int64_t z = 0; z < 4; ++z) {
+          const float want = static_cast<float>(
+              ((c * kMappedGrid + 2 + x) * kMappedGrid + 3 + y) * kMappedGrid + 4 + z);
+          ASSERT_EQ(wide[static_cast<size_t>(((c * 5 + x) * 4 + y) * 4 + z)], want);
+        }
+}
+
 }  // namespace
 }  // namespace chute
