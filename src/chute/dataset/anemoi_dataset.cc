@@ -289,16 +289,20 @@ void AnemoiDataset::place(size_t k, const std::byte* slot_in, std::byte* slot_ou
   const DataType out_type = o.output_dtype;
   const int64_t out_item = out_type.size;
   const int64_t tile_cells = std::min(cells_, kCellTile);
-  std::vector<float> mul, add;  // per output variable; empty: no normalisation
+  // Per worker, reused: place() runs once per date and output of every sample.
+  thread_local std::vector<float> mul, add;  // per output variable; empty: no normalisation
+  thread_local std::vector<const float*> rows;
+  thread_local std::vector<float> converted, tile;
+  mul.clear();
+  add.clear();
   if (!o.mul.empty()) {
     for (int64_t v : vars) {
       mul.push_back(o.mul[static_cast<size_t>(v)]);
       add.push_back(o.add[static_cast<size_t>(v)]);
     }
   }
-  std::vector<const float*> rows(static_cast<size_t>(nv));
+  rows.resize(static_cast<size_t>(nv));
   // float32 output variables-last is written in place; the other cases go through a tile.
-  std::vector<float> converted, tile;
   if (item_ != 4) converted.resize(static_cast<size_t>(nv * tile_cells));
   if (!o.variables_first && out_item != 4) tile.resize(static_cast<size_t>(nv * tile_cells));
   for (size_t s = 0; s < blocks.size(); ++s) {

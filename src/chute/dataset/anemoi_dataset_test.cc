@@ -180,6 +180,72 @@ TEST(AnemoiDataset, MembersCellsNormalisationVariablesFirstAndBfloat16) {
   }
 }
 
+TEST(AnemoiDataset, WideVariablesLastInPartlyFilledBatches) {
+  // Ten and eight variables (the 8 × 8 register transposes and the rows after them), two
+  // members, 300 cells, normalised, float32 and bfloat16 (through the tile); a batch of 4
+  // holding 3 samples, each placed date by date.
+  auto store = std::make_shared<MemoryStore>();
+  const ArrayPtr w = make_float_array(store, "w", {kDates, 10, 2, kCells}, {1, 10, 2, kCells}, 3);
+  AnemoiOptions o;
+  o.sources = {w};
+  o.layouts = {{{{0, 0, 10}}, {0, 1, 2, 3, 4, 5, 6, 7, 8, 9}}};
+  for (int64_t k = 0; k < kDates; ++k) {
+    o.date_layout.push_back(0);
+    o.date_times.push_back(k);
+    o.date_time_offsets.push_back(k);
+  }
+  o.date_time_offsets.push_back(kDates);
+  o.num_variables = 10;
+  o.sample_dates = {1, 3, 5, 7};
+  o.input_offsets = {-1, 0};
+  o.target_offsets = {1};
+  o.input_variables = {9, 0, 3, 1, 2, 4, 5, 6, 7, 8};
+  o.target_variables = {2, 7, 1, 4, 0, 3, 5, 6};
+  for (int64_t v = 0; v < 10; ++v) {
+    o.mul.push_back(0.5f + 0.25f * static_cast<float>(v));
+    o.add.push_back(static_cast<float>(v) - 3.0f);
+  }
+  const std::vector<int64_t> samples = {3, 0, 2};
+  for (bool bf16 : {false, true}) {
+    o.output_dtype = bf16 ? kBFloat16 : kFloat32;
+    auto dataset = std::make_shared<AnemoiDataset>(o);
+    BatchAssembler assembler(dataset, 4, 2);
+    std::vector<std::byte> buffer(assembler.layout().total_bytes);
+    assembler.assemble(samples, buffer.data());
+    const int64_t item = bf16 ? 2 : 4;
+    for (size_t k = 0; k < 2; ++k) {
+      const auto& vars = k == 0 ? o.input_variables : o.target_variables;
+      const auto& offsets = k == 0 ? o.input_offsets : o.target_offsets;
+      const std::byte* out = buffer.data() + assembler.layout().offsets[k];
+      int64_t i = 0;
+      for (int64_t sample : samples) {
+        for (int64_t offset : offsets) {
+          const int64_t date = o.sample_dates[static_cast<size_t>(sample)] + offset;
+          for (int64_t m = 0; m < 2; ++m) {
+            for (int64_t c = 0; c < kCells; ++c) {
+              for (int64_t v : vars) {
+                const int64_t index[4] = {date, v, m, c};
+                const float want = value_at(3, index) * o.mul[static_cast<size_t>(v)] +
+                                   o.add[static_cast<size_t>(v)];
+                if (bf16) {
+                  uint16_t bits;
+                  std::memcpy(&bits, out + item * i, 2);
+                  ASSERT_EQ(bits, float_to_bfloat16(want)) << k << " " << sample << " " << i;
+                } else {
+                  float got;
+                  std::memcpy(&got, out + item * i, 4);
+                  ASSERT_EQ(got, want) << k << " " << sample << " " << date << " " << c << " " << v;
+                }
+                ++i;
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
 TEST(AnemoiDataset, EachDateIsAFinishingPartOfItsSlot) {
   Fixture f;
   auto dataset = std::make_shared<AnemoiDataset>(f.options());

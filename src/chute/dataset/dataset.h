@@ -66,7 +66,8 @@ class Dataset {
   /// The result must not depend on the pool's size.
   virtual void finish(const BatchMemory& memory, ThreadPool* pool) const;
   /// True when finish() is the same work done slot by slot: the assembler then calls
-  /// finish_sample(memory, slot) for each slot once every chunk read into it has been placed
+  /// finish_part(memory, slot, part) (by default finish_sample(memory, slot)) for each part of
+  /// each slot once every chunk read into it has been placed
   /// (on the worker that placed its last chunk, while the sample's values are still in the
   /// caches) instead of finish() after the whole batch. The result must be the bytes finish()
   /// would make. Default: false.
@@ -79,7 +80,8 @@ class Dataset {
   /// (ReadPlan::target_tag) before plan(); plan() adds the part to that tag for the targets of
   /// part p > 0 (when the tag is >= 0: other callers plan without tags). Then
   /// finish_part(memory, slot, p) is called for each part; together they make the bytes
-  /// finish_sample() would. Default: finish_sample() for the one part.
+  /// finish_sample() would. Default: finish_sample() for the one part (a dataset that returns
+  /// more than one part overrides finish_part as well).
   virtual int64_t finish_parts() const { return 1; }
   virtual void finish_part(const BatchMemory& memory, int64_t slot, int64_t part) const {
     finish_sample(memory, slot);

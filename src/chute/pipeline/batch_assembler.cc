@@ -35,6 +35,10 @@ BatchAssembler::BatchAssembler(DatasetPtr dataset, int64_t batch_size, size_t th
       scratch_(pool_.size()) {
   if (batch_size < 1)
     fail(ErrorCode::kInvalidArgument, "batch_size must be >= 1, got {}", batch_size);
+  if (dataset_->finish_parts() < 1) {
+    fail(ErrorCode::kInternal, "{}: finish_parts() must be >= 1, got {}", dataset_->describe(),
+         dataset_->finish_parts());
+  }
   for (Slot& slot : slots_) {
     slot.memory.outputs.resize(layout_.offsets.size());
     slot.plan.set_stored_bytes_pool(stored_pool_);
@@ -107,8 +111,13 @@ void BatchAssembler::plan_into(Slot& slot, std::span<const int64_t> samples, std
       slot.unplaced[index] = 0;
       slot.finished[index] = false;
     }
+    const auto parts = static_cast<int64_t>(samples.size()) * dataset_->finish_parts();
     for (const ChunkTask& task : slot.plan.tasks()) {
       for (const ChunkTarget& target : task.targets) {
+        if (target.tag >= parts) {  // Dataset::finish_parts: plan() tags within its slot's parts
+          fail(ErrorCode::kInternal, "{}: a read tagged {} in a batch of {} finishing parts",
+               dataset_->describe(), target.tag, parts);
+        }
         if (target.tag >= 0) ++slot.unplaced[static_cast<size_t>(target.tag)];
       }
     }

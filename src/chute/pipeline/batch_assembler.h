@@ -88,13 +88,14 @@ class BatchAssembler {
     ReadStats* stats = nullptr;
     std::exception_ptr error;  // of planning or starting, rethrown by finish()
     int64_t finish_ns = 0;
-    // Datasets that finish per sample: targets of each slot not placed yet, and whether the
-    // slot was finished (by the worker that placed its last target).
+    // Datasets that finish per sample: targets of each finishing part (slot × finish_parts() +
+    // part) not placed yet, and whether the part was finished (by the worker that placed its
+    // last target).
     std::unique_ptr<std::atomic<int64_t>[]> unplaced;
     std::unique_ptr<std::atomic<bool>[]> finished;
     std::atomic<int64_t> sample_finish_ns{0};
   };
-  /// The plan's task-done hook of a per-sample dataset: finishes the slots whose last target
+  /// The plan's task-done hook of a per-sample dataset: finishes the parts whose last target
   /// `task` placed.
   void task_done(Slot& slot, const ChunkTask& task);
   const Slot& last() const { return slots_[(first_ + kMaxStarted - 1) % kMaxStarted]; }

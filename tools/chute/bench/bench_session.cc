@@ -116,11 +116,10 @@ RooflineOptions window_placement_probe(const Dataset& dataset,
 
 /// The roofline of windows copied out of file mappings (mapped_roofline.h): the copy of the same
 /// boxes, then the window placement when the windows are staged (`placement.place`).
-RooflineResult measure_mapped_roofline(const std::vector<MappedBox>& boxes,
-                                       const RooflineOptions& placement, int threads,
-                                       const std::function<void()>& evict) {
+RooflineResult measure_mapped_roofline(MappedCopies& copies, const RooflineOptions& placement,
+                                       int threads, const std::function<void()>& evict) {
   ThreadPool pool(static_cast<size_t>(std::max(1, threads)));
-  const MappedCopy copy = measure_mapped_copy(boxes, pool, /*repeats=*/3, evict);
+  const MappedCopy copy = measure_mapped_copy(copies, pool, /*repeats=*/3, evict);
   RooflineResult r;
   r.mapped = true;
   r.threads = r.reads_in_flight = r.decode_parallelism = std::max(1, threads);
@@ -344,8 +343,8 @@ json run_bench(const BenchOptions& o, const std::function<void(const std::string
         roofline.place_samples_per_s, roofline.combined_samples_per_s, roofline.loop_samples_per_s,
         100 * entry["loader_fraction"].get<double>()));
   } else if (o.roofline && (chunks = chunks_of_batches(*data.dataset, io.batch_indices)).empty()) {
-    const std::vector<MappedBox> boxes = mapped_boxes_of_batches(*data.dataset, io.batch_indices);
-    if (boxes.empty()) {
+    MappedCopies copies = plan_mapped_copies(*data.dataset, io.batch_indices);
+    if (copies.boxes == 0) {
       const std::string note =
           "roofline: not measured: the batches read no chunks and copy nothing out of a mapping "
           "(chunks never written)";
@@ -353,7 +352,7 @@ json run_bench(const BenchOptions& o, const std::function<void(const std::string
       log(note);
     } else {
       const RooflineResult roofline =
-          measure_mapped_roofline(boxes, window_placement_probe(*data.dataset, io.batch_indices),
+          measure_mapped_roofline(copies, window_placement_probe(*data.dataset, io.batch_indices),
                                   threads, cold ? evict : std::function<void()>());
       set_roofline(report, roofline);
       log(fmt::format(

@@ -1,33 +1,37 @@
 #pragma once
 // The roofline of arrays copied out of a file mapping (contiguous HDF5 members, .npy): they have
-// no chunks to read and nothing to decode, so the machine's limit for them is the copy of the
-// same boxes out of the mapped page-cache pages into a batch-sized buffer in memory, on the
-// loader's threads (best of `repeats` passes), in GB/s of copied bytes, the unit of the
-// loader's GB/s. Windows that are staged then place what was copied (roofline.h's place step).
+// no chunks to read and nothing to decode, so the machine's limit for them is the loader's own
+// copy of the same boxes out of the mapped page-cache pages (Array::execute of their tasks: byte
+// swaps, conversions and Fortran order included) into their places in one batch's memory, batch
+// after batch, on the loader's threads (best of `repeats` passes), in GB/s of copied bytes, the
+// unit of the loader's GB/s. Windows that are staged then place what was copied (roofline.h's
+// place step).
 
 #include <cstdint>
 #include <functional>
-#include <span>
 #include <vector>
 
-#include "chute/array/array.h"
+#include "chute/array/read_plan.h"
 #include "chute/dataset/dataset.h"
+#include "chute/util/byte_buffer.h"
 #include "chute/util/thread_pool.h"
 
 namespace chute::bench {
 
-/// One box [start, start + shape) of an array whose source is a mapping.
-struct MappedBox {
-  const Array* array = nullptr;
-  std::vector<int64_t> start;
-  std::vector<int64_t> shape;
-  int64_t nbytes() const;
+/// The mapped boxes of a list of batches, planned into one batch's memory (every batch reuses
+/// it: the plans are executed one batch after another).
+struct MappedCopies {
+  std::vector<std::vector<ChunkTask>> batches;  // the mapped tasks of each batch
+  size_t boxes = 0;
+  int64_t bytes = 0;  // copied a pass
+  ByteBuffer memory;  // one batch's outputs and staging
 };
 
-/// The boxes of mapped sources that reading `batches` of `dataset` copies, found by planning
-/// every sample without executing anything (as chunks_of_batches does for chunks).
-std::vector<MappedBox> mapped_boxes_of_batches(const Dataset& dataset,
-                                               const std::vector<std::vector<int64_t>>& batches);
+/// Plans `batches` of `dataset` and keeps their tasks of mapped sources, batch by batch, until
+/// `max_bytes` are planned (the roofline's subset: whole batches, at least one).
+MappedCopies plan_mapped_copies(const Dataset& dataset,
+                                const std::vector<std::vector<int64_t>>& batches,
+                                int64_t max_bytes = int64_t{1} << 30);
 
 struct MappedCopy {
   size_t boxes = 0;
@@ -36,10 +40,10 @@ struct MappedCopy {
   double gbps = 0;     // bytes / seconds, 10^9 bytes/s
 };
 
-/// Copies every box into its own slot of one buffer in memory (touched beforehand), the boxes
-/// shared out over `pool`'s workers; `before_pass` (may be empty) runs before each timed pass
-/// (--page-cache cold evicts there). Boxes of Fortran-ordered sources are copied as stored.
-MappedCopy measure_mapped_copy(std::span<const MappedBox> boxes, ThreadPool& pool, int repeats,
+/// Copies every planned box out of its mapping into its place, the boxes of each batch shared
+/// out over `pool`'s workers; `before_pass` (may be empty) runs before each timed pass
+/// (--page-cache cold evicts there).
+MappedCopy measure_mapped_copy(MappedCopies& copies, ThreadPool& pool, int repeats,
                                const std::function<void()>& before_pass = {});
 
 }  // namespace chute::bench

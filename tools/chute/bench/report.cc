@@ -83,8 +83,8 @@ std::string render_mapped_roofline(const json& r) {
   Table table({"probe", "GB/s", "how"});
   const int threads = static_cast<int>(number(r, "threads", 1));
   table.add_row({"read", format_number(number(r, "read_gbps")),
-                 fmt::format("copy of the same boxes out of the file mappings into a batch-sized "
-                             "buffer in memory, {} threads: {}",
+                 fmt::format("the loader's copy of the same boxes out of the file mappings into "
+                             "their places in a batch's memory, {} threads: {}",
                              threads, text(r, "read_source"))});
   table.add_row({"decode", "-", "none: mapped, uncompressed (contiguous HDF5, .npy)"});
   const std::string step = text(r, "place_step");
