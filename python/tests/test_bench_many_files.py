@@ -109,7 +109,7 @@ def test_bench_fourcastnet_files_with_their_time_rule_and_channels(tmp_path):
     report = _bench(
         str(tmp_path / "*.h5"), "--file-pattern", "{year}.h5", "--file-step", "6h",
         "--channels", *CHANNELS, "--allow-gaps", "--variables", "t2m", "u10", "--channels-first",
-        "--compare", "h5py,xarray", report=tmp_path / "report.json",
+        "--compare", "h5py,xarray", "--sweep", "threads=1,2", report=tmp_path / "report.json",
     )  # fmt: skip
     assert report["dataset"]["windows"]["members"] == fcn["paths"]
     assert report["dataset"]["samples"] == (5 - 2) + (4 - 2) + (6 - 2)  # never across a gap
@@ -125,6 +125,9 @@ def test_bench_fourcastnet_files_with_their_time_rule_and_channels(tmp_path):
     assert roofline["decoded_bytes"] % report["dataset"]["sample_bytes"] == 0
     assert roofline["decoded_bytes"] >= 2 * report["dataset"]["sample_bytes"]
     assert report["modes"]["io"]["percent_of_roofline"] > 0
+    points = report["sweeps"][0]["points"]  # the mapped copy re-measured per thread count
+    assert [p["threads"] for p in points] == [1, 2]
+    assert all(p["roofline_gbps"] > 0 and p["percent_of_roofline"] > 0 for p in points)
     bad = run_cli("bench", str(tmp_path / "*.h5"), "--file-pattern", "{year}.h5", "--variables",
                   "t2m", check=False)  # fmt: skip
     assert bad.returncode != 0 and "--file-step" in bad.stderr

@@ -9,6 +9,7 @@
 #include <functional>
 #include <limits>
 #include <map>
+#include <optional>
 #include <sstream>
 
 #include "chute/array/chunk_source.h"
@@ -319,6 +320,7 @@ json run_bench(const BenchOptions& o, const std::function<void(const std::string
 
   // The roofline on the chunks the io batches touched (volumes: on the crops they read).
   std::vector<ChunkRef> chunks;
+  std::optional<MappedCopies> mapped_copies;  // windows copied out of mappings: no chunks
   double decode_single_gbps = 0;
   const int64_t global_batch = int64_t{o.batch_size} * o.world_size;
   const int64_t batches_per_epoch = std::max<int64_t>(
@@ -343,7 +345,8 @@ json run_bench(const BenchOptions& o, const std::function<void(const std::string
         roofline.place_samples_per_s, roofline.combined_samples_per_s, roofline.loop_samples_per_s,
         100 * entry["loader_fraction"].get<double>()));
   } else if (o.roofline && (chunks = chunks_of_batches(*data.dataset, io.batch_indices)).empty()) {
-    MappedCopies copies = plan_mapped_copies(*data.dataset, io.batch_indices);
+    mapped_copies = plan_mapped_copies(*data.dataset, io.batch_indices);
+    MappedCopies& copies = *mapped_copies;
     if (copies.boxes == 0) {
       const std::string note =
           "roofline: not measured: the batches read no chunks and copy nothing out of a mapping "
@@ -457,6 +460,14 @@ json run_bench(const BenchOptions& o, const std::function<void(const std::string
           {s, r.samples_per_s.mean, r.samples_per_s.std, r.gb_per_s.mean, r.s_per_batch.mean});
       const std::pair<int, int> key{s.threads,
                                     reads_in_flight(chunks, s.threads, s.io_concurrency)};
+      if (o.roofline && chunks.empty() && mapped_copies && mapped_copies->boxes > 0 &&
+          !limit_by_setting.contains(key)) {
+        limit_by_setting[key] =
+            measure_mapped_roofline(*mapped_copies,
+                                    window_placement_probe(*data.dataset, io.batch_indices),
+                                    s.threads, cold ? evict : std::function<void()>())
+                .combined_gbps;
+      }
       if (o.roofline && !chunks.empty() && !limit_by_setting.contains(key)) {
         RooflineOptions probe = window_placement_probe(*data.dataset, io.batch_indices);
         probe.threads = s.threads;
