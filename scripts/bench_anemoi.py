@@ -22,6 +22,7 @@ import os
 import time
 
 import numpy as np
+from _timing import loader_samples
 
 
 def make(path: str, variables: int, cells: int, dates: int, members: int) -> None:
@@ -55,18 +56,7 @@ def run_chute(path: str, batches: int, batch_size: int, threads: int | None) -> 
 
     ds = chute.anemoi(path, multistep_input=2, rollout=1)
     loader = chute.Loader(ds, batch_size=batch_size, shuffle=True, seed=0, threads=threads)
-    it = iter(loader)
-    next(it)  # warm up: first batch
-    start = time.perf_counter()
-    n = 0
-    for _ in range(batches):
-        try:
-            batch = next(it)
-        except StopIteration:
-            it = iter(loader)
-            batch = next(it)
-        n += len(batch.indices)
-    seconds = time.perf_counter() - start
+    n, seconds = loader_samples(loader, batches, warmup=1)
     result = _result("chute", n, seconds, _bytes(path))
     # The roofline measured in the same run: one thread's rate of reading and decoding a date
     # (chute's array read, nothing cut, normalised or placed) × the loader's threads.

@@ -15,11 +15,11 @@ from __future__ import annotations
 import argparse
 import json
 import subprocess
-import time
 from pathlib import Path
 
 import h5py
 import numpy as np
+from _timing import best_seconds
 
 
 def write(outdir: Path, chunks: int) -> dict:
@@ -58,15 +58,6 @@ def write(outdir: Path, chunks: int) -> dict:
     return files
 
 
-def best(fn, repeat=5) -> float:
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return min(times)
-
-
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("outdir", type=Path)
@@ -102,9 +93,9 @@ def main() -> None:
             array = chute.open(f"{path}/x")
             assert array.shape == native_shape(path)
 
-        opened = f"{best(chute_open) * 1e3:>10.2f} ms" if chute else f"{'-':>13}"
+        opened = f"{best_seconds(chute_open, 5) * 1e3:>10.2f} ms" if chute else f"{'-':>13}"
         print(f"{kind:18} {native['chunks']:>7} {native['seconds'] * 1e3:>10.2f} ms {opened} "
-              f"{best(h5py_open) * 1e3:>7.2f} ms {best(h5py_iter) * 1e3:>13.2f} ms")  # fmt: skip
+              f"{best_seconds(h5py_open, 5) * 1e3:>7.2f} ms {best_seconds(h5py_iter, 5) * 1e3:>13.2f} ms")  # fmt: skip
 
 
 def native_shape(path) -> tuple:

@@ -26,6 +26,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+from _timing import loader_samples
 
 
 def _smooth(rng, shape) -> np.ndarray:
@@ -88,18 +89,8 @@ def _rate(data, batches: int, batch_size: int, threads: int) -> float:
     import chute
 
     loader = chute.Loader(data, batch_size=batch_size, shuffle=True, seed=0, threads=threads)
-    it = iter(loader)
-    next(it)
-    next(it)  # warm-up
-    n, start = 0, time.perf_counter()
-    for _ in range(batches):
-        try:
-            batch = next(it)
-        except StopIteration:
-            it = iter(loader)
-            batch = next(it)
-        n += len(batch.indices)
-    return n / (time.perf_counter() - start)
+    samples, seconds = loader_samples(loader, batches, warmup=2)
+    return samples / seconds
 
 
 def compare(kind: str, root: Path, rounds: int, batches: int, batch_size: int, threads: int):

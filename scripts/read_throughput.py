@@ -21,22 +21,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import time
 
 import numpy as np
 import zarr
+from _timing import best_seconds
 
 import chute
 from chute import _bench
-
-
-def best_seconds(read, repeat: int) -> float:
-    best = float("inf")
-    for _ in range(repeat):
-        start = time.perf_counter()
-        read()
-        best = min(best, time.perf_counter() - start)
-    return best
 
 
 def touched_chunk_bytes(a: chute.Array, box: tuple[slice, ...]) -> int:
