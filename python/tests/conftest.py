@@ -75,6 +75,34 @@ def fixture_entry(request):
     return get
 
 
+def random_boxes(shape, count, rng):
+    """`count` random boxes (tuples of slices, empty ones included) inside `shape`."""
+    for _ in range(count):
+        start = [int(rng.integers(0, n + 1)) for n in shape]
+        stop = [int(rng.integers(s, n + 1)) for s, n in zip(start, shape)]
+        yield tuple(slice(a, b) for a, b in zip(start, stop))
+
+
+def check_h5py_reads(path, name, *, seed=0, boxes=25, dtype=True):
+    """chute.open of dataset `name` of the HDF5 file at `path` reads what h5py reads: the whole
+    array and `boxes` random boxes (and the dtype, in native byte order, unless dtype=False).
+    Returns the chute array."""
+    import h5py
+
+    import chute
+
+    with h5py.File(path, "r") as f:
+        expected = f[name][()]
+    array = chute.open(f"{path}/{name}")
+    assert array.shape == expected.shape
+    if dtype:
+        assert array.dtype == expected.dtype.newbyteorder("=")
+    np.testing.assert_array_equal(array[...], expected)
+    for box in random_boxes(expected.shape, boxes, np.random.default_rng(seed)):
+        np.testing.assert_array_equal(array[box], expected[box])
+    return array
+
+
 def native(a: np.ndarray) -> np.ndarray:
     return a.astype(a.dtype.newbyteorder("="), copy=False)
 

@@ -9,6 +9,7 @@ import h5py
 import hdf5plugin
 import numpy as np
 import pytest
+from conftest import check_h5py_reads
 
 import chute
 
@@ -26,19 +27,8 @@ def values(shape, dtype, seed=0) -> np.ndarray:
     return data.astype(dtype)
 
 
-def check_reads(path, name, rng_seed=0):
-    with h5py.File(path, "r") as f:
-        expected = f[name][()]
-    array = chute.open(f"{path}/{name}")
-    assert array.shape == expected.shape
-    np.testing.assert_array_equal(array[...], expected)
-    rng = np.random.default_rng(rng_seed)
-    for _ in range(25):
-        start = [int(rng.integers(0, n + 1)) for n in expected.shape]
-        stop = [int(rng.integers(s, n + 1)) for s, n in zip(start, expected.shape)]
-        box = tuple(slice(a, b) for a, b in zip(start, stop))
-        np.testing.assert_array_equal(array[box], expected[box])
-    return array
+def check_reads(path, name):
+    return check_h5py_reads(path, name, boxes=25, dtype=False)
 
 
 LAYOUTS = {

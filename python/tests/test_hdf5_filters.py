@@ -13,6 +13,7 @@ import h5py
 import hdf5plugin
 import numpy as np
 import pytest
+from conftest import check_h5py_reads
 
 import chute
 
@@ -32,18 +33,7 @@ def values(dtype, shape=SHAPE, seed=1):
 
 
 def check_reads(path, name, seed=0):
-    with h5py.File(path, "r") as f:
-        expected = f[name][()]
-    array = chute.open(f"{path}/{name}")
-    assert array.shape == expected.shape
-    assert array.dtype == expected.dtype.newbyteorder("=")
-    np.testing.assert_array_equal(array[...], expected)
-    rng = np.random.default_rng(seed)
-    for _ in range(20):
-        start = [int(rng.integers(0, n + 1)) for n in expected.shape]
-        stop = [int(rng.integers(s, n + 1)) for s, n in zip(start, expected.shape)]
-        box = tuple(slice(a, b) for a, b in zip(start, stop))
-        np.testing.assert_array_equal(array[box], expected[box])
+    return check_h5py_reads(path, name, seed=seed, boxes=20)
 
 
 def write(path, datasets):

@@ -12,6 +12,7 @@ from __future__ import annotations
 import h5py
 import numpy as np
 import pytest
+from conftest import check_h5py_reads
 
 import chute
 
@@ -20,18 +21,7 @@ CHUNKS = (8, 5)  # partial edge chunks on both axes
 
 
 def check_reads(path, name, seed=0):
-    with h5py.File(path, "r") as f:
-        expected = f[name][()]
-    array = chute.open(f"{path}/{name}")
-    assert array.shape == expected.shape
-    assert array.dtype == expected.dtype.newbyteorder("=")  # read in native byte order
-    np.testing.assert_array_equal(array[...], expected)
-    rng = np.random.default_rng(seed)
-    for _ in range(30):
-        start = [int(rng.integers(0, n + 1)) for n in expected.shape]
-        stop = [int(rng.integers(s, n + 1)) for s, n in zip(start, expected.shape)]
-        box = tuple(slice(a, b) for a, b in zip(start, stop))
-        np.testing.assert_array_equal(array[box], expected[box])
+    return check_h5py_reads(path, name, seed=seed, boxes=30)
 
 
 def data(dtype="<f4", shape=SHAPE, seed=1):

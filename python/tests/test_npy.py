@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from conftest import random_boxes
 
 import chute
 
@@ -27,13 +28,6 @@ def values(shape, dtype, seed=0) -> np.ndarray:
     if dtype.kind == "c":
         data = data + 1j * rng.standard_normal(shape)
     return data.astype(dtype)
-
-
-def random_boxes(shape, count, rng):
-    for _ in range(count):
-        start = [int(rng.integers(0, n + 1)) for n in shape]
-        stop = [int(rng.integers(s, n + 1)) for s, n in zip(start, shape)]
-        yield tuple(slice(a, b) for a, b in zip(start, stop))
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
