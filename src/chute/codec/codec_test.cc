@@ -9,17 +9,11 @@ namespace chute {
 namespace {
 
 using testing::chain;
+using testing::decode;
 using testing::encode;
 using testing::from_hex;
 using testing::pattern;
 using testing::to_hex;
-
-std::vector<std::byte> decode(const CodecChain& c, std::span<const std::byte> encoded) {
-  CodecScratch scratch;
-  std::vector<std::byte> out(static_cast<size_t>(c.decoded_nbytes()));
-  c.decode(encoded, out, scratch);
-  return out;
-}
 
 struct RoundTripCase {
   const char* name;

@@ -57,6 +57,14 @@ inline std::vector<std::byte> encode(const CodecChain& c, std::span<const std::b
   return {out.data(), out.data() + out.size()};
 }
 
+/// Decodes one whole chunk through `c` with a fresh scratch.
+inline std::vector<std::byte> decode(const CodecChain& c, std::span<const std::byte> encoded) {
+  CodecScratch scratch;
+  std::vector<std::byte> out(static_cast<size_t>(c.decoded_nbytes()));
+  c.decode(encoded, out, scratch);
+  return out;
+}
+
 /// Compressible but not trivial bytes: a slow ramp with some noise.
 inline std::vector<std::byte> pattern(size_t n, uint32_t seed = 1) {
   std::vector<std::byte> out(n);

@@ -15,19 +15,13 @@ namespace {
 
 using testing::as_bytes_of;
 using testing::chain;
+using testing::decode;
 using testing::encode;
 using testing::pattern;
 
-std::vector<std::byte> decode_all(const CodecChain& c, std::span<const std::byte> encoded) {
-  CodecScratch scratch;
-  std::vector<std::byte> out(static_cast<size_t>(c.decoded_nbytes()));
-  c.decode(encoded, out, scratch);
-  return out;
-}
-
 void expect_filter_round_trip(const CodecChain& c, uint32_t seed = 1) {
   const auto decoded = pattern(static_cast<size_t>(c.decoded_nbytes()), seed);
-  EXPECT_EQ(decode_all(c, encode(c, decoded)), decoded) << c.describe();
+  EXPECT_EQ(decode(c, encode(c, decoded)), decoded) << c.describe();
 }
 
 TEST(Hdf5Bzip2, DecodesWhatLibbz2WritesAndRejectsCorruptStreams) {
@@ -45,17 +39,17 @@ TEST(Hdf5Bzip2, DecodesWhatLibbz2WritesAndRejectsCorruptStreams) {
                                static_cast<unsigned>(decoded.size()), 1, 0, 0),
       BZ_OK);
   stream.resize(n);
-  EXPECT_EQ(decode_all(*c, stream), decoded);
+  EXPECT_EQ(decode(*c, stream), decoded);
   auto truncated = stream;
   truncated.resize(n / 2);
-  EXPECT_CHUTE_ERROR(decode_all(*c, truncated), ErrorCode::kCorruptData, "bzip2");
+  EXPECT_CHUTE_ERROR(decode(*c, truncated), ErrorCode::kCorruptData, "bzip2");
   auto garbage = stream;
   for (size_t i = 10; i < 40; ++i) garbage[i] = std::byte{0x55};
-  EXPECT_CHUTE_ERROR(decode_all(*c, garbage), ErrorCode::kCorruptData, "bzip2");
+  EXPECT_CHUTE_ERROR(decode(*c, garbage), ErrorCode::kCorruptData, "bzip2");
   // A stream of a larger chunk: more bytes than the chunk holds.
   auto small = chain(R"([{"name":"bytes","configuration":{"endian":"little"}},{"name":"bzip2"}])",
                      kFloat32, {4});
-  EXPECT_CHUTE_ERROR(decode_all(*small, stream), ErrorCode::kCorruptData, "bzip2");
+  EXPECT_CHUTE_ERROR(decode(*small, stream), ErrorCode::kCorruptData, "bzip2");
 }
 
 TEST(Hdf5Lzf, DecodesWhatLiblzfWritesAndRejectsCorruptStreams) {
@@ -68,12 +62,12 @@ TEST(Hdf5Lzf, DecodesWhatLiblzfWritesAndRejectsCorruptStreams) {
                                   stream.data(), static_cast<unsigned>(stream.size()));
   ASSERT_GT(n, 0u);
   stream.resize(n);
-  EXPECT_EQ(decode_all(*c, stream), decoded);
+  EXPECT_EQ(decode(*c, stream), decoded);
   auto truncated = stream;
   truncated.resize(n - 3);
-  EXPECT_CHUTE_ERROR(decode_all(*c, truncated), ErrorCode::kCorruptData, "lzf");
+  EXPECT_CHUTE_ERROR(decode(*c, truncated), ErrorCode::kCorruptData, "lzf");
   std::vector<std::byte> back_reference = {std::byte{0xe0}, std::byte{0xff}, std::byte{0xff}};
-  EXPECT_CHUTE_ERROR(decode_all(*c, back_reference), ErrorCode::kCorruptData, "lzf");
+  EXPECT_CHUTE_ERROR(decode(*c, back_reference), ErrorCode::kCorruptData, "lzf");
   // Behind fletcher32 the decoded size is not known: decode_any grows its guess.
   auto behind = chain(R"([{"name":"bytes","configuration":{"endian":"little"}},{"name":"lzf"},
                           {"name":"fletcher32"}])",
@@ -95,10 +89,10 @@ TEST(Hdf5Szip, RoundTripsThroughLibaecAndChecksTheHeader) {
   const auto decoded = pattern(static_cast<size_t>(c->decoded_nbytes()));
   auto stream = encode(*c, decoded);
   stream[0] = std::byte{1};  // the decoded size in the header
-  EXPECT_CHUTE_ERROR(decode_all(*c, stream), ErrorCode::kCorruptData, "szip: expected");
+  EXPECT_CHUTE_ERROR(decode(*c, stream), ErrorCode::kCorruptData, "szip: expected");
   stream = encode(*c, decoded);
   stream.resize(stream.size() / 2);
-  EXPECT_CHUTE_ERROR(decode_all(*c, stream), ErrorCode::kCorruptData, "szip");
+  EXPECT_CHUTE_ERROR(decode(*c, stream), ErrorCode::kCorruptData, "szip");
   EXPECT_CHUTE_ERROR(chain(R"([{"name":"bytes"},{"name":"szip","configuration":{}}])", kUInt8, {8}),
                      ErrorCode::kInvalidMetadata, "szip: options_mask");
 }
@@ -140,7 +134,7 @@ TEST(Hdf5Bitshuffle, MatchesTheReferenceLayoutAndRoundTrips) {
     const auto decoded = pattern(77 * size, static_cast<uint32_t>(size));
     const auto shuffled = encode(*c, decoded);
     EXPECT_EQ(shuffled, reference_bitshuffle(decoded, size, 16)) << size;
-    EXPECT_EQ(decode_all(*c, shuffled), decoded) << size;
+    EXPECT_EQ(decode(*c, shuffled), decoded) << size;
     for (int compression : {2, 3}) {
       auto compressed =
           chain(fmt::format(R"([{{"name":"bytes","configuration":{{"endian":"little"}}}},
@@ -158,19 +152,19 @@ TEST(Hdf5Bitshuffle, RejectsCorruptCompressedStreams) {
                  kFloat64, {300});
   const auto decoded = pattern(2400);
   auto stream = encode(*c, decoded);
-  EXPECT_EQ(decode_all(*c, stream), decoded);
+  EXPECT_EQ(decode(*c, stream), decoded);
   auto bad = stream;
   bad[7] = std::byte{1};  // total size
-  EXPECT_CHUTE_ERROR(decode_all(*c, bad), ErrorCode::kCorruptData, "bitshuffle: expected");
+  EXPECT_CHUTE_ERROR(decode(*c, bad), ErrorCode::kCorruptData, "bitshuffle: expected");
   bad = stream;
   bad[11] = std::byte{3};  // a block size that is not whole elements
-  EXPECT_CHUTE_ERROR(decode_all(*c, bad), ErrorCode::kCorruptData, "not a multiple");
+  EXPECT_CHUTE_ERROR(decode(*c, bad), ErrorCode::kCorruptData, "not a multiple");
   bad = stream;
   bad[12] = std::byte{0x7f};  // the first block's compressed size
-  EXPECT_CHUTE_ERROR(decode_all(*c, bad), ErrorCode::kCorruptData, "overruns");
+  EXPECT_CHUTE_ERROR(decode(*c, bad), ErrorCode::kCorruptData, "overruns");
   bad = stream;
   bad.resize(bad.size() - 1);
-  EXPECT_CHUTE_ERROR(decode_all(*c, bad), ErrorCode::kCorruptData, "bitshuffle");
+  EXPECT_CHUTE_ERROR(decode(*c, bad), ErrorCode::kCorruptData, "bitshuffle");
   EXPECT_CHUTE_ERROR(
       chain(R"([{"name":"bytes"},{"name":"bitshuffle","configuration":{"compression":5}}])", kUInt8,
             {8}),
@@ -197,17 +191,17 @@ TEST(Hdf5Nbit, UnpacksIntegersOfReducedPrecisionAtAnOffset) {
   auto c = chain(R"([{"name":"bytes","configuration":{"endian":"big"}},
                      {"name":"nbit","configuration":{"cd":[8,0,5,1,2,1,12,4],"kind":"int"}}])",
                  kInt16, {5});
-  EXPECT_EQ(decode_all(*c, pack_bits(fields, 12)), as_bytes_of(expected));
+  EXPECT_EQ(decode(*c, pack_bits(fields, 12)), as_bytes_of(expected));
   // The same values as unsigned 12-bit fields of a little-endian uint32 at offset 8.
   auto u = chain(R"([{"name":"bytes","configuration":{"endian":"little"}},
                      {"name":"nbit","configuration":{"cd":[8,0,5,1,4,0,12,8],"kind":"uint"}}])",
                  DataType{DTypeKind::kUInt, 4}, {5});
   std::vector<uint32_t> unsigned_expected;
   for (uint64_t f : fields) unsigned_expected.push_back(static_cast<uint32_t>(f));
-  EXPECT_EQ(decode_all(*u, pack_bits(fields, 12)), as_bytes_of(unsigned_expected));
+  EXPECT_EQ(decode(*u, pack_bits(fields, 12)), as_bytes_of(unsigned_expected));
   auto short_stream = pack_bits(fields, 12);
   short_stream.resize(5);
-  EXPECT_CHUTE_ERROR(decode_all(*c, short_stream), ErrorCode::kCorruptData, "ends too early");
+  EXPECT_CHUTE_ERROR(decode(*c, short_stream), ErrorCode::kCorruptData, "ends too early");
   // Full precision: libhdf5 flags the filter a no-op.
   auto noop = chain(R"([{"name":"bytes","configuration":{"endian":"little"}},
                         {"name":"nbit","configuration":{"cd":[8,1,5,1,4,0,32,0]}}])",
@@ -241,7 +235,7 @@ TEST(Hdf5ScaleOffset, DecodesIntegersWithTheirMinimumAndFillValue) {
                      {"name":"scaleoffset","configuration":{"cd":[2,0,4,0,2,1,1,1,99,0,0,0,0,0,0,0,0,0,0,0]}}])",
                  kInt16, {4});
   const auto chunk = scaleoffset_chunk(3, static_cast<uint64_t>(int64_t{-5}), {0, 6, 7, 3});
-  EXPECT_EQ(decode_all(*c, chunk), as_bytes_of(std::vector<int16_t>{-5, 1, 99, -2}));
+  EXPECT_EQ(decode(*c, chunk), as_bytes_of(std::vector<int16_t>{-5, 1, 99, -2}));
   // The full width: the elements follow the header little endian.
   std::vector<std::byte> full = scaleoffset_chunk(16, 0, {});
   full.resize(21);
@@ -249,13 +243,13 @@ TEST(Hdf5ScaleOffset, DecodesIntegersWithTheirMinimumAndFillValue) {
     full.push_back(std::byte(static_cast<uint16_t>(v) & 0xff));
     full.push_back(std::byte(static_cast<uint16_t>(v) >> 8));
   }
-  EXPECT_EQ(decode_all(*c, full), as_bytes_of(std::vector<int16_t>{7, -8, 300, -300}));
+  EXPECT_EQ(decode(*c, full), as_bytes_of(std::vector<int16_t>{7, -8, 300, -300}));
   auto bad = chunk;
   bad[0] = std::byte{40};
-  EXPECT_CHUTE_ERROR(decode_all(*c, bad), ErrorCode::kCorruptData, "40 bits per value");
+  EXPECT_CHUTE_ERROR(decode(*c, bad), ErrorCode::kCorruptData, "40 bits per value");
   bad = chunk;
   bad.resize(10);
-  EXPECT_CHUTE_ERROR(decode_all(*c, bad), ErrorCode::kCorruptData, "header");
+  EXPECT_CHUTE_ERROR(decode(*c, bad), ErrorCode::kCorruptData, "header");
   // An integer scale factor of the full width stores the chunk as is.
   auto as_is = chain(R"([{"name":"bytes","configuration":{"endian":"little"}},
                          {"name":"scaleoffset","configuration":{"cd":[2,16,4,0,2,1,0,0]}}])",
@@ -271,7 +265,7 @@ TEST(Hdf5ScaleOffset, DecodesDecimalScaledFloatsInTheirOwnPrecision) {
   auto c = chain(R"([{"name":"bytes","configuration":{"endian":"little"}},
                      {"name":"scaleoffset","configuration":{"cd":[0,2,3,1,4,0,0,1,0,0,0,0,0,0,0,0,0,0,0,0]}}])",
                  kFloat32, {3});
-  const auto out = decode_all(*c, scaleoffset_chunk(5, min_bits, {0, 17, 31}));
+  const auto out = decode(*c, scaleoffset_chunk(5, min_bits, {0, 17, 31}));
   std::vector<float> expected = {static_cast<float>(0) / std::pow(10.0f, 2.0f) + min,
                                  static_cast<float>(17) / std::pow(10.0f, 2.0f) + min, 0.0f};
   EXPECT_EQ(out, as_bytes_of(expected));
