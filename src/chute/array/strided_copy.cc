@@ -462,10 +462,6 @@ __attribute__((target("avx2"))) void copy_reversed_float_avx2_lines(std::byte* d
   }
 }
 
-bool has_avx2() {
-  static const bool yes = __builtin_cpu_supports("avx2");
-  return yes;
-}
 #endif
 
 /// True when a tile of `item_size` elements has a kernel that transposes blocks in registers
@@ -473,7 +469,7 @@ bool has_avx2() {
 bool has_register_tiles(int64_t item_size) {
   if (portable_kernels.load(std::memory_order_relaxed)) return false;
 #if defined(CHUTE_AVX2_TILES)
-  if (item_size == 4) return has_avx2();
+  if (item_size == 4) return detail::cpu_has_avx2();
 #endif
 #if defined(__SSE2__)
   if (item_size == 2) return true;
@@ -509,7 +505,7 @@ void copy_tiled(std::byte* dst, const std::byte* src, const Tile& t, int64_t ite
       return copy_tiled_fixed<2>(dst, src, t);
     case 4:
 #if defined(CHUTE_AVX2_TILES)
-      if (registers && has_avx2()) return copy_tiled_float_avx2(dst, src, t);
+      if (registers && detail::cpu_has_avx2()) return copy_tiled_float_avx2(dst, src, t);
 #endif
 #if defined(__SSE2__)
       if (registers) return copy_tiled_float(dst, src, t);

@@ -217,6 +217,15 @@ AnemoiDataset::AnemoiDataset(AnemoiOptions options) : options_(std::move(options
     outputs_.push_back(OutputSpec{"targets", o.output_dtype,
                                   shape(o.target_offsets.size(), o.target_variables.size())});
   }
+  // The normalisation of each output's variables, in their order (none without o.mul).
+  for (const auto* vars : {&o.input_variables, &o.target_variables}) {
+    auto& [mul, add] = output_maps_.emplace_back();
+    if (o.mul.empty()) continue;
+    for (int64_t v : *vars) {
+      mul.push_back(o.mul[static_cast<size_t>(v)]);
+      add.push_back(o.add[static_cast<size_t>(v)]);
+    }
+  }
   slot_bytes_ = header_bytes() + static_cast<int64_t>(distinct_offsets_.size()) * block_bytes();
   staging_.push_back(OutputSpec{"anemoi_staging", DataType{DTypeKind::kUInt, 1}, {slot_bytes_}});
 }
@@ -289,18 +298,10 @@ void AnemoiDataset::place(size_t k, const std::byte* slot_in, std::byte* slot_ou
   const DataType out_type = o.output_dtype;
   const int64_t out_item = out_type.size;
   const int64_t tile_cells = std::min(cells_, kCellTile);
+  const auto& [mul, add] = output_maps_[k];
   // Per worker, reused: place() runs once per date and output of every sample.
-  thread_local std::vector<float> mul, add;  // per output variable; empty: no normalisation
   thread_local std::vector<const float*> rows;
   thread_local std::vector<float> converted, tile;
-  mul.clear();
-  add.clear();
-  if (!o.mul.empty()) {
-    for (int64_t v : vars) {
-      mul.push_back(o.mul[static_cast<size_t>(v)]);
-      add.push_back(o.add[static_cast<size_t>(v)]);
-    }
-  }
   rows.resize(static_cast<size_t>(nv));
   // float32 output variables-last is written in place; the other cases go through a tile.
   if (item_ != 4) converted.resize(static_cast<size_t>(nv * tile_cells));
@@ -361,10 +362,7 @@ void AnemoiDataset::place(size_t k, const std::byte* slot_in, std::byte* slot_ou
 }
 
 void AnemoiDataset::finish_sample(const BatchMemory& memory, int64_t slot) const {
-  const std::byte* slot_in = memory.staging[0] + slot * slot_bytes_;
-  for (size_t k = 0; k < outputs_.size(); ++k) {
-    place(k, slot_in, memory.outputs[k] + slot * outputs_[k].sample_nbytes(), -1);
-  }
+  finish_part(memory, slot, -1);  // every date
 }
 
 void AnemoiDataset::finish_part(const BatchMemory& memory, int64_t slot, int64_t part) const {

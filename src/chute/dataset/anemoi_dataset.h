@@ -94,6 +94,7 @@ class AnemoiDataset final : public Dataset {
   void finish_sample(const BatchMemory& memory, int64_t slot) const override;
   /// One part per distinct date: each date is placed as soon as it is read.
   int64_t finish_parts() const override { return static_cast<int64_t>(distinct_offsets_.size()); }
+  /// `part` -1: every date (finish_sample).
   void finish_part(const BatchMemory& memory, int64_t slot, int64_t part) const override;
   std::string describe() const override;
 
@@ -116,6 +117,8 @@ class AnemoiDataset final : public Dataset {
   std::vector<int64_t> members_;                      // resolved (all when options gave none)
   std::vector<int64_t> distinct_offsets_;             // sorted union of input and target offsets
   std::vector<size_t> input_blocks_, target_blocks_;  // block of each step
+  /// Per output (inputs, targets): each variable's (mul, add), empty without normalisation.
+  std::vector<std::pair<std::vector<float>, std::vector<float>>> output_maps_;
   std::vector<OutputSpec> outputs_;
   std::vector<OutputSpec> staging_;
   int64_t cells_ = 0, stored_cells_ = 0, stored_members_ = 0;

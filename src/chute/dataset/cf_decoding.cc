@@ -9,6 +9,7 @@
 #include "chute/pipeline/transforms.h"
 #include "chute/util/error.h"
 #include "chute/util/missing_values.h"
+#include "chute/util/simd_transpose.h"
 
 namespace chute::detail {
 
@@ -256,17 +257,13 @@ __attribute__((target("avx2"), flatten)) bool run_known_avx2(const std::byte* sr
   return run_known(src, count, d, dst, stride, cast);
 }
 
-bool decode_has_avx2() {
-  static const bool yes = __builtin_cpu_supports("avx2");
-  return yes;
-}
 #endif
 
 template <typename Out, typename Cast>
 void run_out(const std::byte* src, int64_t count, const ChannelDecode& d, Out* dst, int64_t stride,
              Cast cast) {
 #if defined(CHUTE_AVX2_DECODE)
-  if (decode_has_avx2() && run_known_avx2(src, count, d, dst, stride, cast)) return;
+  if (cpu_has_avx2() && run_known_avx2(src, count, d, dst, stride, cast)) return;
 #endif
   if (!run_known(src, count, d, dst, stride, cast)) {
     fail(ErrorCode::kUnsupported, "cannot decode stored dtype {}", d.stored.name());

@@ -80,10 +80,6 @@ __attribute__((target("avx2"))) int64_t avx2_columns(const float* const* rows, c
   return q;
 }
 
-bool has_avx2() {
-  static const bool yes = __builtin_cpu_supports("avx2");
-  return yes;
-}
 #endif
 
 template <bool kMap>
@@ -92,7 +88,7 @@ void columns(const float* const* rows, const float* mul, const float* add, int64
   int64_t q = 0;
   if (!portable.load(std::memory_order_relaxed)) {
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-    if (has_avx2()) q = avx2_columns<kMap>(rows, mul, add, count, n, out, out_stride);
+    if (cpu_has_avx2()) q = avx2_columns<kMap>(rows, mul, add, count, n, out, out_stride);
 #endif
 #if defined(__SSE2__)
     q = sse_columns<kMap>(rows, mul, add, q, count, n, out, out_stride);

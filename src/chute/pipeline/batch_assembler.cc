@@ -30,20 +30,21 @@ BatchLayout BatchLayout::of(const Dataset& dataset, int64_t batch_size) {
 
 BatchAssembler::BatchAssembler(DatasetPtr dataset, int64_t batch_size, size_t threads)
     : dataset_(std::move(dataset)),
+      parts_(dataset_->finish_parts()),
       layout_(BatchLayout::of(*dataset_, batch_size)),
       pool_(threads),
       scratch_(pool_.size()) {
   if (batch_size < 1)
     fail(ErrorCode::kInvalidArgument, "batch_size must be >= 1, got {}", batch_size);
-  if (dataset_->finish_parts() < 1) {
+  if (parts_ < 1) {
     fail(ErrorCode::kInternal, "{}: finish_parts() must be >= 1, got {}", dataset_->describe(),
-         dataset_->finish_parts());
+         parts_);
   }
   for (Slot& slot : slots_) {
     slot.memory.outputs.resize(layout_.offsets.size());
     slot.plan.set_stored_bytes_pool(stored_pool_);
     if (dataset_->finishes_per_sample()) {
-      const auto parts = static_cast<size_t>(batch_size * dataset_->finish_parts());
+      const auto parts = static_cast<size_t>(batch_size * parts_);
       slot.unplaced = std::make_unique<std::atomic<int64_t>[]>(parts);
       slot.finished = std::make_unique<std::atomic<bool>[]>(parts);
       slot.plan.set_task_done([this, &slot](const ChunkTask& task) { task_done(slot, task); });
@@ -57,8 +58,7 @@ void BatchAssembler::task_done(Slot& slot, const ChunkTask& task) {
       continue;
     }
     const auto start = std::chrono::steady_clock::now();
-    const int64_t parts = dataset_->finish_parts();
-    dataset_->finish_part(slot.memory, target.tag / parts, target.tag % parts);
+    dataset_->finish_part(slot.memory, target.tag / parts_, target.tag % parts_);
     slot.finished[static_cast<size_t>(target.tag)] = true;
     slot.sample_finish_ns += std::chrono::duration_cast<std::chrono::nanoseconds>(
                                  std::chrono::steady_clock::now() - start)
@@ -102,16 +102,16 @@ void BatchAssembler::plan_into(Slot& slot, std::span<const int64_t> samples, std
     if (sample < 0 || sample >= dataset_->num_samples()) {
       fail(ErrorCode::kOutOfRange, "sample {} outside [0, {})", sample, dataset_->num_samples());
     }
-    slot.plan.set_target_tag(static_cast<int64_t>(index) * dataset_->finish_parts());
+    slot.plan.set_target_tag(static_cast<int64_t>(index) * parts_);
     dataset_->plan(sample, static_cast<int64_t>(index), memory, slot.plan);
   }
   slot.plan.set_target_tag(-1);
   if (slot.unplaced) {  // each part of a slot is finished when its last target is placed
-    for (size_t index = 0; index < samples.size() * dataset_->finish_parts(); ++index) {
-      slot.unplaced[index] = 0;
-      slot.finished[index] = false;
+    const auto parts = static_cast<int64_t>(samples.size()) * parts_;
+    for (int64_t index = 0; index < parts; ++index) {
+      slot.unplaced[static_cast<size_t>(index)] = 0;
+      slot.finished[static_cast<size_t>(index)] = false;
     }
-    const auto parts = static_cast<int64_t>(samples.size()) * dataset_->finish_parts();
     for (const ChunkTask& task : slot.plan.tasks()) {
       for (const ChunkTarget& target : task.targets) {
         if (target.tag >= parts) {  // Dataset::finish_parts: plan() tags within its slot's parts
@@ -153,10 +153,9 @@ void BatchAssembler::finish() {
   const auto finish_start = std::chrono::steady_clock::now();
   if (slot.unplaced) {
     // Parts finished while the plan ran (worker time, summed), then those that read nothing.
-    const int64_t parts = dataset_->finish_parts();
-    for (int64_t index = 0; index < slot.memory.batch_size * parts; ++index) {
+    for (int64_t index = 0; index < slot.memory.batch_size * parts_; ++index) {
       if (!slot.finished[static_cast<size_t>(index)]) {
-        dataset_->finish_part(slot.memory, index / parts, index % parts);
+        dataset_->finish_part(slot.memory, index / parts_, index % parts_);
       }
     }
   } else {

@@ -103,6 +103,7 @@ class BatchAssembler {
                  int64_t epoch);
 
   DatasetPtr dataset_;
+  int64_t parts_;  // dataset_->finish_parts(), asked once
   BatchLayout layout_;
   ThreadPool pool_;
   std::vector<ReadScratch> scratch_;

@@ -1,6 +1,7 @@
 #pragma once
 // In-register transposes shared by the copy kernels (strided_copy.cc) and the channel
-// interleave (channel_interleave.cc), and the anemoi variables-last placement (rows_to_columns.cc).
+// interleave (channel_interleave.cc), and the anemoi variables-last placement (rows_to_columns.cc);
+// and the one run-time AVX2 check of the kernels compiled for it.
 
 #if defined(__SSE2__)
 #include <emmintrin.h>
@@ -35,6 +36,12 @@ inline void transpose8x8_epi16(__m128i r[8]) {
 #include <immintrin.h>
 
 namespace chute::detail {
+
+/// Whether this CPU runs AVX2 code (asked once): the kernels with target("avx2") need it.
+inline bool cpu_has_avx2() {
+  static const bool yes = __builtin_cpu_supports("avx2");
+  return yes;
+}
 
 /// Transposes the 8 x 8 floats held as eight rows in `r`: afterwards r[j] holds element j of
 /// every input row (unpacks, shuffles, then 128-bit lane swaps).
