@@ -140,6 +140,9 @@ class BitshuffleCodec final : public BytesToBytesCodec {
   void decode_any(std::span<const std::byte> in, ByteBuffer& out, size_t limit,
                   CodecScratch& scratch) const override {
     size_t total = in.size();
+    if (compression_ == kBshufNone && total > limit) {
+      fail(ErrorCode::kCorruptData, "bitshuffle: {} bytes, more than the {} allowed", total, limit);
+    }
     if (compression_ != kBshufNone) {
       const uint64_t claimed = in.size() >= kBshufHeader ? bshuf_read_be(in.data(), 8) : 0;
       if (in.size() < kBshufHeader || claimed > limit) {

@@ -95,6 +95,15 @@ TEST(Hdf5Szip, RoundTripsThroughLibaecAndChecksTheHeader) {
   EXPECT_CHUTE_ERROR(decode(*c, stream), ErrorCode::kCorruptData, "szip");
   EXPECT_CHUTE_ERROR(chain(R"([{"name":"bytes"},{"name":"szip","configuration":{}}])", kUInt8, {8}),
                      ErrorCode::kInvalidMetadata, "szip: options_mask");
+  // Values libaec refuses, or would allocate for before checking: refused when the chain is made.
+  EXPECT_CHUTE_ERROR(chain(R"([{"name":"bytes"},{"name":"szip","configuration":{"options_mask":132,
+                      "bits_per_pixel":40,"pixels_per_block":8,"pixels_per_scanline":64}}])",
+                           kUInt8, {8}),
+                     ErrorCode::kInvalidMetadata, "bits_per_pixel must be 1 to 32 or 64");
+  EXPECT_CHUTE_ERROR(chain(R"([{"name":"bytes"},{"name":"szip","configuration":{"options_mask":132,
+                      "bits_per_pixel":8,"pixels_per_block":8,"pixels_per_scanline":100000}}])",
+                           kUInt8, {8}),
+                     ErrorCode::kInvalidMetadata, "pixels_per_scanline must be in [1, 4096]");
 }
 
 /// Bit k of byte j of element i goes to row 8j + k, bit i of the row (rows of n/8 bytes).
@@ -216,6 +225,11 @@ TEST(Hdf5Nbit, UnpacksIntegersOfReducedPrecisionAtAnOffset) {
       chain(R"([{"name":"bytes"},{"name":"nbit","configuration":{"cd":[8,0,5,1,2,0,12,8]}}])",
             kInt16, {5}),
       ErrorCode::kInvalidMetadata, "bad type");
+  EXPECT_CHUTE_ERROR(
+      chain(
+          R"([{"name":"bytes"},{"name":"nbit","configuration":{"cd":[8,0,5,1,4,0,12,8],"kind":7}}])",
+          kInt32, {5}),
+      ErrorCode::kInvalidMetadata, "'kind' must be");
 }
 
 std::vector<std::byte> scaleoffset_chunk(uint32_t minbits, uint64_t minval,

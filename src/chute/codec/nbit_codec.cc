@@ -122,7 +122,14 @@ std::unique_ptr<BytesToBytesCodec> make_nbit_codec(const nlohmann::json& config)
     fail(ErrorCode::kInvalidMetadata, "nbit: bad type (size {}, order {}, precision {}, offset {})",
          size, order, precision, offset);
   }
-  const std::string kind = config.value("kind", "uint");
+  const auto kind_field = config.find("kind");
+  const std::string kind = kind_field == config.end() || !kind_field->is_string()
+                               ? (kind_field == config.end() ? "uint" : "?")
+                               : kind_field->get<std::string>();
+  if (kind != "int" && kind != "uint" && kind != "float") {
+    fail(ErrorCode::kInvalidMetadata, "nbit: 'kind' must be \"int\", \"uint\" or \"float\", got {}",
+         kind_field->dump());
+  }
   if (kind == "float") {
     fail(ErrorCode::kUnsupported,
          "nbit: floating-point values of reduced precision ({} of {} bits at bit {}) are not "

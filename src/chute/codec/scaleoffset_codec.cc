@@ -25,11 +25,12 @@ constexpr size_t kScaleOffsetHeader = 21;
 
 struct ScaleOffsetParams {
   bool is_float = false;
-  bool is_signed = false;
   bool big_endian = false;
   bool pass_through = false;  // an integer scale factor of the full width: stored as is
   unsigned size = 0;
   int decimal_scale = 0;
+  float divisor_f = 1;  // 10^decimal_scale in the values' own precision (libhdf5's pow)
+  double divisor_d = 1;
   uint64_t elements = 0;
   bool fill_defined = false;
   uint64_t fill_bits = 0;  // the fill value's bytes, little endian
@@ -44,14 +45,14 @@ uint64_t so_read_le(const std::byte* p, size_t n) {
 uint64_t low_mask(unsigned bits) { return bits >= 64 ? ~uint64_t{0} : (uint64_t{1} << bits) - 1; }
 
 template <typename F, typename I>
-uint64_t float_value(I offset, uint64_t minval, int scale, bool is_fill, uint64_t fill_bits) {
+uint64_t float_value(I offset, uint64_t minval, F divisor, bool is_fill, uint64_t fill_bits) {
   F result;
   if (is_fill) {
     std::memcpy(&result, &fill_bits, sizeof(F));
   } else {
     F min;
     std::memcpy(&min, &minval, sizeof(F));
-    result = static_cast<F>(offset) / std::pow(F(10), static_cast<F>(scale)) + min;
+    result = static_cast<F>(offset) / divisor + min;
   }
   uint64_t bits = 0;
   std::memcpy(&bits, &result, sizeof(F));
@@ -107,10 +108,10 @@ class ScaleOffsetCodec final : public BytesToBytesCodec {
       const bool is_fill = p_.fill_defined && offset == fill_code;
       uint64_t value;
       if (p_.is_float) {
-        value = size == 4 ? float_value<float>(static_cast<int32_t>(offset), minval,
-                                               p_.decimal_scale, is_fill, p_.fill_bits)
-                          : float_value<double>(static_cast<int64_t>(offset), minval,
-                                                p_.decimal_scale, is_fill, p_.fill_bits);
+        value = size == 4 ? float_value<float>(static_cast<int32_t>(offset), minval, p_.divisor_f,
+                                               is_fill, p_.fill_bits)
+                          : float_value<double>(static_cast<int64_t>(offset), minval, p_.divisor_d,
+                                                is_fill, p_.fill_bits);
       } else {
         value = is_fill ? p_.fill_bits : offset + minval;  // wraps in the element's width
       }
@@ -167,7 +168,6 @@ std::unique_ptr<BytesToBytesCodec> make_scaleoffset_codec(const nlohmann::json& 
   ScaleOffsetParams p;
   p.is_float = v[3] == 1;
   p.size = v[4];
-  p.is_signed = v[5] == 1;
   p.big_endian = v[6] == 1;
   p.elements = v[2];
   p.fill_defined = v[7] == 1;
@@ -189,6 +189,8 @@ std::unique_ptr<BytesToBytesCodec> make_scaleoffset_codec(const nlohmann::json& 
       fail(ErrorCode::kInvalidMetadata, "scaleoffset: scale type {} for floats", v[0]);
     }
     p.decimal_scale = factor;
+    p.divisor_f = std::pow(10.0f, static_cast<float>(factor));
+    p.divisor_d = std::pow(10.0, static_cast<double>(factor));
   } else {
     if (v[0] != 2)
       fail(ErrorCode::kInvalidMetadata, "scaleoffset: scale type {} for integers", v[0]);

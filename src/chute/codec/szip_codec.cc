@@ -98,8 +98,13 @@ std::unique_ptr<BytesToBytesCodec> make_szip_codec(const nlohmann::json& config)
   SZ_com_t params{};
   params.options_mask = param("options_mask", 0, 0xffff);
   params.bits_per_pixel = param("bits_per_pixel", 1, 64);
+  if (params.bits_per_pixel > 32 && params.bits_per_pixel != 64) {  // what libaec decodes
+    fail(ErrorCode::kInvalidMetadata, "szip: bits_per_pixel must be 1 to 32 or 64, got {}",
+         params.bits_per_pixel);
+  }
   params.pixels_per_block = param("pixels_per_block", 2, SZ_MAX_PIXELS_PER_BLOCK);
-  params.pixels_per_scanline = param("pixels_per_scanline", 1, 1 << 30);
+  // libhdf5's limit too; a larger value would have libaec allocate its size per chunk.
+  params.pixels_per_scanline = param("pixels_per_scanline", 1, SZ_MAX_PIXELS_PER_SCANLINE);
   return std::make_unique<SzipCodec>(params);
 }
 

@@ -216,7 +216,12 @@ ArrayPtr open_native(const hdf5::OpenFile& opened, const h5native::File& holder,
         fail(ErrorCode::kCorruptData, "{}: contiguous storage of {} bytes for {} bytes of elements",
              where, info.layout.size, bytes);
       }
-      // Checked by the source: a file shorter than its data is kCorruptData naming it.
+      // Checked by the source: a file shorter than its data is kCorruptData naming it. An
+      // address that wraps past 2^64 (with the user block's base) could not be checked there.
+      if (info.layout.address > std::numeric_limits<uint64_t>::max() - reader.base() - bytes) {
+        fail(ErrorCode::kCorruptData, "{}: contiguous data at byte {} lie past any file", where,
+             info.layout.address);
+      }
       return contiguous_array(std::move(metadata), reader.base() + info.layout.address, endian,
                               file_store, name, where);
     }

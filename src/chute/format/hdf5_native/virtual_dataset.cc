@@ -56,6 +56,9 @@ std::vector<Interval> hyperslab_axis(uint64_t start, uint64_t stride, uint64_t c
   std::vector<Interval> out;
   if (block == h5n::kUndefined) {  // one block running to the end
     if (count != 1) bad_selection(where, "an unlimited block repeated");
+    if (!extent && wanted && *wanted > static_cast<int64_t>(kMax)) {
+      bad_selection(where, fmt::format("an unlimited block of {} indices", *wanted));
+    }
     const int64_t hi = extent ? *extent : lo + (wanted ? *wanted : 0);
     if (hi > lo) out.push_back({lo, hi});
     return out;
@@ -78,12 +81,13 @@ std::vector<Interval> hyperslab_axis(uint64_t start, uint64_t stride, uint64_t c
     n = static_cast<int64_t>(count);
   } else if (extent) {
     if (*extent <= lo) return out;
-    n = (*extent - lo + s - 1) / s;
+    n = (*extent - lo - 1) / s + 1;  // never past int64's range, whatever the extent
     last = std::min(b, *extent - (lo + (n - 1) * s));
   } else {
     const int64_t w = wanted ? *wanted : 0;
     if (w <= 0) return out;
-    n = (w + b - 1) / b;
+    if (w > static_cast<int64_t>(kMax)) bad_selection(where, fmt::format("{} indices", w));
+    n = (w - 1) / b + 1;
     last = w - (n - 1) * b;
   }
   if (s == b || n == 1) {  // one run
