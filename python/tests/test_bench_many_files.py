@@ -61,6 +61,21 @@ def test_peers_build_the_windows_chute_builds_across_members(days, peer):
     assert sample_nbytes == (x.nbytes + y.nbytes) // len(times)
 
 
+def test_h5py_peer_normalises_the_selected_levels_as_chute_does(days, tmp_path):
+    # Level 850 alone: its statistics are the second of the stored levels', not the first.
+    folder, paths = days
+    stats = str(tmp_path / "stats.zarr")
+    chute.statistics(str(folder / "era5_*.nc"), stats)
+    data = chute.windows(paths, ["t2m", "z"], levels=[850], statistics=stats,
+                         input_steps=[-1, 0], target_steps=[1])  # fmt: skip
+    times = data.time_indices().tolist()
+    batch = next(iter(chute.Loader(data, batch_size=len(times), shuffle=False)))
+    spec = _windows_spec(paths, times, ["t2m", "z"], levels=[850], statistics=stats)
+    x, y = (np.asarray(v) for v in next(bench_peers._read_windows_h5py(spec)[0]))
+    np.testing.assert_allclose(x, batch["inputs"], rtol=1e-5, atol=1e-4)
+    np.testing.assert_allclose(y, batch["targets"], rtol=1e-5, atol=1e-4)
+
+
 def test_h5py_peer_reads_fourcastnet_channels_as_chute_does(tmp_path):
     fcn = write_fourcastnet(tmp_path)
     pick = ["t2m", "u10", "z500"]

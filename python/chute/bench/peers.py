@@ -717,7 +717,7 @@ class _H5Windows:
             self.channel_of = {n: position[n] for n in {*self.inputs, *self.targets}}
         else:
             self.channel_of = None
-        self.stats = {tuple(n): _window_statistics(w, n, self._planes) for n in
+        self.stats = {tuple(n): _window_statistics(w, n, self.level_index.get) for n in
                       (self.inputs, self.targets)}  # fmt: skip
         self.files: list | None = None
 
@@ -739,9 +739,6 @@ class _H5Windows:
                 level = next(d for d in LEVEL_DIMS if d in f)
                 stored = f[level][...].tolist()
                 self.level_index[name] = [stored.index(v) for v in self.levels]
-
-    def _planes(self, name: str) -> int | None:
-        return len(self.level_index[name]) if name in self.level_index else None
 
     def __len__(self) -> int:
         return self.length
@@ -797,9 +794,10 @@ class _H5Windows:
                 self._window(t, self.targets, self.target_offsets))  # fmt: skip
 
 
-def _window_statistics(w: dict, names: list[str], planes: Callable[[str], int | None]):
+def _window_statistics(w: dict, names: list[str], levels: Callable[[str], list[int] | None]):
     """(mean, std) per channel of one step of `names`, shaped (channels, 1, 1); (0, 1) without
-    statistics. A `chute stats` group holds mean/<name> and std/<name> per level."""
+    statistics. A `chute stats` group holds mean/<name> and std/<name> per stored level;
+    levels(name) gives the positions of the selected ones (None: a variable without levels)."""
     import numpy as np
 
     if not w.get("statistics"):
@@ -810,7 +808,8 @@ def _window_statistics(w: dict, names: list[str], planes: Callable[[str], int | 
     for kind, found in parts.items():
         for name in names:
             values = np.asarray(zarr.open_array(f"{w['statistics']}/{kind}/{name}", mode="r")[...])
-            found.append(values.reshape(-1)[: planes(name) or 1])
+            positions = levels(name)
+            found.append(values.reshape(-1)[positions if positions is not None else slice(0, 1)])
     mean, std = (np.concatenate(parts[k]).astype(np.float32)[:, None, None] for k in parts)
     return mean, std
 
@@ -853,8 +852,11 @@ def _anemoi_python() -> str:
     candidates.append(str(Path(__file__).resolve().parents[3] / ".venv-anemoi" / "bin" / "python"))
     for python in candidates:
         if python and Path(python).exists():
-            probe = subprocess.run([python, "-c", "import anemoi.datasets"], capture_output=True,
-                                   timeout=120, check=False)  # fmt: skip
+            try:
+                probe = subprocess.run([python, "-c", "import anemoi.datasets"],
+                                       capture_output=True, timeout=120, check=False)  # fmt: skip
+            except subprocess.TimeoutExpired:
+                continue  # an environment that cannot import it in 2 minutes is not usable
             if probe.returncode == 0:
                 return python
     raise PeerUnavailable(
