@@ -107,3 +107,21 @@ def test_bench_anemoi_selects_and_refuses_what_it_cannot_cut(store, tmp_path):
     ]:
         bad = run_cli("bench", store, "--anemoi", *args, "--mode", "io", check=False)
         assert bad.returncode != 0 and words in bad.stderr, bad.stderr
+
+
+@pytest.mark.parametrize("damage", ["off-grid missing date", "zero stdev"])
+def test_bench_anemoi_refuses_inconsistent_attributes(tmp_path, damage):
+    import zarr
+
+    store = write_anemoi(tmp_path / "bad.zarr")
+    group = zarr.open_group(store, mode="r+")
+    if damage == "off-grid missing date":  # 03:00 between two 6-hourly dates
+        group.attrs["missing_dates"] = ["2021-03-01T03:00:00"]
+        words = "missing date '2021-03-01T03:00:00' is not one of the dates"
+    else:
+        stdev = group["stdev"][...]
+        stdev[1] = 0
+        group["stdev"][...] = stdev
+        words = "variable 'v1' has mean 2 and stdev 0: cannot normalise it"
+    bad = run_cli("bench", store, "--anemoi", "--mode", "io", "--batches", 1, check=False)
+    assert bad.returncode != 0 and words in bad.stderr, bad.stderr

@@ -3,18 +3,18 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cstdio>
+#include <cmath>
 #include <cstring>
 #include <set>
 
 #include "chute/array/read_plan.h"
 #include "chute/array/read_scratch.h"
 #include "chute/bench/bench_dataset.h"
+#include "chute/dataset/cf_time.h"
 #include "chute/dataset/window_axes.h"
 #include "chute/format/open.h"
 #include "chute/pipeline/batch_assembler.h"
 #include "chute/util/byte_buffer.h"
-#include "chute/util/civil_date.h"
 #include "chute/util/clock.h"
 #include "chute/util/error.h"
 #include "chute/vocab/dtype.h"
@@ -48,18 +48,12 @@ std::vector<double> anemoi_statistic(const Group& group, const char* name, size_
 }  // namespace
 
 int64_t parse_iso_seconds(const std::string& text, const std::string& what) {
-  int y = 0, mo = 0, d = 0, h = 0, mi = 0, s = 0;
-  char sep = 'T';
-  int used = 0;
-  const int n =
-      std::sscanf(text.c_str(), "%d-%d-%d%c%d:%d:%d%n", &y, &mo, &d, &sep, &h, &mi, &s, &used);
-  const bool ok = n >= 3 && mo >= 1 && mo <= 12 && d >= 1 && d <= 31 && h >= 0 && h < 24 &&
-                  mi >= 0 && mi < 60 && s >= 0 && s < 61 && (n < 4 || sep == 'T' || sep == ' ');
-  if (!ok) {
+  try {  // the CF reference-date parser: the whole text, real calendar days, time zones
+    return parse_cf_time_units("seconds since " + text, what).reference_seconds;
+  } catch (const Error&) {
     fail(ErrorCode::kInvalidArgument, "{}: expected a date such as 2020-01-01T06:00:00, got '{}'",
          what, text);
   }
-  return detail::days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + s;
 }
 
 double measure_anemoi_finish_gbps(const AnemoiDataset& dataset, std::span<const int64_t> batch,
@@ -157,7 +151,11 @@ AnemoiBench open_anemoi_bench(const std::string& path, const AnemoiFlags& flags,
              date.dump());
       }
       const int64_t at = parse_iso_seconds(date.get<std::string>(), "missing_dates") - start;
-      if (at % step == 0 && at / step >= 0 && at / step < out.dates) missing.insert(at / step);
+      if (at % step != 0 || at / step < 0 || at / step >= out.dates) {  // as chute.anemoi
+        fail(ErrorCode::kInvalidMetadata, "{}: missing date '{}' is not one of the dates", path,
+             date.get<std::string>());
+      }
+      missing.insert(at / step);
     }
   }
   const int64_t before = (flags.multistep_input - 1) * flags.timeincrement;
@@ -200,6 +198,12 @@ AnemoiBench open_anemoi_bench(const std::string& path, const AnemoiFlags& flags,
     const std::vector<double> mean = anemoi_statistic(group, "mean", stored.size());
     const std::vector<double> stdev = anemoi_statistic(group, "stdev", stored.size());
     for (int64_t i : index) {
+      if (!(stdev[i] > 0) || !std::isfinite(stdev[i]) || !std::isfinite(mean[i])) {
+        fail(ErrorCode::kInvalidMetadata,
+             "{}: variable '{}' has mean {} and stdev {}: cannot "
+             "normalise it (--anemoi-normalise none reads it as stored)",
+             path, stored[static_cast<size_t>(i)], mean[i], stdev[i]);
+      }
       options.mul.push_back(static_cast<float>(1 / stdev[i]));
       options.add.push_back(static_cast<float>(-mean[i] / stdev[i]));
     }

@@ -14,7 +14,8 @@ TEST(BenchAnemoi, IsoDatesAsNumPyWritesThem) {
   EXPECT_EQ(parse_iso_seconds("2020-02-29T06:00:00", "d"), 1582956000);
   EXPECT_EQ(parse_iso_seconds("2020-02-29 06:30", "d"), 1582957800);
   EXPECT_EQ(parse_iso_seconds("1969-12-31T18:00:00", "d"), -21600);
-  for (const char* bad : {"", "2020", "2020-13-01", "2020-01-01X06:00:00", "yesterday"}) {
+  for (const char* bad : {"", "2020", "2020-13-01", "2020-02-31", "2020-01-01X06:00:00",
+                          "2020-01-01T", "yesterday"}) {
     try {
       parse_iso_seconds(bad, "missing_dates");
       ADD_FAILURE() << bad;
