@@ -219,6 +219,23 @@ def test_nbit(tmp_path):
         check_reads(path, name, seed=i)
 
 
+def test_integers_with_padding_bits_need_the_nbit_filter(tmp_path):
+    # 24 bits at bit 8 of an int32, stored raw: h5py's reads shift the values down; read as they
+    # lie they would carry the padding, so chute refuses them (the n-bit filter's are read).
+    path = tmp_path / "f.h5"
+    data = np.arange(24, dtype="<i4").reshape(4, 6) - 12
+    with h5py.File(path, "w") as f:
+        tid = h5py.h5t.STD_I32LE.copy()
+        tid.set_precision(24)
+        tid.set_offset(8)
+        d = h5py.h5d.create(f.id, b"raw", tid, h5py.h5s.create_simple(data.shape))
+        d.write(h5py.h5s.ALL, h5py.h5s.ALL, data)
+    with h5py.File(path, "r") as f:
+        np.testing.assert_array_equal(f["raw"][()], data)
+    with pytest.raises(chute.UnsupportedError, match=r"24 bits at bit 8.*without the n-bit"):
+        chute.open(f"{path}/raw")
+
+
 def test_nbit_floats_of_reduced_precision_are_unsupported(tmp_path):
     path = tmp_path / "f.h5"
     with h5py.File(path, "w") as f:

@@ -162,9 +162,17 @@ ArrayPtr open_native(const hdf5::OpenFile& opened, const h5native::File& holder,
          where, fmt::join(metadata.shape, ", "), metadata.data_type.size);
   }
   metadata.fill_value = hdf5::fill_value(info.fill, metadata.data_type, endian);
-  if (std::any_of(info.filters.begin(), info.filters.end(),
-                  [](const h5native::Filter& f) { return f.id == kHdf5Nbit; })) {
-    hdf5::unpack_nbit_fill_value(metadata.fill_value, info.type);
+  const bool nbit = std::any_of(info.filters.begin(), info.filters.end(),
+                                [](const h5native::Filter& f) { return f.id == kHdf5Nbit; });
+  if (nbit) hdf5::unpack_nbit_fill_value(metadata.fill_value, info.type);
+  // An integer that does not fill its bytes keeps padding bits beside its value: only the
+  // n-bit filter (which unpacks the value alone) reads it; stored raw it would read as garbage.
+  if (!nbit && info.type.cls == h5native::Datatype::Class::kFixedPoint &&
+      (info.type.bit_offset != 0 || info.type.precision != 8 * info.type.size)) {
+    fail(ErrorCode::kUnsupported,
+         "{}: integers of {} bits at bit {} of {}-byte elements, stored without the n-bit "
+         "filter, are not supported",
+         where, info.type.precision, info.type.bit_offset, info.type.size);
   }
   metadata.attributes = hdf5::read_attributes(holder, attributes, where, &metadata.attribute_types);
   hide_netcdf_attributes(metadata);
