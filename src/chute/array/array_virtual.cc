@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <unordered_set>
 
 #include "chute/array/array_join.h"
 #include "chute/array/read_plan.h"
@@ -107,10 +108,16 @@ ArrayPtr virtual_array(std::vector<VirtualPiece> pieces, ArrayMetadata metadata,
     return std::any_of(p.runs.begin(), p.runs.end(), [](const auto& r) { return r.empty(); });
   });
   for (const VirtualPiece& p : pieces) check_virtual_piece(p, metadata, name);
+  // In order of their first index along axis 0: the map looks them up so, and the overlap
+  // check below compares a piece only with those that start inside its span of that axis.
+  std::stable_sort(pieces.begin(), pieces.end(), [](const VirtualPiece& a, const VirtualPiece& b) {
+    return a.runs[0].front().target < b.runs[0].front().target;
+  });
   // Pieces are read side by side: two that map one element would race.
   const size_t rank = metadata.shape.size();
   for (size_t i = 0; i < pieces.size(); ++i) {
-    for (size_t j = i + 1; j < pieces.size(); ++j) {
+    const int64_t end = pieces[i].runs[0].back().target + pieces[i].runs[0].back().length;
+    for (size_t j = i + 1; j < pieces.size() && pieces[j].runs[0].front().target < end; ++j) {
       bool meet = true;
       for (size_t d = 0; d < rank && meet; ++d) {
         meet = virtual_runs_meet(pieces[i].runs[d], pieces[j].runs[d]);
@@ -126,18 +133,15 @@ ArrayPtr virtual_array(std::vector<VirtualPiece> pieces, ArrayMetadata metadata,
   // stored sizes) are then of this array's own shape, whatever its sources' ranks and grids.
   auto join = std::make_shared<ArrayJoin>();
   if (placeholder) join->members.push_back(std::move(placeholder));
+  std::unordered_set<const Array*> listed;
+  for (const ArrayPtr& member : join->members) listed.insert(member.get());
   for (const VirtualPiece& p : pieces) {
-    if (std::find(join->members.begin(), join->members.end(), p.source) == join->members.end()) {
-      join->members.push_back(p.source);
-    }
+    if (listed.insert(p.source.get()).second) join->members.push_back(p.source);
   }
   if (join->members.empty()) {
     fail(ErrorCode::kInvalidArgument, "virtual array '{}': no pieces and no placeholder", name);
   }
   auto map = std::make_shared<VirtualMap>();
-  std::stable_sort(pieces.begin(), pieces.end(), [](const VirtualPiece& a, const VirtualPiece& b) {
-    return a.runs[0].front().target < b.runs[0].front().target;
-  });
   int64_t reach = 0;
   for (const VirtualPiece& p : pieces) {
     reach = std::max(reach, p.runs[0].back().target + p.runs[0].back().length);
