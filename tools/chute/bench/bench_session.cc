@@ -260,6 +260,7 @@ json run_bench(const BenchOptions& o, const std::function<void(const std::string
   run.step_ms = o.step_ms;
 
   // io first: its batches are the ones the roofline and the peers read, its time sets the step.
+  std::vector<ChunkRef> chunks;  // the stored chunks the io batches touch
   const bool need_io = has(o.modes, Mode::kIo) || o.step_ms <= 0 || o.roofline || !o.peers.empty();
   ModeResult io;
   if (need_io) {
@@ -273,14 +274,14 @@ json run_bench(const BenchOptions& o, const std::function<void(const std::string
     }
     // Missing chunks read as the fill value at no cost: a dataset whose files are gone would
     // otherwise "measure" a fantastic rate.
-    const std::vector<ChunkRef> touched = chunks_of_batches(*data.dataset, io.batch_indices);
+    chunks = chunks_of_batches(*data.dataset, io.batch_indices);  // the roofline's too
     size_t missing = 0;
-    for (const ChunkRef& ref : touched) missing += !ref.store().size(ref.key).has_value();
-    if (!touched.empty() && missing * 2 > touched.size()) {
+    for (const ChunkRef& ref : chunks) missing += !ref.store().size(ref.key).has_value();
+    if (!chunks.empty() && missing * 2 > chunks.size()) {
       const std::string warning = fmt::format(
           "warning: {} of the {} chunks the io batches touch are missing (read as the fill "
           "value, nothing read): these rates do not measure storage; is the dataset complete?",
-          missing, touched.size());
+          missing, chunks.size());
       report["notes"].push_back(warning);
       log(warning);
     }
@@ -319,7 +320,6 @@ json run_bench(const BenchOptions& o, const std::function<void(const std::string
   }
 
   // The roofline on the chunks the io batches touched (volumes: on the crops they read).
-  std::vector<ChunkRef> chunks;
   std::optional<MappedCopies> mapped_copies;  // windows copied out of mappings: no chunks
   double decode_single_gbps = 0;
   const int64_t global_batch = int64_t{o.batch_size} * o.world_size;
@@ -344,7 +344,7 @@ json run_bench(const BenchOptions& o, const std::function<void(const std::string
                                           : std::string("none (mapped, uncompressed)"),
         roofline.place_samples_per_s, roofline.combined_samples_per_s, roofline.loop_samples_per_s,
         100 * entry["loader_fraction"].get<double>()));
-  } else if (o.roofline && (chunks = chunks_of_batches(*data.dataset, io.batch_indices)).empty()) {
+  } else if (o.roofline && chunks.empty()) {
     mapped_copies = plan_mapped_copies(*data.dataset, io.batch_indices);
     MappedCopies& copies = *mapped_copies;
     if (copies.boxes == 0) {
