@@ -13,6 +13,7 @@
 #include <cstring>
 
 #include "chute/codec/codec.h"
+#include "chute/codec/hdf5_bits.h"
 #include "chute/util/error.h"
 
 namespace chute {
@@ -21,16 +22,6 @@ namespace {
 enum BitshuffleCompression : int { kBshufNone = 0, kBshufLz4 = 2, kBshufZstd = 3 };
 constexpr size_t kBshufHeader = 12;
 constexpr size_t kBshufTargetBlockBytes = 8192;
-
-uint64_t bshuf_read_be(const std::byte* p, size_t n) {
-  uint64_t v = 0;
-  for (size_t i = 0; i < n; ++i) v = (v << 8) | static_cast<uint64_t>(p[i]);
-  return v;
-}
-
-void bshuf_write_be(std::byte* p, uint64_t v, size_t n) {
-  for (size_t i = n; i-- > 0; v >>= 8) p[i] = std::byte(v & 0xff);
-}
 
 /// Transposes the 8x8 bit matrix held in x (byte r, bit c) into (byte c, bit r).
 uint64_t transpose_bits_8x8(uint64_t x) {
@@ -98,9 +89,9 @@ class BitshuffleCodec final : public BytesToBytesCodec {
       fail(ErrorCode::kCorruptData, "bitshuffle: expected a header of {} bytes, got {}",
            kBshufHeader, in.size());
     }
-    const uint64_t total = bshuf_read_be(in.data(), 8);
+    const uint64_t total = hdf5_load_value(in.data(), 8, /*big_endian=*/true);
     if (total != out.size()) fail_size("bitshuffle", out.size(), total);
-    const uint64_t block_bytes = bshuf_read_be(in.data() + 8, 4);
+    const uint64_t block_bytes = hdf5_load_value(in.data() + 8, 4, /*big_endian=*/true);
     const uint64_t block = block_bytes / element_size_;
     if (block == 0 || block_bytes % element_size_ != 0 || block % 8 != 0) {
       fail(ErrorCode::kCorruptData,
@@ -116,7 +107,7 @@ class BitshuffleCodec final : public BytesToBytesCodec {
         fail(ErrorCode::kCorruptData, "bitshuffle: truncated at byte {} of {} (block header)", pos,
              in.size());
       }
-      const uint64_t stored = bshuf_read_be(in.data() + pos, 4);
+      const uint64_t stored = hdf5_load_value(in.data() + pos, 4, /*big_endian=*/true);
       pos += 4;
       if (stored > in.size() - pos) {
         fail(ErrorCode::kCorruptData,
@@ -144,7 +135,8 @@ class BitshuffleCodec final : public BytesToBytesCodec {
       fail(ErrorCode::kCorruptData, "bitshuffle: {} bytes, more than the {} allowed", total, limit);
     }
     if (compression_ != kBshufNone) {
-      const uint64_t claimed = in.size() >= kBshufHeader ? bshuf_read_be(in.data(), 8) : 0;
+      const uint64_t claimed =
+          in.size() >= kBshufHeader ? hdf5_load_value(in.data(), 8, /*big_endian=*/true) : 0;
       if (in.size() < kBshufHeader || claimed > limit) {
         fail(ErrorCode::kCorruptData,
              "bitshuffle: header claims {} decoded bytes, more than the {} allowed", claimed,
@@ -178,8 +170,8 @@ class BitshuffleCodec final : public BytesToBytesCodec {
                              : ZSTD_compressBound(block_bytes);
     const size_t blocks = count / block_elements_ + 1;
     out.resize(kBshufHeader + blocks * (4 + bound) + (count % 8) * element_size_);
-    bshuf_write_be(out.data(), in.size(), 8);
-    bshuf_write_be(out.data() + 8, block_bytes, 4);
+    hdf5_store_value(out.data(), in.size(), 8, true);
+    hdf5_store_value(out.data() + 8, block_bytes, 4, true);
     std::vector<std::byte> shuffled(block_bytes);
     size_t pos = kBshufHeader;
     for_each_block(count, block_elements_, [&](size_t first, size_t n) {
@@ -196,7 +188,7 @@ class BitshuffleCodec final : public BytesToBytesCodec {
         c = ZSTD_compress(out.data() + pos + 4, bound, shuffled.data(), want, level_);
         if (ZSTD_isError(c)) fail(ErrorCode::kInternal, "bitshuffle: zstd compression failed");
       }
-      bshuf_write_be(out.data() + pos, c, 4);
+      hdf5_store_value(out.data() + pos, c, 4, true);
       pos += 4 + c;
     });
     const size_t leftover = (count % 8) * element_size_;

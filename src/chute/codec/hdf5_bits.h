@@ -1,6 +1,7 @@
 #pragma once
-// Internal to codec/: the packed bit stream of HDF5's n-bit and scale-offset filters: values of
-// a few bits each, most significant bit first, one after the other across byte boundaries.
+// Internal to codec/: the packed bit stream of HDF5's n-bit and scale-offset filters (values of
+// a few bits each, most significant bit first, one after the other across byte boundaries), and
+// the fixed-width little- and big-endian fields of the HDF5 filters' headers.
 
 #include <cstddef>
 #include <cstdint>
@@ -39,6 +40,15 @@ class Hdf5BitReader {
   uint64_t window_ = 0;  // loaded bytes; the low `fill_` bits are not read yet
   unsigned fill_ = 0;
 };
+
+/// The `size` (at most 8) bytes at `in` as an unsigned value, in little- or big-endian order.
+inline uint64_t hdf5_load_value(const std::byte* in, size_t size, bool big_endian) {
+  uint64_t v = 0;
+  for (size_t i = 0; i < size; ++i) {
+    v |= static_cast<uint64_t>(in[big_endian ? size - 1 - i : i]) << (8 * i);
+  }
+  return v;
+}
 
 /// Writes the low `size` bytes of `v` at `out` in little- or big-endian order.
 inline void hdf5_store_value(std::byte* out, uint64_t v, size_t size, bool big_endian) {

@@ -8,20 +8,11 @@
 #include <cstring>
 
 #include "chute/codec/codec.h"
+#include "chute/codec/hdf5_bits.h"
 #include "chute/util/error.h"
 
 namespace chute {
 namespace {
-
-uint64_t read_be(std::span<const std::byte> in, size_t at, size_t n) {
-  uint64_t v = 0;
-  for (size_t i = 0; i < n; ++i) v = (v << 8) | static_cast<uint64_t>(in[at + i]);
-  return v;
-}
-
-void write_be(std::byte* out, uint64_t v, size_t n) {
-  for (size_t i = n; i-- > 0; v >>= 8) out[i] = std::byte(v & 0xff);
-}
 
 constexpr size_t kHeader = 12;
 constexpr uint32_t kDefaultBlock = 1u << 30;  // the plugin's default: the whole chunk
@@ -36,9 +27,9 @@ class Hdf5Lz4Codec final : public BytesToBytesCodec {
       fail(ErrorCode::kCorruptData, "hdf5 lz4: expected a header of {} bytes, got {}", kHeader,
            in.size());
     }
-    const uint64_t total = read_be(in, 0, 8);
+    const uint64_t total = hdf5_load_value(in.data(), 8, true);
     if (total != out.size()) fail_size("hdf5 lz4", out.size(), total);
-    uint64_t block = read_be(in, 8, 4);
+    uint64_t block = hdf5_load_value(in.data() + 8, 4, true);
     if (block == 0 && total > 0) fail(ErrorCode::kCorruptData, "hdf5 lz4: a block size of 0");
     if (block > total) block = total;
     size_t pos = kHeader;
@@ -49,7 +40,7 @@ class Hdf5Lz4Codec final : public BytesToBytesCodec {
         fail(ErrorCode::kCorruptData, "hdf5 lz4: truncated at byte {} of {} (block header)", pos,
              in.size());
       }
-      const uint64_t stored = read_be(in, pos, 4);
+      const uint64_t stored = hdf5_load_value(in.data() + pos, 4, true);
       pos += 4;
       if (stored > in.size() - pos) {
         fail(ErrorCode::kCorruptData,
@@ -76,7 +67,7 @@ class Hdf5Lz4Codec final : public BytesToBytesCodec {
 
   void decode_any(std::span<const std::byte> in, ByteBuffer& out, size_t limit,
                   CodecScratch& scratch) const override {
-    const uint64_t total = in.size() >= kHeader ? read_be(in, 0, 8) : 0;
+    const uint64_t total = in.size() >= kHeader ? hdf5_load_value(in.data(), 8, true) : 0;
     if (in.size() < kHeader || total > limit) {
       fail(ErrorCode::kCorruptData,
            "hdf5 lz4: header claims {} decoded bytes, more than the {} "
@@ -91,8 +82,8 @@ class Hdf5Lz4Codec final : public BytesToBytesCodec {
     const uint64_t block = std::min<uint64_t>(block_size_, std::max<size_t>(in.size(), 1));
     const size_t blocks = in.empty() ? 0 : (in.size() + block - 1) / block;
     out.resize(kHeader + blocks * (4 + static_cast<size_t>(LZ4_compressBound(int(block)))));
-    write_be(out.data(), in.size(), 8);
-    write_be(out.data() + 8, block, 4);
+    hdf5_store_value(out.data(), in.size(), 8, true);
+    hdf5_store_value(out.data() + 8, block, 4, true);
     size_t pos = kHeader;
     for (size_t b = 0; b < blocks; ++b) {
       const size_t n = std::min<size_t>(block, in.size() - b * block);
@@ -101,10 +92,10 @@ class Hdf5Lz4Codec final : public BytesToBytesCodec {
                                          static_cast<int>(n), LZ4_compressBound(int(n)));
       if (c <= 0 || static_cast<size_t>(c) >= n) {
         std::memcpy(out.data() + pos + 4, in.data() + b * block, n);
-        write_be(out.data() + pos, n, 4);
+        hdf5_store_value(out.data() + pos, n, 4, true);
         pos += 4 + n;
       } else {
-        write_be(out.data() + pos, static_cast<uint64_t>(c), 4);
+        hdf5_store_value(out.data() + pos, static_cast<uint64_t>(c), 4, true);
         pos += 4 + static_cast<size_t>(c);
       }
     }

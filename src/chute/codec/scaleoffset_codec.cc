@@ -36,12 +36,6 @@ struct ScaleOffsetParams {
   uint64_t fill_bits = 0;  // the fill value's bytes, little endian
 };
 
-uint64_t so_read_le(const std::byte* p, size_t n) {
-  uint64_t v = 0;
-  for (size_t i = n; i-- > 0;) v = (v << 8) | static_cast<uint64_t>(p[i]);
-  return v;
-}
-
 uint64_t low_mask(unsigned bits) { return bits >= 64 ? ~uint64_t{0} : (uint64_t{1} << bits) - 1; }
 
 template <typename F, typename I>
@@ -80,9 +74,9 @@ class ScaleOffsetCodec final : public BytesToBytesCodec {
       fail(ErrorCode::kCorruptData, "scaleoffset: expected a header of {} bytes, got {}",
            kScaleOffsetHeader, in.size());
     }
-    const uint64_t minbits = so_read_le(in.data(), 4);
+    const uint64_t minbits = hdf5_load_value(in.data(), 4, false);
     const size_t minval_size = std::min<size_t>(8, static_cast<size_t>(in[4]));
-    const uint64_t minval = so_read_le(in.data() + 5, minval_size);
+    const uint64_t minval = hdf5_load_value(in.data() + 5, minval_size, false);
     if (minbits > size * 8) {
       fail(ErrorCode::kCorruptData, "scaleoffset: {} bits per value for {}-byte elements", minbits,
            size);
@@ -94,7 +88,8 @@ class ScaleOffsetCodec final : public BytesToBytesCodec {
              out.size(), packed.size());
       }
       for (size_t i = 0; i < p_.elements; ++i) {
-        hdf5_store_value(out.data() + i * size, so_read_le(packed.data() + i * size, size), size,
+        hdf5_store_value(out.data() + i * size,
+                         hdf5_load_value(packed.data() + i * size, size, false), size,
                          p_.big_endian);
       }
       return;

@@ -10,6 +10,7 @@ extern "C" {
 #include <cstring>
 
 #include "chute/codec/codec.h"
+#include "chute/codec/hdf5_bits.h"
 #include "chute/util/error.h"
 
 namespace chute {
@@ -18,9 +19,7 @@ namespace {
 constexpr size_t kSzipHeader = 4;
 
 uint32_t szip_read_le32(const std::byte* p) {
-  uint32_t v = 0;
-  for (int i = 3; i >= 0; --i) v = (v << 8) | static_cast<uint32_t>(p[i]);
-  return v;
+  return static_cast<uint32_t>(hdf5_load_value(p, 4, /*big_endian=*/false));
 }
 
 class SzipCodec final : public BytesToBytesCodec {
