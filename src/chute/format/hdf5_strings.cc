@@ -233,6 +233,18 @@ StringDataset read_native_strings(const hdf5::OpenFile& opened, const h5native::
   return result;
 }
 
+/// read_native_strings of a resolved dataset, its errors named as the file's.
+StringDataset read_resolved_strings(const hdf5::OpenFile& opened, const h5native::File::Resolved& r,
+                                    const std::string& file, const std::string& dataset,
+                                    const std::string& where) {
+  try {
+    return read_native_strings(opened, *r.file, r.object, file + "/" + dataset, where);
+  } catch (const Error& e) {
+    if (e.code() == ErrorCode::kInvalidArgument || e.code() == ErrorCode::kNotFound) throw;
+    throw hdf5::native_error(e, r.file->name(), r.object.path, where);
+  }
+}
+
 }  // namespace
 
 bool is_hdf5_string(const h5native::Datatype& type) {
@@ -251,30 +263,29 @@ StringDataset read_hdf5_strings(const std::string& file, const std::string& data
     if (e.code() == ErrorCode::kNotFound) fail(ErrorCode::kNotFound, "{}: no such dataset", where);
     throw hdf5::native_error(e, opened.path, "/" + dataset, where);
   }
-  try {
-    return read_native_strings(opened, *r.file, r.object, file + "/" + dataset, where);
-  } catch (const Error& e) {
-    if (e.code() == ErrorCode::kInvalidArgument || e.code() == ErrorCode::kNotFound) throw;
-    throw hdf5::native_error(e, r.file->name(), r.object.path, where);
-  }
+  return read_resolved_strings(opened, r, file, dataset, where);
 }
 
 std::optional<StringDataset> open_strings(const std::string& path) {
   auto match = hdf5_file_format().recognise(path);
   if (!match || match->member.empty() || is_url(path)) return std::nullopt;
-  {
-    const hdf5::OpenFile opened = hdf5::open_file(match->container);
-    try {
-      const auto r = opened.native->resolve(match->member);
-      if (r.object.kind != h5native::Object::Kind::kDataset ||
-          !is_hdf5_string(r.file->dataset(r.object).type)) {
-        return std::nullopt;
-      }
-    } catch (const Error&) {
+  // Opened and resolved once; what is not a string dataset (or does not open) is the caller's
+  // to report, with its own error.
+  std::optional<hdf5::OpenFile> opened;
+  h5native::File::Resolved r;
+  try {
+    opened.emplace(hdf5::open_file(match->container));
+    r = opened->native->resolve(match->member);
+    if (r.object.kind != h5native::Object::Kind::kDataset ||
+        !is_hdf5_string(r.file->dataset(r.object).type)) {
       return std::nullopt;
     }
+  } catch (const Error&) {
+    return std::nullopt;
   }
-  return read_hdf5_strings(match->container, match->member);
+  const std::string where =
+      fmt::format("HDF5 file '{}', dataset '{}'", match->container, match->member);
+  return read_resolved_strings(*opened, r, match->container, match->member, where);
 }
 
 }  // namespace chute
