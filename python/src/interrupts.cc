@@ -67,7 +67,6 @@ bool python_signal_pending() {
       now + std::chrono::duration_cast<std::chrono::steady_clock::duration>(kInterruptCheckEvery)
                 .count(),
       std::memory_order_relaxed);
-  if (must_park()) return false;  // the interpreter is finalizing
   const PyGILState_STATE state = PyGILState_Ensure();
   bool raised = false;
   if (PyErr_CheckSignals() != 0) {

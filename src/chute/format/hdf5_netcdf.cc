@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 
 #include "chute/format/hdf5_file.h"
@@ -50,6 +51,9 @@ std::optional<std::vector<int64_t>> integer_attribute(const std::vector<Attribut
   return quietly([&] {
     std::vector<int64_t> out;
     for (double v : h5native::numeric_values(a->type, a->data, a->name)) {
+      if (!(std::fabs(v) < 9.2e18)) {  // past int64 (a huge uint64): not a dimension id or size
+        fail(ErrorCode::kCorruptData, "attribute '{}': {} is no int64", a->name, v);
+      }
       out.push_back(static_cast<int64_t>(v));
     }
     return out;
