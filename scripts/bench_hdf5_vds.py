@@ -32,6 +32,20 @@ import chute
 C, H, W = 8, 121, 240
 
 
+def _fields(f, data: np.ndarray, layout: str) -> None:
+    """`fields` as FourCastNet writes it: contiguous, or one gzip chunk a step."""
+    if layout == "gzip":
+        f.create_dataset("fields", data=data, chunks=(1, C, H, W), compression="gzip",
+                         compression_opts=1)  # fmt: skip
+    else:
+        f.create_dataset("fields", data=data)
+
+
+def _read_fields(path: str) -> np.ndarray:
+    with h5py.File(path, "r") as f:
+        return f["fields"][()]
+
+
 def write(outdir: Path, years: int, steps: int, layout: str) -> tuple[list[str], str]:
     outdir.mkdir(parents=True, exist_ok=True)
     paths = []
@@ -43,21 +57,12 @@ def write(outdir: Path, years: int, steps: int, layout: str) -> tuple[list[str],
             continue
         data = rng.standard_normal((steps, C, H, W)).astype("f4")
         with h5py.File(path, "w") as f:
-            if layout == "gzip":
-                f.create_dataset("fields", data=data, chunks=(1, C, H, W), compression="gzip",
-                                 compression_opts=1)  # fmt: skip
-            else:
-                f.create_dataset("fields", data=data)
+            _fields(f, data, layout)
     one = outdir / "one" / "2001.h5"  # the same data as one file, for the windows
     if not one.exists():
         one.parent.mkdir(exist_ok=True)
         with h5py.File(one, "w") as f:
-            data = np.concatenate([h5py.File(p)["fields"][()] for p in paths])
-            if layout == "gzip":
-                f.create_dataset("fields", data=data, chunks=(1, C, H, W), compression="gzip",
-                                 compression_opts=1)  # fmt: skip
-            else:
-                f.create_dataset("fields", data=data)
+            _fields(f, np.concatenate([_read_fields(p) for p in paths]), layout)
     vds = outdir / "2001.h5v"
     layout_v = h5py.VirtualLayout((years * steps, C, H, W), "f4")
     for i, p in enumerate(paths):
