@@ -104,6 +104,7 @@ def test_bench_anemoi_selects_and_refuses_what_it_cannot_cut(store, tmp_path):
         (["--variables", "nope"], "'nope' is not a variable"),
         (["--multistep-input", 30], "no sample fits"),
         (["--anemoi-normalise", "min-max"], "mean-std or none"),
+        ([store], "--anemoi: one store"),  # DATASET twice: concat is chute.anemoi's
     ]:
         bad = run_cli("bench", store, "--anemoi", *args, "--mode", "io", check=False)
         assert bad.returncode != 0 and words in bad.stderr, bad.stderr
@@ -125,3 +126,14 @@ def test_bench_anemoi_refuses_inconsistent_attributes(tmp_path, damage):
         words = "variable 'v1' has mean 2 and stdev 0: cannot normalise it"
     bad = run_cli("bench", store, "--anemoi", "--mode", "io", "--batches", 1, check=False)
     assert bad.returncode != 0 and words in bad.stderr, bad.stderr
+
+
+@pytest.mark.parametrize("frequency", ["6", 6])
+def test_bench_anemoi_reads_a_bare_frequency_as_hours(tmp_path, frequency):
+    # anemoi-datasets' spelling: a number alone counts hours (a missing date then lies on them).
+    import zarr
+
+    store = write_anemoi(tmp_path / "hours.zarr", missing=(11,))
+    zarr.open_group(store, mode="r+").attrs["frequency"] = frequency
+    report = _bench(store, report=tmp_path / "report.json")
+    assert report["dataset"]["samples"] == len(chute.anemoi(store, multistep_input=2, rollout=1))

@@ -143,9 +143,9 @@ def test_bench_fourcastnet_files_with_their_time_rule_and_channels(tmp_path):
     points = report["sweeps"][0]["points"]  # the mapped copy re-measured per thread count
     assert [p["threads"] for p in points] == [1, 2]
     assert all(p["roofline_gbps"] > 0 and p["percent_of_roofline"] > 0 for p in points)
-    bad = run_cli("bench", str(tmp_path / "*.h5"), "--file-pattern", "{year}.h5", "--variables",
-                  "t2m", check=False)  # fmt: skip
-    assert bad.returncode != 0 and "--file-step" in bad.stderr
+    for half in (["--file-pattern", "{year}.h5"], ["--file-step", "6h"]):  # one without the other
+        bad = run_cli("bench", str(tmp_path / "*.h5"), *half, "--variables", "t2m", check=False)
+        assert bad.returncode != 0 and "go together" in bad.stderr, bad.stderr
 
 
 def test_windows_across_members_behind_urls(tmp_path):

@@ -31,6 +31,18 @@ std::string anemoi_attribute_text(const Group& group, const char* name) {
   return attrs[name].get<std::string>();
 }
 
+/// The store's `frequency` as anemoi-datasets reads it: "6h", "30m", "1d", "3600s", or a bare
+/// number of hours (a string or an integer).
+int64_t anemoi_frequency_seconds(const Group& group) {
+  const auto& attrs = group.attributes;
+  if (attrs.contains("frequency") && attrs["frequency"].is_number_integer()) {
+    return parse_step_seconds(std::to_string(attrs["frequency"].get<int64_t>()) + "h", "frequency");
+  }
+  std::string text = anemoi_attribute_text(group, "frequency");
+  if (!text.empty() && text.find_first_not_of("0123456789") == std::string::npos) text += "h";
+  return parse_step_seconds(text, "frequency");
+}
+
 std::vector<double> anemoi_statistic(const Group& group, const char* name, size_t variables) {
   auto found = group.arrays.find(name);
   if (found == group.arrays.end()) {
@@ -144,7 +156,7 @@ AnemoiBench open_anemoi_bench(const std::string& path, const AnemoiFlags& flags,
       !attrs["missing_dates"].empty()) {
     const int64_t start =
         parse_iso_seconds(anemoi_attribute_text(group, "start_date"), "start_date");
-    const int64_t step = parse_step_seconds(anemoi_attribute_text(group, "frequency"), "frequency");
+    const int64_t step = anemoi_frequency_seconds(group);
     for (const auto& date : attrs["missing_dates"]) {
       if (!date.is_string()) {
         fail(ErrorCode::kInvalidMetadata, "{}: 'missing_dates' holds {}, not a date string", path,

@@ -99,11 +99,8 @@ void open_variables(BenchDataset& out, const synth::Manifest* manifest, const Wi
   if (options.variables.empty()) {
     fail(ErrorCode::kInvalidArgument, "{}: no variables to window (give --variables)", out.path);
   }
-  // Many files: DATASET given several times, a glob, or members whose times come from a rule.
-  const bool many = !flags.members.empty() || is_glob(out.path) || !flags.file_pattern.empty() ||
-                    !flags.channels.empty();
   std::optional<JoinedFiles> joined;
-  if (many) {
+  if (names_many_files(flags, out.path)) {
     ManyFilesOptions many_options;
     many_options.allow_gaps = flags.allow_gaps;
     many_options.file_pattern = flags.file_pattern;
@@ -262,6 +259,11 @@ void open_volume(BenchDataset& out, const synth::Manifest& manifest,
 
 }  // namespace
 
+bool names_many_files(const WindowsFlags& flags, const std::string& path) {
+  return !flags.members.empty() || is_glob(path) || !flags.file_pattern.empty() ||
+         !flags.file_step.empty() || !flags.channels.empty();
+}
+
 int64_t parse_step_seconds(const std::string& text, const std::string& what) {
   size_t end = 0;
   int64_t value = -1;
@@ -310,9 +312,13 @@ BenchDataset open_bench_dataset(const std::string& folder,
   out.path = folder;
   out.description = {{"path", folder}, {"arrays", json::array()}};
   if (!folder.empty() && anemoi.enabled) {
+    if (!windows.members.empty() || is_glob(folder)) {
+      fail(ErrorCode::kInvalidArgument,
+           "--anemoi: one store (concat and join of anemoi datasets are chute.anemoi's)");
+    }
     out.workload = "anemoi";
     open_anemoi(out, anemoi, windows);
-  } else if (!folder.empty() && (windows.enabled || !windows.members.empty() || is_glob(folder))) {
+  } else if (!folder.empty() && (windows.enabled || names_many_files(windows, folder))) {
     out.workload = "variables";
     open_variables(out, nullptr, windows);
   } else if (!folder.empty() && synth::has_manifest(folder)) {

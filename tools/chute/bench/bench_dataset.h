@@ -85,6 +85,10 @@ struct WindowsFlags {
 /// Seconds in "6h", "30min", "1d", "90s" or a bare number of seconds; kInvalidArgument naming
 /// `what` otherwise.
 int64_t parse_step_seconds(const std::string& text, const std::string& what);
+/// Whether DATASET and the windows flags name a dataset of many files: DATASET given several
+/// times, a glob, or members whose times or channels come from --file-pattern, --file-step or
+/// --channels (then they are windows over joined members).
+bool names_many_files(const WindowsFlags& flags, const std::string& path);
 
 /// Opens `folder` (with chute.json: packed, variables or volume; without: one Zarr array, or a
 /// group whose arrays share axis 0; with windows.enabled: a weather store) or, when `folder` is
