@@ -7,7 +7,6 @@
 #include <nanobind/stl/shared_ptr.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
-#include <pthread.h>
 #include <unistd.h>
 
 #include <cmath>
@@ -29,6 +28,7 @@
 #include "chute/store/file_store.h"
 #include "chute/store/reference_store.h"
 #include "chute/util/error.h"
+#include "chute/util/fork_safe_mutex.h"
 #include "chute/util/missing_values.h"
 #include "chute/util/thread_pool.h"
 
@@ -41,23 +41,15 @@ namespace {
 // shared_ptr so a replacement never destroys a pool that a read in flight still uses.
 // After fork() (PyTorch DataLoader workers, multiprocessing) the child has none of the pool's
 // threads: the first read there makes a fresh pool of the same size, and the inherited one is
-// left alone (destroying it would wait for workers that do not exist). The fork handlers hold
-// the lock across fork() so the child never inherits it locked.
-std::mutex g_pool_mutex;
+// left alone (destroying it would wait for workers that do not exist). The lock is fork-safe:
+// the child never inherits it locked.
+detail::ForkSafeMutex g_pool_mutex;
 std::shared_ptr<ThreadPool> g_pool;
 int g_pool_pid = 0;
 size_t g_pool_threads = 0;  // 0: default_thread_count()
 
-void register_fork_handlers() {
-  static std::once_flag once;
-  std::call_once(once, [] {
-    ::pthread_atfork([] { g_pool_mutex.lock(); }, [] { g_pool_mutex.unlock(); },
-                     [] { g_pool_mutex.unlock(); });
-  });
-}
-
 std::shared_ptr<ThreadPool> shared_pool() {
-  std::lock_guard<std::mutex> lock(g_pool_mutex);
+  std::lock_guard lock(g_pool_mutex);
   if (g_pool && g_pool_pid != ::getpid()) {
     (void)new std::shared_ptr<ThreadPool>(std::move(g_pool));  // inherited: leak, never join
   }
@@ -81,7 +73,7 @@ void set_threads(int64_t threads) {
   auto pool = std::make_shared<ThreadPool>(count);
   std::shared_ptr<ThreadPool> old;
   {
-    std::lock_guard<std::mutex> lock(g_pool_mutex);
+    std::lock_guard lock(g_pool_mutex);
     old = std::move(g_pool);
     if (old && g_pool_pid != ::getpid()) {
       (void)new std::shared_ptr<ThreadPool>(std::move(old));  // inherited from before fork()
@@ -322,7 +314,6 @@ nb::dict cache_stats_to_python(const CacheStats& stats) {
 }
 
 void bind_arrays(nb::module_& m) {
-  register_fork_handlers();
   m.def(
       "set_follow_symlinks",
       [](bool follow) { set_default_file_store_options(FileStoreOptions{follow}); },

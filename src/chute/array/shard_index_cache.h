@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "chute/codec/sharding.h"
+#include "chute/util/fork_safe_mutex.h"
 
 namespace chute {
 
@@ -40,7 +41,7 @@ class ShardIndexCache {
   void evict_locked();
 
   size_t max_entries_;
-  mutable std::mutex mutex_;
+  mutable detail::ForkSafeMutex mutex_;
   mutable std::list<int64_t> lru_;  // most recently used first
   std::unordered_map<int64_t, Entry> entries_;
   size_t total_entries_ = 0;

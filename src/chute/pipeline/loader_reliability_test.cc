@@ -19,6 +19,7 @@
 #include "chute/pipeline/loader_test_support.h"
 #include "chute/util/error.h"
 #include "chute/util/error_test_util.h"
+#include "chute/util/fork_test_util.h"
 #include "chute/util/thread_pool.h"
 
 namespace chute {
@@ -31,17 +32,8 @@ using namespace std::chrono_literals;
 
 constexpr auto kHangGuard = 60s;
 
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-constexpr bool kSanitized = true;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-constexpr bool kSanitized = true;
-#else
-constexpr bool kSanitized = false;
-#endif
-#else
-constexpr bool kSanitized = false;
-#endif
+using chute::testing::in_forked_child;
+using chute::testing::kSanitized;
 
 LoaderOptions reliability_options(int64_t batch_size) {
   LoaderOptions o;
@@ -267,18 +259,6 @@ TEST(LoaderStats, OccupancyStaysBoundedOverLongRuns) {
   EXPECT_LE(stats.occupancy.size(), size_t{1} << 16);
   EXPECT_GE(stats.occupancy.size(), size_t{1} << 14);  // still spans the run
   EXPECT_GT(stats.occupancy.back().time_ns, 0);
-}
-
-// Runs `child` in a fork()ed process (with a SIGALRM hang guard); returns its exit status.
-int in_forked_child(const std::function<int()>& child) {
-  const pid_t pid = ::fork();
-  if (pid == 0) {
-    ::alarm(60);
-    ::_exit(child());
-  }
-  int status = 0;
-  ::waitpid(pid, &status, 0);
-  return status;
 }
 
 TEST(LoaderFork, ChildGetsAClearErrorNotADeadlock) {

@@ -19,6 +19,7 @@
 #include "chute/store/open_file_cache.h"
 #include "chute/store/unstarted_reads.h"
 #include "chute/util/error.h"
+#include "chute/util/fork_safe_mutex.h"
 
 namespace chute {
 namespace {
@@ -593,7 +594,7 @@ StorePtr with_cache(StorePtr store, const CacheOptions& options) {
 }
 
 namespace {
-std::mutex g_default_mutex;
+detail::ForkSafeMutex g_default_mutex;
 CacheOptions g_default_options;
 }  // namespace
 

@@ -41,6 +41,7 @@
 #include <string>
 
 #include "chute/store/store.h"
+#include "chute/util/fork_safe_mutex.h"
 #include "chute/util/option_table.h"
 
 namespace chute {
@@ -135,7 +136,7 @@ class CachingStore final : public Store {
   mutable std::atomic<uint64_t> temp_counter_{0};
   // Entry files stay open between hits (a bounded LRU, checked against the path's inode).
   std::unique_ptr<detail::OpenFileCache> open_files_;
-  mutable std::mutex evict_mutex_;
+  mutable detail::ForkSafeMutex evict_mutex_;
   mutable uint64_t estimated_bytes_ = 0;     // guarded by evict_mutex_
   mutable uint64_t written_since_scan_ = 0;  // guarded by evict_mutex_
 };

@@ -6,6 +6,8 @@
 #include <cstdlib>
 #include <string>
 
+#include "chute/util/fork_safe_mutex.h"
+
 namespace chute {
 
 IoExecutor::IoExecutor(size_t max_threads)
@@ -72,7 +74,7 @@ void IoExecutor::loop() {
 }
 
 std::shared_ptr<IoExecutor> IoExecutor::shared() {
-  static std::mutex mutex;
+  static detail::ForkSafeMutex mutex;
   // Leaked on purpose: I/O threads may still be parked at exit, and a fork() child must not
   // destroy the parent's executor.
   static auto* executor = new std::shared_ptr<IoExecutor>();

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "chute/store/store.h"
+#include "chute/util/fork_safe_mutex.h"
 
 namespace chute {
 
@@ -24,7 +25,7 @@ class MemoryStore final : public Store {
   std::string describe() const override { return "memory"; }
 
  private:
-  mutable std::mutex mutex_;
+  mutable detail::ForkSafeMutex mutex_;
   std::map<std::string, std::vector<std::byte>, std::less<>> values_;
 };
 

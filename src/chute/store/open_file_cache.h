@@ -28,6 +28,8 @@
 #include <string>
 #include <unordered_map>
 
+#include "chute/util/fork_safe_mutex.h"
+
 namespace chute::detail {
 
 /// A read-only descriptor, closed when the last holder lets go.
@@ -97,7 +99,7 @@ class OpenFileCache {
 
   const size_t capacity_;
   const uint64_t max_bytes_;
-  mutable std::mutex mutex_;
+  mutable detail::ForkSafeMutex mutex_;
   std::unordered_map<std::string, Entry> entries_;
   std::list<std::string> lru_;
   uint64_t kept_bytes_ = 0;

@@ -4,12 +4,17 @@
 
 #include <gtest/gtest.h>
 #include <sys/resource.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <thread>
 #include <vector>
+
+#include "chute/util/fork_test_util.h"
 
 namespace chute::detail {
 namespace {
@@ -168,6 +173,45 @@ TEST_F(OpenFileCacheTest, RunningOutOfDescriptorsIsUnavailableNotDamaged) {
   EXPECT_EQ(file, nullptr);
   EXPECT_TRUE(fs::exists(path));
   EXPECT_EQ(cache.open(path, file, st), OpenFileCache::Found::kRegular);
+}
+
+// A DataLoader worker forked while the parent's readers open files: the child's first open
+// through the same cache must not wait for a reader the child does not have (it hung).
+TEST_F(OpenFileCacheTest, ForkWhileOtherThreadsOpenLeavesTheChildACacheItCanUse) {
+  if (chute::testing::kSanitized)
+    GTEST_SKIP() << "sanitizers do not support fork() of a threaded process";
+  std::vector<std::string> paths;
+  for (int i = 0; i < 6; ++i)
+    paths.push_back(write("f" + std::to_string(i), "v" + std::to_string(i)));
+  OpenFileCache cache(2);  // fewer than the files: opens and evictions all the time
+  std::atomic<bool> stop{false};
+  std::vector<std::thread> readers;
+  for (int t = 0; t < 3; ++t) {
+    readers.emplace_back([&, t] {
+      std::shared_ptr<const OpenFile> file;
+      struct stat st {};
+      for (size_t i = t; !stop; ++i) cache.open(paths[i % paths.size()], file, st);
+    });
+  }
+  for (int fork = 0; fork < 20; ++fork) {
+    const int status = chute::testing::in_forked_child(
+        [&] {
+          std::shared_ptr<const OpenFile> file;
+          struct stat st {};
+          if (cache.open(paths[0], file, st) != OpenFileCache::Found::kRegular) return 1;
+          return read_all(*file) == "v0" ? 0 : 2;
+        },
+        10);
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+      ADD_FAILURE() << "fork " << fork << ": child "
+                    << (WIFEXITED(status) ? "exited " : "killed by signal ")
+                    << (WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status))
+                    << " (14: hung)";
+      break;
+    }
+  }
+  stop = true;
+  for (auto& t : readers) t.join();
 }
 
 }  // namespace

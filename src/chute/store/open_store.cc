@@ -6,6 +6,7 @@
 #include "chute/store/http/http_store.h"
 #include "chute/store/s3_store.h"
 #include "chute/util/error.h"
+#include "chute/util/fork_safe_mutex.h"
 
 namespace chute {
 namespace {
@@ -24,7 +25,7 @@ std::map<std::string, StoreFactory> builtin_schemes() {
   };
 }
 
-std::mutex g_mutex;
+detail::ForkSafeMutex g_mutex;
 std::map<std::string, StoreFactory>& registry() {
   static std::map<std::string, StoreFactory> schemes = builtin_schemes();
   return schemes;

@@ -13,6 +13,7 @@
 #include "chute/store/open_store.h"
 #include "chute/store/single_file_store.h"
 #include "chute/util/error.h"
+#include "chute/util/fork_safe_mutex.h"
 #include "chute/util/interrupt.h"
 
 namespace chute {
@@ -42,7 +43,7 @@ bool is_directory(const std::string& path) {
   return ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
 }
 
-std::mutex g_registry_mutex;
+detail::ForkSafeMutex g_registry_mutex;
 std::map<std::string, StorePtr>& reference_registry() {
   static std::map<std::string, StorePtr> sets;
   return sets;
@@ -57,7 +58,7 @@ StorePtr registered(const std::string& location) {
 }  // namespace
 
 struct ReferenceStore::Stores {
-  std::mutex mutex;
+  detail::ForkSafeMutex mutex;
   std::map<std::string, StorePtr> by_dir;
   std::vector<StorePtr> by_target;
 };

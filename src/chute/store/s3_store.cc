@@ -7,6 +7,7 @@
 #include "chute/store/aws_sigv4.h"
 #include "chute/store/s3_xml.h"
 #include "chute/util/error.h"
+#include "chute/util/fork_safe_mutex.h"
 
 namespace chute {
 namespace {
@@ -85,7 +86,7 @@ std::string describe_failure(const http::HttpResult& result) {
   return text;
 }
 
-std::mutex g_defaults_mutex;
+detail::ForkSafeMutex g_defaults_mutex;
 std::map<std::string, StoreOpenOptions>& defaults() {
   static std::map<std::string, StoreOpenOptions> by_scheme;
   return by_scheme;

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "chute/store/store.h"
+#include "chute/util/fork_safe_mutex.h"
 
 namespace chute::h5native {
 
@@ -61,7 +62,7 @@ class FileReader {
   StorePtr store_;
   std::string key_;
   std::string name_;
-  mutable std::mutex cache_mutex_;
+  mutable detail::ForkSafeMutex cache_mutex_;
   mutable std::unordered_map<uint64_t, std::shared_ptr<const std::vector<std::byte>>> pages_;
   mutable std::deque<uint64_t> page_order_;
   uint64_t size_ = 0;

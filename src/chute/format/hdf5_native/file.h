@@ -17,6 +17,7 @@
 #include "chute/format/hdf5_native/messages.h"
 #include "chute/format/hdf5_native/object_header.h"
 #include "chute/format/hdf5_native/virtual.h"
+#include "chute/util/fork_safe_mutex.h"
 
 namespace chute::h5native {
 
@@ -87,7 +88,7 @@ class File : public std::enable_shared_from_this<File> {
   FileReader reader_;
   Superblock superblock_;
   std::function<std::shared_ptr<File>(const std::string&)> open_relative_;
-  mutable std::mutex mutex_;
+  mutable detail::ForkSafeMutex mutex_;
   mutable std::unique_ptr<GlobalHeap> global_heap_;
 };
 

@@ -23,6 +23,7 @@
 #include "chute/format/hdf5_chunked_source.h"
 #include "chute/format/hdf5_filters.h"
 #include "chute/util/error.h"
+#include "chute/util/fork_safe_mutex.h"
 
 namespace chute::hdf5 {
 namespace {
@@ -295,7 +296,7 @@ std::optional<std::string> find_source_file(const std::string& name, const std::
 }
 
 void report_missing_once(const std::string& where, const std::string& what) {
-  static std::mutex mutex;
+  static detail::ForkSafeMutex mutex;
   static std::set<std::string> reported;
   const std::string message = fmt::format("{}: {}", where, what);
   {

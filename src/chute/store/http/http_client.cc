@@ -22,6 +22,7 @@
 
 #include "chute/store/http/http_parse.h"
 #include "chute/util/error.h"
+#include "chute/util/fork_safe_mutex.h"
 #include "chute/util/option_check.h"
 #include "chute/util/stream_copy.h"
 
@@ -37,7 +38,7 @@ constexpr long kReceiveBufferBytes = 256L * 1024;
 using Clock = std::chrono::steady_clock;
 constexpr size_t kErrorBodyLimit = 64 << 10;
 
-std::mutex g_options_mutex;
+detail::ForkSafeMutex g_options_mutex;
 HttpOptions g_options;
 
 struct Transfer {
@@ -509,7 +510,7 @@ class CurlClient final : public HttpClient {
   std::vector<CURL*> spare_;
 };
 
-std::mutex g_client_mutex;
+detail::ForkSafeMutex g_client_mutex;
 CurlClient* g_client = nullptr;
 pid_t g_client_pid = 0;
 
