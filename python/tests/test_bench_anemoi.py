@@ -64,6 +64,34 @@ def test_tensorstore_peer_builds_the_samples_chute_anemoi_builds(store, variable
     assert sample_nbytes == (x.nbytes + y.nbytes) // 4
 
 
+def test_anemoi_peer_casts_to_bfloat16_as_ml_dtypes_does():
+    # The peer's environment has no ml_dtypes: its bfloat16 is rounded by hand, and its batch
+    # bytes are bfloat16's (they were float32's, twice the bytes in its GB/s).
+    import ml_dtypes
+    from chute.bench import anemoi_peer
+
+    rng = np.random.default_rng(0)
+    special = [np.nan, np.inf, -np.inf, 0.0, -0.0, 3.4e38, -3.4e38, 1e-40, 1 + 2**-8, 1 + 3 * 2**-8]
+    noise = np.frombuffer(rng.integers(0, 2**32, 20000, dtype=np.uint32).tobytes(), dtype="f4")
+    x = np.concatenate([rng.standard_normal(20000).astype("f4") * 1e3, np.float32(special), noise])
+    got = anemoi_peer._cast(x, "bfloat16")
+    assert got.dtype == np.uint16 and got.nbytes == 2 * x.size
+    values = got.view(ml_dtypes.bfloat16).astype("f4")
+    with np.errstate(invalid="ignore"):
+        expected = x.astype(ml_dtypes.bfloat16).astype("f4")
+    np.testing.assert_array_equal(values, expected)  # NaN where NaN, every other bit pattern
+
+    anemoi_peer._STATE.update(
+        ds=rng.standard_normal((6, 3, 1, 5)).astype("f4"),  # dates, variables, ensemble, cells
+        spec={"timeincrement": 1, "multistep_input": 2, "rollout": 1, "dtype": "bfloat16"},
+    )
+    try:
+        x_in, x_out = anemoi_peer._sample(3)
+    finally:
+        anemoi_peer._STATE.clear()
+    assert x_in.shape == (2, 1, 5, 3) and x_out.shape == (1, 1, 5, 3) and x_in.dtype == np.uint16
+
+
 def test_bench_anemoi_cuts_chute_anemoi_samples_with_roofline_and_peers(
     store, tmp_path, monkeypatch
 ):

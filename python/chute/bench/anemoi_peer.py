@@ -9,7 +9,7 @@ PyTorch, so a fork pool), each worker building whole batches (anemoi-training's 
 a worker yields complete batches); a sample with reference date ``i`` is
 ``data[i - (multistep_input - 1)·timeincrement : i + rollout·timeincrement + 1 : timeincrement]``,
 rearranged to (dates, ensemble, cells, variables), normalised with the dataset's mean and stdev in
-float32 and cast. For each batch, in order, one JSON line: ``{"samples": n, "nbytes": bytes}``.
+float32 and cast (bfloat16 rounded by hand: its bytes, as ``uint16``). For each batch, in order, one JSON line: ``{"samples": n, "nbytes": bytes}``.
 """
 
 from __future__ import annotations
@@ -47,9 +47,19 @@ def _sample(reference: int) -> tuple[np.ndarray, np.ndarray]:
         x = x * _STATE["mul"] + _STATE["add"]
     if a.get("variables_first"):
         x = np.moveaxis(x, -1, 1)
-    dtype = "float16" if a.get("dtype") == "float16" else "float32"
-    x = np.ascontiguousarray(x, dtype=dtype)
+    x = _cast(x, a.get("dtype", "float32"))
     return x[:steps], x[steps:]
+
+
+def _cast(x: np.ndarray, dtype: str) -> np.ndarray:
+    """`x` as `dtype`, contiguous. bfloat16 (NumPy has none, and this environment no
+    ml_dtypes): its 2-byte patterns as uint16, rounded to nearest even as ml_dtypes and PyTorch
+    round, NaN kept NaN, so the batch's bytes and the work of the cast are bfloat16's."""
+    if dtype != "bfloat16":
+        return np.ascontiguousarray(x, dtype="float16" if dtype == "float16" else "float32")
+    bits = np.ascontiguousarray(x, dtype=np.float32).view(np.uint32)
+    rounded = ((bits + np.uint32(0x7FFF) + ((bits >> 16) & np.uint32(1))) >> 16).astype(np.uint16)
+    return np.where(np.isnan(x), np.uint16(0x7FC0), rounded)
 
 
 def _batch(references: list[int]) -> tuple[int, int]:
