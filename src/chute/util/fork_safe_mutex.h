@@ -1,5 +1,7 @@
 #pragma once
-// A mutex that fork() never leaves locked in the child (internal).
+// A mutex that fork() never leaves locked in the child. Internal (installed because
+// chute/store/memory_store.h, caching_store.h and sampler/sampler.h hold one): not part of the
+// stable API.
 //
 // A PyTorch DataLoader worker or a multiprocessing child is fork()ed from a process whose
 // loader threads are reading: a thread that held a store's or a file's lock at the fork does
