@@ -206,8 +206,67 @@ def test_a_mapping_onto_itself_is_an_error(tmp_path):
     layout[:] = h5py.VirtualSource(".", "v", shape=(4,))
     with h5py.File(tmp_path / "self.h5", "w") as f:
         f.create_virtual_dataset("v", layout, fillvalue=0)
-    with pytest.raises(chute.Error, match="nested"):
+    with pytest.raises(chute.Error, match="lead back to itself"):
         chute.open(f"{tmp_path}/self.h5/v")
+
+
+def test_a_cycle_through_two_files_is_an_error(tmp_path):
+    for name, other in (("a", "b"), ("b", "a")):
+        layout = h5py.VirtualLayout((4,), "f4")
+        layout[:] = h5py.VirtualSource(f"{other}.h5", "v", shape=(4,))
+        with h5py.File(tmp_path / f"{name}.h5", "w") as f:
+            f.create_virtual_dataset("v", layout, fillvalue=0)
+    with pytest.raises(chute.Error, match=r"a\.h5.*lead back to itself"):
+        chute.open(f"{tmp_path}/a.h5/v")
+
+
+def test_sources_nested_past_the_limit_are_an_error(tmp_path):
+    with h5py.File(tmp_path / "v0.h5", "w") as f:
+        f.create_dataset("v", data=np.arange(4, dtype="f4"))
+    for i in range(1, 11):  # v10 -> v9 -> ... -> v0: ten virtual datasets deep
+        layout = h5py.VirtualLayout((4,), "f4")
+        layout[:] = h5py.VirtualSource(f"v{i - 1}.h5", "v", shape=(4,))
+        with h5py.File(tmp_path / f"v{i}.h5", "w") as f:
+            f.create_virtual_dataset("v", layout, fillvalue=0)
+    np.testing.assert_array_equal(chute.open(f"{tmp_path}/v8.h5/v")[...], np.arange(4))
+    with pytest.raises(chute.Error, match="nested more than 8 deep"):
+        chute.open(f"{tmp_path}/v10.h5/v")
+
+
+def open_descriptors_of(path) -> int:
+    """How many of this process's file descriptors are open on `path`."""
+    target = os.path.realpath(path)
+    count = 0
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            count += os.readlink(f"/proc/self/fd/{fd}") == target
+        except OSError:
+            pass
+    return count
+
+
+def test_a_source_file_mapped_for_many_datasets_is_opened_once(tmp_path):
+    # Variables stacked as channels from one file per year: each file is opened once, not once
+    # per variable (it was: an open, a superblock read and a descriptor per mapping).
+    years, variables, shape = 3, 12, (4, 5, 6)
+    layout = h5py.VirtualLayout((years * shape[0], variables, *shape[1:]), "f4")
+    expected = np.empty(layout.shape, "f4")
+    for y in range(years):
+        with h5py.File(tmp_path / f"{2000 + y}.h5", "w") as f:
+            for v in range(variables):
+                data = values(shape, seed=100 * y + v)
+                f.create_dataset(f"var{v}", data=data, chunks=(1, *shape[1:]))
+                layout[y * shape[0] : (y + 1) * shape[0], v] = h5py.VirtualSource(
+                    f"{2000 + y}.h5", f"var{v}", shape=shape
+                )
+                expected[y * shape[0] : (y + 1) * shape[0], v] = data
+    with h5py.File(tmp_path / "all.h5", "w") as f:
+        f.create_virtual_dataset("v", layout, fillvalue=0)
+    array = chute.open(f"{tmp_path}/all.h5/v")
+    np.testing.assert_array_equal(array[...], expected)
+    for y in range(years):
+        assert open_descriptors_of(tmp_path / f"{2000 + y}.h5") == 1
+    check_reads(tmp_path / "all.h5")
 
 
 def test_windows_over_a_virtual_dataset_equal_windows_over_its_sources(tmp_path):

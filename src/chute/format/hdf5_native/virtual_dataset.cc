@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <limits>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <set>
@@ -21,6 +22,7 @@
 #include "chute/format/contiguous_source.h"
 #include "chute/format/hdf5.h"
 #include "chute/format/hdf5_chunked_source.h"
+#include "chute/format/hdf5_file.h"
 #include "chute/format/hdf5_filters.h"
 #include "chute/util/error.h"
 #include "chute/util/fork_safe_mutex.h"
@@ -30,10 +32,8 @@ namespace {
 
 namespace h5n = h5native;
 
-// Sources that are themselves virtual datasets may nest this deep (a mapping onto itself
-// would otherwise recurse forever).
-constexpr int kMaxVirtualNesting = 8;
-thread_local int virtual_nesting = 0;
+// Sources that are themselves virtual datasets may nest this deep.
+constexpr size_t kMaxVirtualNesting = 8;
 // Blocks of one selection, over all its axes: more is a corrupt or hostile selection.
 constexpr uint64_t kMaxVirtualBlocks = uint64_t{1} << 20;
 
@@ -307,18 +307,26 @@ void report_missing_once(const std::string& where, const std::string& what) {
                message.c_str());
 }
 
-struct NestingGuard {
-  explicit NestingGuard(const std::string& where) {
-    if (virtual_nesting >= kMaxVirtualNesting) {
+// The virtual datasets this thread is opening, outermost first (file, object header address):
+// a source that is one of them is a cycle, refused instead of recursed into.
+thread_local std::vector<std::pair<std::string, uint64_t>> virtual_opening;
+
+struct OpeningGuard {
+  OpeningGuard(const std::string& file, uint64_t address, const std::string& where) {
+    const std::pair<std::string, uint64_t> self{file, address};
+    if (std::find(virtual_opening.begin(), virtual_opening.end(), self) != virtual_opening.end()) {
       fail(ErrorCode::kInvalidMetadata,
-           "{}: virtual dataset sources nested more than {} deep (a mapping onto itself?)", where,
-           kMaxVirtualNesting);
+           "{}: its sources lead back to itself (a virtual dataset mapped onto itself)", where);
     }
-    ++virtual_nesting;
+    if (virtual_opening.size() >= kMaxVirtualNesting) {
+      fail(ErrorCode::kInvalidMetadata, "{}: virtual dataset sources nested more than {} deep",
+           where, kMaxVirtualNesting);
+    }
+    virtual_opening.push_back(self);
   }
-  ~NestingGuard() { --virtual_nesting; }
-  NestingGuard(const NestingGuard&) = delete;
-  NestingGuard& operator=(const NestingGuard&) = delete;
+  ~OpeningGuard() { virtual_opening.pop_back(); }
+  OpeningGuard(const OpeningGuard&) = delete;
+  OpeningGuard& operator=(const OpeningGuard&) = delete;
 };
 
 }  // namespace
@@ -397,9 +405,25 @@ ArrayPtr open_virtual(const h5native::File& file, const h5native::Object& object
   const size_t rank = metadata.shape.size();
   if (rank == 0) fail(ErrorCode::kUnsupported, "{}: a scalar virtual dataset", where);
   const std::vector<h5n::VirtualMapping> mappings = file.virtual_mappings(object, info);
-  NestingGuard nesting(where);
+  OpeningGuard opening(path, object.header.address, where);
 
-  // Each source dataset opened once (null: missing, read as fill).
+  // Each source file opened once (a stack of variables from per-year files maps every file
+  // once per variable), the virtual dataset's own file not again; each source dataset opened
+  // once (null: missing, read as fill).
+  struct SourceFile {
+    OpenFile opened;
+    NetcdfScales scales;
+  };
+  std::map<std::string, std::unique_ptr<SourceFile>> files;
+  auto source_file = [&](const std::string& found) -> SourceFile& {
+    std::unique_ptr<SourceFile>& f = files[found];
+    if (!f) {
+      OpenFile opened =
+          found == path ? OpenFile{file_store, path, file.shared_from_this()} : open_file(found);
+      f = std::make_unique<SourceFile>(SourceFile{std::move(opened), {}});
+    }
+    return *f;
+  };
   std::map<std::pair<std::string, std::string>, ArrayPtr> sources;
   // `quiet`: a missing printf-style source ends its mapping's blocks, as in HDF5.
   auto open_source = [&](const std::string& file_name, const std::string& dataset,
@@ -416,7 +440,8 @@ ArrayPtr open_virtual(const h5native::File& file, const h5native::Object& object
     auto [it, inserted] = sources.try_emplace({*found, dataset});
     if (!inserted) return it->second;
     try {
-      it->second = open_hdf5(*found, dataset);
+      SourceFile& f = source_file(*found);
+      it->second = open_dataset(f.opened, *found, dataset, f.scales);
     } catch (const Error& e) {
       if (e.code() != ErrorCode::kNotFound) {
         throw e.with_context(
