@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from . import _anemoi_view as V
-from . import _chute
+from . import _chute, _pickling
 from . import _options as check
 from .loader import Dataset
 
@@ -281,6 +281,7 @@ def _variables(view: V.View, explicit: Any, excluded: Sequence[str], what: str) 
     return [n for n in view.variables if n not in set(excluded)]
 
 
+@_pickling.remembered
 def anemoi(
     path: Any = None,
     *,

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from . import _chute, _references
+from . import _chute, _pickling, _references
 from ._options import flag as _flag
 from ._options import invalid as _invalid
 from ._strings import StringArray, open_strings
@@ -136,10 +136,11 @@ class Array:
     is then the decoded dtype and `raw_dtype` the stored one.
     """
 
-    __slots__ = ("_attrs", "_core", "_decoder", "_dtype", "_raw_dtype", "_shape")
+    __slots__ = ("_attrs", "_core", "_decoder", "_dtype", "_raw_dtype", "_recipe", "_shape")
 
     def __init__(self, core: Any, decode_cf: bool = False):
         self._core = core
+        self._recipe: _pickling.Recipe | None = None  # how it was opened (see _pickling)
         self._raw_dtype = _numpy_dtype(core)
         self._dtype = self._raw_dtype
         self._shape = tuple(core.shape)
@@ -152,6 +153,13 @@ class Array:
             if decoder.active:
                 self._decoder = decoder
                 self._dtype = decoder.dtype
+
+    def _remember(self, recipe: _pickling.Recipe) -> None:
+        self._recipe = recipe
+
+    def __reduce__(self) -> tuple:
+        """Pickled as the call that opened it, made again where it is unpickled."""
+        return _pickling.reduce(self, self._recipe)
 
     @property
     def path(self) -> str:
@@ -322,6 +330,16 @@ class Group(Mapping):
         # each run of members without a gap between them.
         self.members: tuple[str, ...] = tuple(info.get("members", ()))
         self.segments: tuple[int, ...] = tuple(info.get("segments", (0,)))
+        self._recipe: _pickling.Recipe | None = None
+
+    def _remember(self, recipe: _pickling.Recipe) -> None:
+        self._recipe = recipe
+        for name, array in self._arrays.items():  # a member: the group opened again, indexed
+            array._remember((_pickling.member, (self, name), {}))
+
+    def __reduce__(self) -> tuple:
+        """Pickled as the call that opened it, made again where it is unpickled."""
+        return _pickling.reduce(self, self._recipe)
 
     @property
     def path(self) -> str:
@@ -412,6 +430,7 @@ def _cache_args(cache: str | os.PathLike | None, cache_size: int | None) -> tupl
     return _chute._cache_args(cache, cache_size)
 
 
+@_pickling.remembered
 def open(
     path: str | bytes | os.PathLike,
     decode_cf: bool = False,
@@ -508,6 +527,7 @@ def open_many(
     return info
 
 
+@_pickling.remembered
 def open_group(
     path: str | bytes | os.PathLike | Sequence[str | os.PathLike],
     decode_cf: bool = False,

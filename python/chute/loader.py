@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
-from . import _chute
+from . import _chute, _pickling
 from ._array import _cache_args
 from ._options import INT64_MAX, UINT64_MAX, flag, integer, invalid
 
@@ -66,6 +66,15 @@ class Dataset:
         self._core = core
         # Samples per stored chunk along the sample axis (packed datasets), for shuffle="chunks".
         self._sample_chunk = sample_chunk
+        self._recipe: _pickling.Recipe | None = None  # the call that made it (see _pickling)
+
+    def _remember(self, recipe: _pickling.Recipe) -> None:
+        self._recipe = recipe
+
+    def __reduce__(self) -> tuple:
+        """Pickled as the call that made it (packed, windows, crops, anemoi), made again where
+        it is unpickled."""
+        return _pickling.reduce(self, self._recipe)
 
     def __len__(self) -> int:
         return self._core.num_samples
@@ -91,6 +100,7 @@ class Dataset:
         return f"chute.Dataset({self._core.describe()})"
 
 
+@_pickling.remembered
 def packed(
     arrays: Mapping[str, str],
     *,
@@ -128,6 +138,7 @@ def _with_symlink_policy(function: Any) -> Any:
     return wrapper
 
 
+@_pickling.remembered
 @_with_symlink_policy
 def windows(
     path: str | os.PathLike[str] | Sequence[str | os.PathLike[str]],
@@ -421,6 +432,7 @@ def windows(
     )
 
 
+@_pickling.remembered
 @_with_symlink_policy
 def crops(
     arrays: Mapping[str, Any],
@@ -662,6 +674,12 @@ def _device_name(device: Any) -> str:
     )
 
 
+def _unpickled_loader(dataset: Dataset, options: dict, state: dict) -> Loader:
+    loader = Loader(dataset, **options)
+    loader.load_state_dict(state)
+    return loader
+
+
 class Loader:
     """Training batches from `data`: a mapping of name -> array path (packed samples), or a `Dataset`.
 
@@ -687,6 +705,8 @@ class Loader:
     TimeoutError) and cancel the epoch. Ctrl-C while waiting raises KeyboardInterrupt at once
     and joins the loader's threads. After os.fork() (DataLoader workers, multiprocessing), the
     child's first use of an inherited Loader rebuilds it with fresh threads at the same position.
+    Pickled (spawn or forkserver workers), it is made again over its dataset reopened, with the
+    same options, seed and ranks, resuming where its next `for` would start.
 
     Options (keyword-only; `verbose`, `follow_symlinks`, `cache`, `cache_size` as above):
 
@@ -765,6 +785,7 @@ class Loader:
         cache: str | os.PathLike[str] | None = None,
         cache_size: int | None = None,
     ) -> None:
+        given = {name: value for name, value in locals().items() if name not in ("self", "data")}
         options, chunk_shuffle = _loader_options(data, locals())
         source = "arguments rank/world_size"
         if rank is None or world_size is None:
@@ -798,6 +819,12 @@ class Loader:
                 )
             options.shuffle_block = block
         self.dataset = dataset
+        # What an unpickled copy is made with: these options, the seed drawn and the ranks found
+        # here, over the dataset (which went through packed() when `data` was paths).
+        given.update(seed=options.seed, rank=rank, world_size=world_size,
+                     device=options.device or None, follow_symlinks=None, cache=None,
+                     cache_size=None)  # fmt: skip
+        self._given = given
         self.batch_size = options.batch_size
         self.rank = rank
         self.world_size = world_size
@@ -937,6 +964,12 @@ class Loader:
         """Stops the running epoch and joins the loader's threads (also done on deletion).
         May be called from another thread while one iterates: that loop then ends."""
         self._core.stop()
+
+    def __reduce__(self) -> tuple:
+        """Pickled as its dataset's recipe, its options and state_dict(): where it is unpickled
+        (a spawn or forkserver worker) a new Loader over the dataset opened again resumes where
+        this one's next `for` would start."""
+        return (_unpickled_loader, (self.dataset, self._given, self.state_dict()))
 
     def __enter__(self) -> Self:
         return self
