@@ -22,8 +22,6 @@
 #include <span>
 #include <vector>
 
-#include "chute/util/fork_safe_mutex.h"
-
 namespace chute {
 
 /// Where a rank is in its epochs: enough to resume mid-epoch exactly.
@@ -132,7 +130,7 @@ class Sampler {
   int64_t next_batch_ = 0;
   ChunkShuffle chunk_shuffle_;
 
-  mutable detail::ForkSafeMutex cache_mutex_;
+  mutable std::mutex cache_mutex_;
   mutable int64_t cache_epoch_ = -1;
   mutable std::shared_ptr<const std::vector<int64_t>> cache_;
 };

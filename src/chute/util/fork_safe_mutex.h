@@ -10,11 +10,13 @@
 // Objects that outlive a fork and that readers share (stores, open files, chunk index caches,
 // process-wide registries) guard their state with this mutex: every one alive is registered, and
 // fork() waits, in its prepare handler, until it holds them all, so the child starts with each
-// unlocked and the state it guards consistent. Critical sections under it must be short and
-// must never wait for the thread that forks (the GIL, a condition only it signals).
+// unlocked and the state it guards consistent. A holder that keeps one past 10 s (an open()
+// stuck on a hung file system) is not waited for: that fork goes on as without these handlers.
+// Critical sections under it must be short and must never wait for the thread that forks (the
+// GIL, a condition only it signals).
 //
-// Objects a fork child never uses (a Loader's threads, queues and buffers; the thread pools,
-// replaced after fork) keep std::mutex: registering them would only slow fork() down.
+// Objects a fork child never uses (a Loader's threads, queues, buffers and sampler; the thread
+// pools, replaced after fork) keep std::mutex: registering them would only slow fork() down.
 
 #include <mutex>
 

@@ -2,6 +2,7 @@
 // For tests that fork(): whether this build runs under a sanitizer (which does not support
 // fork() of a threaded process), and a child run under a hang guard.
 
+#include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -25,6 +26,10 @@ inline constexpr bool kSanitized = false;
 /// returns its wait status.
 inline int in_forked_child(const std::function<int()>& child, unsigned hang_guard_s = 60) {
   const pid_t pid = ::fork();
+  if (pid < 0) {
+    ADD_FAILURE() << "fork() failed: the child did not run";
+    return 0xFF00;  // as if it exited 255
+  }
   if (pid == 0) {
     ::alarm(hang_guard_s);
     ::_exit(child());
