@@ -307,13 +307,28 @@ void report_missing_once(const std::string& where, const std::string& what) {
                message.c_str());
 }
 
-// The virtual datasets this thread is opening, outermost first (file, object header address):
-// a source that is one of them is a cycle, refused instead of recursed into.
-thread_local std::vector<std::pair<std::string, uint64_t>> virtual_opening;
+// A file as the file system knows it (device, inode): names that differ ("./a.h5", "../d/a.h5",
+// an absolute one, a link) name the same file. The name itself when it cannot be stat()ed.
+struct FileIdentity {
+  dev_t device = 0;
+  ino_t inode = 0;
+  std::string name;  // only when stat() failed
+  bool operator==(const FileIdentity&) const = default;
+};
+
+FileIdentity file_identity(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return {0, 0, path};
+  return {st.st_dev, st.st_ino, {}};
+}
+
+// The virtual datasets this thread is opening, outermost first (their file, object header
+// address): a source that is one of them is a cycle, refused instead of recursed into.
+thread_local std::vector<std::pair<FileIdentity, uint64_t>> virtual_opening;
 
 struct OpeningGuard {
   OpeningGuard(const std::string& file, uint64_t address, const std::string& where) {
-    const std::pair<std::string, uint64_t> self{file, address};
+    const std::pair<FileIdentity, uint64_t> self{file_identity(file), address};
     if (std::find(virtual_opening.begin(), virtual_opening.end(), self) != virtual_opening.end()) {
       fail(ErrorCode::kInvalidMetadata,
            "{}: its sources lead back to itself (a virtual dataset mapped onto itself)", where);
@@ -406,6 +421,7 @@ ArrayPtr open_virtual(const h5native::File& file, const h5native::Object& object
   if (rank == 0) fail(ErrorCode::kUnsupported, "{}: a scalar virtual dataset", where);
   const std::vector<h5n::VirtualMapping> mappings = file.virtual_mappings(object, info);
   OpeningGuard opening(path, object.header.address, where);
+  const FileIdentity own_file = file_identity(path);
 
   // Each source file opened once (a stack of variables from per-year files maps every file
   // once per variable), the virtual dataset's own file not again; each source dataset opened
@@ -418,8 +434,9 @@ ArrayPtr open_virtual(const h5native::File& file, const h5native::Object& object
   auto source_file = [&](const std::string& found) -> SourceFile& {
     std::unique_ptr<SourceFile>& f = files[found];
     if (!f) {
-      OpenFile opened =
-          found == path ? OpenFile{file_store, path, file.shared_from_this()} : open_file(found);
+      OpenFile opened = file_identity(found) == own_file
+                            ? OpenFile{file_store, path, file.shared_from_this()}
+                            : open_file(found);
       f = std::make_unique<SourceFile>(SourceFile{std::move(opened), {}});
     }
     return *f;
