@@ -161,6 +161,12 @@ class Array:
         """Pickled as the call that opened it, made again where it is unpickled."""
         return _pickling.reduce(self, self._recipe)
 
+    def __copy__(self) -> Array:
+        other = Array.__new__(Array)
+        for slot in Array.__slots__:
+            setattr(other, slot, getattr(self, slot))
+        return other
+
     @property
     def path(self) -> str:
         """The path the array was opened from (used in error messages)."""
@@ -335,11 +341,14 @@ class Group(Mapping):
     def _remember(self, recipe: _pickling.Recipe) -> None:
         self._recipe = recipe
         for name, array in self._arrays.items():  # a member: the group opened again, indexed
-            array._remember((_pickling.member, (self, name), {}))
+            array._remember((_pickling.member_of, (recipe, name), {}))
 
     def __reduce__(self) -> tuple:
         """Pickled as the call that opened it, made again where it is unpickled."""
         return _pickling.reduce(self, self._recipe)
+
+    def __copy__(self) -> Group:
+        return _pickling.shallow_copy(self)
 
     @property
     def path(self) -> str:

@@ -76,6 +76,9 @@ class Dataset:
         it is unpickled."""
         return _pickling.reduce(self, self._recipe)
 
+    def __copy__(self) -> Dataset:
+        return _pickling.shallow_copy(self)
+
     def __len__(self) -> int:
         return self._core.num_samples
 
@@ -135,6 +138,7 @@ def _with_symlink_policy(function: Any) -> Any:
         with symlink_policy(follow_symlinks):
             return function(*args, **kwargs)
 
+    wrapper.takes_follow_symlinks = True  # type: ignore[attr-defined]
     return wrapper
 
 
@@ -824,7 +828,7 @@ class Loader:
         given.update(seed=options.seed, rank=rank, world_size=world_size,
                      device=options.device or None, follow_symlinks=None, cache=None,
                      cache_size=None)  # fmt: skip
-        self._given = given
+        self._given = {name: _pickling.kept(value) for name, value in given.items()}
         self.batch_size = options.batch_size
         self.rank = rank
         self.world_size = world_size

@@ -69,9 +69,41 @@ def test_arrays_and_groups_reopen_where_unpickled(data):
     assert sorted(again) == sorted(group)
     member = round_trip(group["y"])
     np.testing.assert_array_equal(member[2:5], data["values"][2:5, ..., 0])
-    # Members pickled together reopen their group once (pickle keeps one copy of it).
     both = round_trip([group["y"], group["packed"]])
     np.testing.assert_array_equal(both[1][...], group["packed"][...])
+    # A member does not keep its group alive (the group's files close when it goes).
+    import gc
+    import weakref
+
+    gone = weakref.ref(group)
+    del group, member, both, again
+    gc.disable()
+    try:
+        assert gone() is None
+    finally:
+        gc.enable()
+
+
+def test_copies_share_what_is_open_and_recipes_keep_the_call_as_made(data, tmp_path):
+    import copy
+
+    root = data["root"]
+    a = chute.open(root / "x.zarr")
+    assert copy.copy(a)._core is a._core  # a shallow copy opens nothing again
+    ds = chute.packed({"x": str(root / "x.zarr")})
+    assert copy.copy(ds)._core is ds._core
+    paths = {"x": str(root / "x.zarr")}
+    ds = chute.packed(paths)
+    paths["x"] = "nowhere"  # changed after the call: the recipe kept the call as made
+    assert len(round_trip(ds)) == 12
+    # follow_symlinks=None is recorded as the process-wide choice in effect.
+    (tmp_path / "link").symlink_to(root / "x.zarr")
+    chute.set_follow_symlinks(False)
+    try:
+        confined = chute.open(tmp_path / "link")
+    finally:
+        chute.set_follow_symlinks(True)
+    assert confined._recipe[2]["follow_symlinks"] is False
 
 
 def test_what_was_not_opened_by_a_recorded_call_says_what_to_do(data):
