@@ -258,8 +258,9 @@ def test_a_source_file_mapped_for_many_datasets_is_opened_once(tmp_path):
             for v in range(variables):
                 data = values(shape, seed=100 * y + v)
                 f.create_dataset(f"var{v}", data=data, chunks=(1, *shape[1:]))
+                name = f"{2000 + y}.h5" if v % 2 else f"./{2000 + y}.h5"  # one file, two names
                 layout[y * shape[0] : (y + 1) * shape[0], v] = h5py.VirtualSource(
-                    f"{2000 + y}.h5", f"var{v}", shape=shape
+                    name, f"var{v}", shape=shape
                 )
                 expected[y * shape[0] : (y + 1) * shape[0], v] = data
     with h5py.File(tmp_path / "all.h5", "w") as f:

@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <compare>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -313,7 +314,7 @@ struct FileIdentity {
   dev_t device = 0;
   ino_t inode = 0;
   std::string name;  // only when stat() failed
-  bool operator==(const FileIdentity&) const = default;
+  auto operator<=>(const FileIdentity&) const = default;
 };
 
 FileIdentity file_identity(const std::string& path) {
@@ -430,13 +431,13 @@ ArrayPtr open_virtual(const h5native::File& file, const h5native::Object& object
     OpenFile opened;
     NetcdfScales scales;
   };
-  std::map<std::string, std::unique_ptr<SourceFile>> files;
+  std::map<FileIdentity, std::unique_ptr<SourceFile>> files;  // names of one file: one entry
   auto source_file = [&](const std::string& found) -> SourceFile& {
-    std::unique_ptr<SourceFile>& f = files[found];
+    const FileIdentity identity = file_identity(found);
+    std::unique_ptr<SourceFile>& f = files[identity];
     if (!f) {
-      OpenFile opened = file_identity(found) == own_file
-                            ? OpenFile{file_store, path, file.shared_from_this()}
-                            : open_file(found);
+      OpenFile opened = identity == own_file ? OpenFile{file_store, path, file.shared_from_this()}
+                                             : open_file(found);
       f = std::make_unique<SourceFile>(SourceFile{std::move(opened), {}});
     }
     return *f;
